@@ -1,0 +1,55 @@
+# The README's commands: `make run` (the whole service on zero-config defaults) and
+# `make test` (the full suite, on the defaults and on PostgreSQL + Redis). `make lint` is CI's.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+BIN := $(VENV)/bin
+PYTHON := $(BIN)/python
+# Reinstall the project only when pyproject.toml changed since the last install.
+STAMP := $(VENV)/.installed-stamp
+PORT ?= 8000
+
+.PHONY: help venv run test lint
+
+help:
+	@echo "make run   - set up, load the demo and run web + Celery worker + beat (Ctrl-C stops)"
+	@echo "make test  - set up and run the full test suite on SQLite and on PostgreSQL + Redis"
+	@echo "make lint  - ruff, Django system checks (also --deploy) and missing migrations"
+
+$(PYTHON):
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PYTHON)
+	$(PYTHON) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: venv
+	$(PYTHON) manage.py migrate --noinput
+	$(PYTHON) manage.py load_demo
+	$(PYTHON) manage.py create_demo_editor
+	@echo
+	@echo "Curation is starting: web server, Celery worker and Celery beat (Ctrl-C stops all)."
+	@echo "  Reader site:  http://127.0.0.1:$(PORT)/"
+	@echo "  Editor admin: http://127.0.0.1:$(PORT)/admin/  (log in with the editor login above)"
+	@echo
+	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/honcho start --no-colour -p $(PORT) -f Procfile
+
+test: venv
+	bash scripts/test.sh
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(PYTHON) manage.py check
+	$(PYTHON) manage.py makemigrations --check --dry-run
+	DEBUG=0 \
+	SECRET_KEY="$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')" \
+	ALLOWED_HOSTS=curation.example.com \
+	CSRF_TRUSTED_ORIGINS=https://curation.example.com \
+	BEHIND_TLS_PROXY=1 \
+	$(PYTHON) manage.py check --deploy --fail-level WARNING

@@ -1,0 +1,444 @@
+"""The editor admin: a summary is written on one page, with history, preview and warnings."""
+
+from adminsortable2.admin import SortableAdminBase, SortableStackedInline, SortableTabularInline
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from reversion.admin import VersionAdmin
+
+from . import services
+from .forms import DurationField, OrderedInlineFormSet, SummaryForm, format_duration
+from .models import (
+    Appearance,
+    Caveat,
+    Channel,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Organisation,
+    Person,
+    Source,
+    Summary,
+    Takeaway,
+    Topic,
+    Video,
+)
+
+MARKDOWN_WIDGET = forms.Textarea(
+    attrs={"rows": 12, "cols": 100, "class": "vLargeTextField markdown-source"}
+)
+
+
+class MarkdownAdminMixin:
+    """A roomy monospace textarea for every Markdown field."""
+
+    markdown_fields = ("body", "text")
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name in self.markdown_fields and isinstance(db_field, models.TextField):
+            kwargs["widget"] = MARKDOWN_WIDGET
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+
+class TimeFieldMixin:
+    """Times into the video are typed as 12:30 rather than 750."""
+
+    time_fields = ("time", "start_time")
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name in self.time_fields:
+            return DurationField(
+                allow_zero=True, required=False, label=db_field.verbose_name.capitalize(),
+                help_text="Into the video: mm:ss (optional).",
+            )
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+
+# --- Inlines of the summary page --------------------------------------------------------
+
+
+class KeyPointInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
+    model = KeyPoint
+    formset = OrderedInlineFormSet
+    extra = 0
+    fields = ["title", "body", "time", "position"]
+    markdown_fields = ()
+    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2})}}
+
+
+class TakeawayInline(TimeFieldMixin, SortableTabularInline):
+    model = Takeaway
+    formset = OrderedInlineFormSet
+    extra = 0
+    fields = ["text", "time", "position"]
+    formfield_overrides = {
+        models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 80})}
+    }
+
+
+class ChapterInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
+    model = Chapter
+    formset = OrderedInlineFormSet
+    extra = 0
+    fields = ["title", "start_time", "synopsis", "body", "rendered", "position"]
+    readonly_fields = ["rendered"]
+    formfield_overrides = {
+        models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 100})}
+    }
+
+    @admin.display(description="Preview (as last saved)")
+    def rendered(self, chapter):
+        if not chapter.pk:
+            return "Shown after the first save."
+        # body_html was sanitised by summaries.markdown when the chapter was saved.
+        return format_html('<div class="markdown-preview">{}</div>', mark_safe(chapter.body_html))  # noqa: S308
+
+
+class CaveatInline(MarkdownAdminMixin, SortableTabularInline):
+    model = Caveat
+    formset = OrderedInlineFormSet
+    extra = 0
+    fields = ["chapter", "takeaway", "claim", "text", "position"]
+    formfield_overrides = {
+        models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 60})}
+    }
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        # Attach caveats only to this summary's own chapters and takeaways.
+        base = formset.form.base_fields
+        base["chapter"].queryset = Chapter.objects.filter(summary=obj) if obj else Chapter.objects.none()
+        base["takeaway"].queryset = (
+            Takeaway.objects.filter(summary=obj) if obj else Takeaway.objects.none()
+        )
+        base["chapter"].help_text = "Save new chapters first to attach caveats to them."
+        return formset
+
+
+class CitationInline(admin.TabularInline):
+    """Citations are found in the text on save; editors read them here."""
+
+    model = Citation
+    extra = 0
+    can_delete = False
+    fields = ["position", "where", "link", "claim", "key_phrase", "source_state"]
+    readonly_fields = fields
+    verbose_name_plural = "Citations found in the text (updated on save)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("source", "chapter", "takeaway")
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="In")
+    def where(self, citation):
+        if citation.chapter_id:
+            return f"Chapter: {citation.chapter.title}"
+        if citation.takeaway_id:
+            return "Takeaway"
+        return "Key point"
+
+    @admin.display(description="Link")
+    def link(self, citation):
+        return format_html(
+            '{} → <a href="{}" rel="noopener noreferrer">{}</a>',
+            citation.link_text, citation.url, citation.source.host,
+        )
+
+    @admin.display(description="Source check")
+    def source_state(self, citation):
+        return state_badge(citation.source)
+
+
+def state_badge(source):
+    return format_html(
+        '<span class="source-state source-state-{}">{}</span>',
+        source.state, source.get_state_display(),
+    )
+
+
+# --- Summary ----------------------------------------------------------------------------
+
+
+class ScheduleForm(forms.Form):
+    publish_at = forms.DateTimeField(
+        label="Publish at", help_text="Server time zone (UTC). A past time publishes now."
+    )
+
+
+@admin.register(Summary)
+class SummaryAdmin(SortableAdminBase, VersionAdmin):
+    form = SummaryForm
+    change_form_template = "admin/summaries/summary/change_form.html"
+    inlines = [KeyPointInline, TakeawayInline, ChapterInline, CaveatInline, CitationInline]
+    autocomplete_fields = ["video"]
+    list_display = ["video", "channel", "state", "publish_at", "updated_at", "updated_by"]
+    list_filter = ["status", "video__channel", "video__topics", "video__language"]
+    search_fields = ["video__title", "tldr", "chapters__title", "video__channel__name"]
+    list_select_related = ["video", "video__channel", "updated_by"]
+    date_hierarchy = "publish_at"
+    readonly_fields = ["state", "preview_link", "editor_warnings", "edited"]
+    fieldsets = [
+        (None, {"fields": ["video", "tldr"]}),
+        ("Publishing", {"fields": ["state", "publish_at", "preview_link", "edited"]}),
+        ("Warnings", {"fields": ["editor_warnings"]}),
+        (None, {"fields": ["expected_lock_version"], "classes": ["hidden"]}),
+    ]
+    actions = ["publish_now", "schedule", "unpublish", "send_to_review"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_admin_data()
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        if not request.user.has_perm("summaries.publish_summary"):
+            readonly.append("publish_at")
+        return readonly
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not request.user.has_perm("summaries.publish_summary"):
+            for name in ("publish_now", "schedule", "unpublish"):
+                actions.pop(name, None)
+        return actions
+
+    # Columns and read-only fields.
+
+    @admin.display(ordering="video__channel__name")
+    def channel(self, summary):
+        return summary.video.channel
+
+    @admin.display(description="State", ordering="status")
+    def state(self, summary):
+        if not summary.pk:
+            return "Draft (not saved yet)"
+        if summary.is_scheduled():
+            local = timezone.localtime(summary.publish_at)
+            return format_html("<strong>Scheduled</strong> for {:%Y-%m-%d %H:%M %Z}", local)
+        if summary.is_live():
+            return format_html("<strong>Live</strong> since {:%Y-%m-%d %H:%M %Z}", summary.publish_at)
+        return summary.get_status_display()
+
+    @admin.display(description="Preview")
+    def preview_link(self, summary):
+        if not summary.pk:
+            return "Available after the first save."
+        url = reverse("summaries:summary-preview", kwargs={"slug": summary.video.slug})
+        return format_html('<a href="{}" target="_blank">Open the reader page preview</a>', url)
+
+    @admin.display(description="Last edit")
+    def edited(self, summary):
+        if not summary.pk:
+            return "—"
+        who = summary.updated_by.get_username() if summary.updated_by else "unknown"
+        return f"{who}, {timezone.localtime(summary.updated_at):%Y-%m-%d %H:%M %Z}"
+
+    @admin.display(description="Things to check")
+    def editor_warnings(self, summary):
+        if not summary.pk:
+            return "—"
+        warnings = services.summary_warnings(summary=summary)
+        if not warnings:
+            return "No warnings."
+        items = format_html_join("", "<li>{}</li>", ((str(w),) for w in warnings))
+        return format_html('<ul class="editor-warnings">{}</ul>', items)
+
+    # Saving.
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        obj.updated_by = request.user
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        summary = form.instance
+        services.sync_citations(summary=summary)
+        for warning in services.summary_warnings(summary=summary):
+            messages.warning(request, str(warning))
+        self._apply_workflow_button(request, summary)
+
+    def _apply_workflow_button(self, request, summary):
+        """The change form's extra buttons: send to review, publish/schedule, unpublish."""
+        try:
+            if "_publish" in request.POST and self._may_publish(request):
+                services.publish_summary(summary=summary, user=request.user, at=summary.publish_at)
+                messages.success(request, self._published_message(summary))
+            elif "_unpublish" in request.POST and self._may_publish(request):
+                services.unpublish_summary(summary=summary, user=request.user)
+                messages.success(request, "Unpublished: readers no longer see this summary.")
+            elif "_review" in request.POST:
+                services.submit_for_review(summary=summary, user=request.user)
+                messages.success(request, "Sent for review.")
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+
+    def _may_publish(self, request):
+        if request.user.has_perm("summaries.publish_summary"):
+            return True
+        messages.error(request, "You do not have permission to publish summaries.")
+        return False
+
+    @staticmethod
+    def _published_message(summary):
+        if summary.is_scheduled():
+            local = timezone.localtime(summary.publish_at)
+            return f"Scheduled: goes live at {local:%Y-%m-%d %H:%M %Z}."
+        return "Published: readers can see this summary now."
+
+    # Changelist actions.
+
+    def _run_on_each(self, request, queryset, service, done, **kwargs):
+        count = 0
+        for summary in queryset:
+            try:
+                service(summary=summary, user=request.user, **kwargs)
+                count += 1
+            except ValidationError as error:
+                messages.error(request, f"{summary}: {' '.join(error.messages)}")
+        if count:
+            messages.success(request, f"{done} {count} summar{'y' if count == 1 else 'ies'}.")
+
+    @admin.action(description="Publish selected summaries now")
+    def publish_now(self, request, queryset):
+        self._run_on_each(request, queryset, services.publish_summary, "Published")
+
+    @admin.action(description="Unpublish selected summaries")
+    def unpublish(self, request, queryset):
+        self._run_on_each(request, queryset, services.unpublish_summary, "Unpublished")
+
+    @admin.action(description="Send selected summaries to review")
+    def send_to_review(self, request, queryset):
+        self._run_on_each(request, queryset, services.submit_for_review, "Sent to review")
+
+    @admin.action(description="Schedule selected summaries…")
+    def schedule(self, request, queryset):
+        form = ScheduleForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            self._run_on_each(
+                request, queryset, services.publish_summary, "Scheduled",
+                at=form.cleaned_data["publish_at"],
+            )
+            return HttpResponseRedirect(request.get_full_path())
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Schedule summaries",
+            "summaries": queryset,
+            "form": form,
+            "opts": self.model._meta,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/summaries/summary/schedule.html", context)
+
+
+# --- Videos and the things they refer to ------------------------------------------------
+
+
+class AppearanceInline(admin.TabularInline):
+    model = Appearance
+    extra = 1
+    autocomplete_fields = ["person", "organisation"]
+    fields = ["person", "organisation", "position"]
+
+
+class VideoForm(forms.ModelForm):
+    duration_seconds = DurationField(label="Duration")
+
+    class Meta:
+        model = Video
+        fields = "__all__"
+
+
+@admin.register(Video)
+class VideoAdmin(VersionAdmin):
+    form = VideoForm
+    inlines = [AppearanceInline]
+    list_display = ["title", "channel", "published_on", "length", "language", "has_summary"]
+    list_filter = ["channel", "language", "topics", "platform"]
+    search_fields = ["title", "slug", "blurb", "platform_video_id"]
+    list_select_related = ["channel", "summary"]
+    prepopulated_fields = {"slug": ["title"]}
+    autocomplete_fields = ["channel", "topics"]
+    readonly_fields = ["platform", "platform_video_id"]
+    date_hierarchy = "published_on"
+    fieldsets = [
+        (None, {"fields": ["title", "slug", "channel", "blurb"]}),
+        (
+            "Source",
+            {"fields": ["source_url", "platform", "platform_video_id", "thumbnail_url"]},
+        ),
+        (None, {"fields": ["duration_seconds", "language", "published_on", "topics"]}),
+    ]
+
+    @admin.display(description="Duration", ordering="duration_seconds")
+    def length(self, video):
+        return format_duration(video.duration_seconds)
+
+    @admin.display(boolean=True, description="Summary")
+    def has_summary(self, video):
+        return hasattr(video, "summary")
+
+
+@admin.register(Channel)
+class ChannelAdmin(VersionAdmin):
+    list_display = ["name", "slug", "site_url"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(Organisation)
+class OrganisationAdmin(VersionAdmin):
+    list_display = ["name", "slug", "domains"]
+    search_fields = ["name", "slug", "domains"]
+    prepopulated_fields = {"slug": ["name"]}
+    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 3})}}
+
+    def save_model(self, request, obj, form, change):
+        obj.domains = "\n".join(obj.domain_list())
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Person)
+class PersonAdmin(VersionAdmin):
+    list_display = ["name", "slug"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(Topic)
+class TopicAdmin(VersionAdmin):
+    list_display = ["name", "slug"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    """Read-only for now: sources are created from citations and checked by the workers."""
+
+    list_display = ["url", "host", "badge", "status_code", "last_checked_at"]
+    list_filter = ["state", "host"]
+    search_fields = ["url", "title", "host"]
+    readonly_fields = [f.name for f in Source._meta.fields]
+
+    @admin.display(description="State", ordering="state")
+    def badge(self, source):
+        return state_badge(source)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SummariesConfig(AppConfig):
+    name = "summaries"
+    verbose_name = "Curation"

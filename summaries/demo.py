@@ -1,0 +1,204 @@
+"""Load the demo content (summaries/demo_data.py) into the database, idempotently."""
+
+import datetime
+from collections import Counter
+
+import reversion
+from django.db import models, transaction
+
+from . import demo_data, services
+from .models import (
+    Appearance,
+    Caveat,
+    Channel,
+    Chapter,
+    KeyPoint,
+    Organisation,
+    Person,
+    Summary,
+    Takeaway,
+    Topic,
+    Video,
+)
+
+REVISION_COMMENT = "Loaded demo data"
+
+
+class _Loader:
+    """Upserts rows and counts what it created, updated and deleted."""
+
+    def __init__(self):
+        self.created = Counter()
+        self.updated = Counter()
+        self.deleted = Counter()
+
+    def upsert(self, model, lookup: dict, values: dict) -> tuple[models.Model, bool]:
+        """Like update_or_create, but an object whose values already match is not saved.
+
+        update_or_create saves every object it finds, which would bump updated_at (and the
+        summary's lock version) and record a revision on every run.
+        Returns (object, whether it was created or changed).
+        """
+        obj = model.objects.filter(**lookup).first()
+        if obj is None:
+            obj = model(**lookup, **values)
+            self.created[model.__name__] += 1
+        else:
+            changed = False
+            for name, value in values.items():
+                field = model._meta.get_field(name)
+                current = getattr(obj, field.attname)
+                wanted = value.pk if isinstance(value, models.Model) else value
+                if current != wanted:
+                    setattr(obj, name, value)
+                    changed = True
+            if not changed:
+                return obj, False
+            self.updated[model.__name__] += 1
+        obj.full_clean()
+        obj.save()
+        return obj, True
+
+    def delete(self, queryset) -> bool:
+        deleted, per_model = queryset.delete()
+        for label, count in per_model.items():
+            self.deleted[label.rsplit(".", 1)[-1]] += count
+        return bool(deleted)
+
+    def set_topics(self, video: Video, topics: list[Topic]) -> bool:
+        wanted = {topic.pk for topic in topics}
+        if set(video.topics.values_list("pk", flat=True)) == wanted:
+            return False
+        video.topics.set(topics)
+        self.updated["Video.topics"] += 1
+        return True
+
+    def report(self) -> dict:
+        return {
+            "created": dict(self.created),
+            "updated": dict(self.updated),
+            "deleted": dict(self.deleted),
+        }
+
+
+def _publish_at(date: datetime.date) -> datetime.datetime:
+    return datetime.datetime.combine(date, demo_data.PUBLISH_TIME)
+
+
+def _load_video(loader: _Loader, data: dict, channel, people, organisations, topics) -> Video:
+    fields = {k: v for k, v in data.items() if k not in ("slug", "appearances", "topics")}
+    video, changed = loader.upsert(Video, {"slug": data["slug"]}, {**fields, "channel": channel})
+    wanted_people = []
+    for position, (person_slug, organisation_slug) in enumerate(data["appearances"], start=1):
+        person = people[person_slug]
+        wanted_people.append(person.pk)
+        _, appearance_changed = loader.upsert(
+            Appearance,
+            {"video": video, "person": person},
+            {"organisation": organisations[organisation_slug], "position": position},
+        )
+        changed |= appearance_changed
+    changed |= loader.delete(video.appearances.exclude(person__in=wanted_people))
+    changed |= loader.set_topics(video, [topics[slug] for slug in data["topics"]])
+    if changed:
+        # The video's revision follows its appearances, so its history shows the whole card.
+        reversion.add_to_revision(video)
+    return video
+
+
+def _load_summary(loader: _Loader, video: Video, data: dict) -> Summary:
+    """The summary of a video with its ordered parts; items past the data's end are deleted."""
+    publish_at = _publish_at(video.published_on)
+    summary, changed = loader.upsert(
+        Summary,
+        {"video": video},
+        {
+            "tldr": data["tldr"],
+            "status": Summary.Status.PUBLISHED,
+            "publish_at": publish_at,
+            "first_published_at": publish_at,
+        },
+    )
+
+    def items(model, rows: list[dict]) -> dict[int, models.Model]:
+        nonlocal changed
+        saved = {}
+        for position, values in enumerate(rows, start=1):
+            saved[position], item_changed = loader.upsert(
+                model, {"summary": summary, "position": position}, values
+            )
+            changed |= item_changed
+        changed |= loader.delete(model.objects.filter(summary=summary, position__gt=len(rows)))
+        return saved
+
+    items(KeyPoint, data.get("key_points", []))
+    takeaways = items(Takeaway, [{"text": text} for text in data.get("takeaways", [])])
+    chapters = items(Chapter, data.get("chapters", []))
+    items(
+        Caveat,
+        [
+            {
+                "chapter": chapters.get(caveat.get("chapter")),
+                "takeaway": takeaways.get(caveat.get("takeaway")),
+                "claim": caveat["claim"],
+                "text": caveat["text"],
+            }
+            for caveat in data.get("caveats", [])
+        ],
+    )
+    if changed:
+        # A summary's revision follows its parts, so restoring it restores all of them.
+        reversion.add_to_revision(summary)
+    return summary
+
+
+def load_demo() -> dict:
+    """Create or update the demo channel, its seven videos and their published summaries.
+
+    Idempotent: rows are matched on slugs (and on summary + position for ordered parts), and
+    an object whose values already match is not saved, so a second run writes nothing, keeps
+    every updated_at and records no revision. Everything it writes is validated with
+    full_clean() and recorded in one revision, "Loaded demo data". Citations and their
+    sources are rebuilt from the Markdown links (services.sync_citations).
+    Returns {"created"|"updated"|"deleted": {model name: count}}; all empty when nothing
+    changed.
+    """
+    loader = _Loader()
+    with transaction.atomic(), reversion.create_revision():
+        reversion.set_comment(REVISION_COMMENT)
+        channel, _ = loader.upsert(
+            Channel, {"slug": demo_data.CHANNEL["slug"]}, _without_slug(demo_data.CHANNEL)
+        )
+        organisations = {
+            row["slug"]: loader.upsert(Organisation, {"slug": row["slug"]}, _without_slug(row))[0]
+            for row in demo_data.ORGANISATIONS
+        }
+        people = {
+            row["slug"]: loader.upsert(Person, {"slug": row["slug"]}, _without_slug(row))[0]
+            for row in demo_data.PEOPLE
+        }
+        topics = {
+            row["slug"]: loader.upsert(Topic, {"slug": row["slug"]}, _without_slug(row))[0]
+            for row in demo_data.TOPICS
+        }
+        # Oldest first: cards with the same date are listed newest id first, so creating
+        # them in this order keeps the page's order.
+        for data in reversed(demo_data.MORE_VIDEOS):
+            video = _load_video(loader, data, channel, people, organisations, topics)
+            _load_summary(loader, video, {"tldr": data["blurb"]})
+        video = _load_video(loader, demo_data.MAIN_VIDEO, channel, people, organisations, topics)
+        summary = _load_summary(loader, video, demo_data.MAIN_SUMMARY)
+
+        before = set(summary.citations.values_list("pk", flat=True))
+        citations = services.sync_citations(summary=summary)
+        new = sum(1 for citation in citations if citation.pk not in before)
+        gone = len(before - {citation.pk for citation in citations})
+        if new:
+            loader.created["Citation"] += new
+        if gone:
+            loader.deleted["Citation"] += gone
+    return loader.report()
+
+
+def _without_slug(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k != "slug"}

@@ -1,0 +1,148 @@
+"""Admin form pieces: durations typed as 34:21, optimistic locking, ordered inlines."""
+
+import re
+
+from adminsortable2.admin import CustomInlineFormSet
+from django import forms
+from django.core.exceptions import ValidationError
+
+from . import services
+from .models import Summary
+
+_CLOCK = re.compile(r"^(?:(\d+):)?([0-5]?\d):([0-5]\d)$")
+
+
+def parse_duration(value: str) -> int:
+    """Seconds from "34:21", "1:02:03" or "2061"; ValueError for anything else."""
+    value = value.strip()
+    if value.isdigit():
+        return int(value)
+    match = _CLOCK.match(value)
+    if not match:
+        raise ValueError(value)
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
+
+
+def format_duration(seconds: int) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+class DurationField(forms.CharField):
+    """A positive length in seconds, typed as seconds or as a clock (34:21, 1:02:03)."""
+
+    default_error_messages = {
+        "invalid": "Enter a length such as 34:21, 1:02:03 or a number of seconds.",
+        "not_positive": "A duration must be longer than zero seconds.",
+    }
+
+    def __init__(self, *, allow_zero=False, **kwargs):
+        self.allow_zero = allow_zero
+        kwargs.setdefault("help_text", "mm:ss, h:mm:ss or seconds.")
+        kwargs.setdefault("widget", forms.TextInput(attrs={"size": 9, "inputmode": "numeric"}))
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, int):
+            return format_duration(value)
+        return value
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        try:
+            seconds = parse_duration(value)
+        except ValueError:
+            raise ValidationError(self.error_messages["invalid"], code="invalid") from None
+        if seconds <= 0 and not (self.allow_zero and seconds == 0):
+            raise ValidationError(self.error_messages["not_positive"], code="not_positive")
+        return seconds
+
+
+class SummaryForm(forms.ModelForm):
+    """The summary's own fields plus the lock version the editor started from."""
+
+    expected_lock_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    class Meta:
+        model = Summary
+        fields = ["video", "tldr", "publish_at"]
+        widgets = {"tldr": forms.Textarea(attrs={"rows": 4, "cols": 90})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["expected_lock_version"].initial = self.instance.lock_version
+
+    def clean(self):
+        cleaned = super().clean()
+        publish_at = cleaned.get("publish_at", self.instance.publish_at)
+        if self.instance.status == Summary.Status.PUBLISHED and publish_at is None:
+            self.add_error(
+                "publish_at",
+                "A published summary needs a publish time. To take it down, use Unpublish.",
+            )
+        self._check_not_stale(cleaned.get("expected_lock_version"))
+        return cleaned
+
+    def _check_not_stale(self, expected):
+        """Refuse to save over a version saved by someone else since this form was opened.
+
+        The row is locked until the admin's transaction ends, so two simultaneous saves
+        cannot both pass this check (on SQLite the save's own conditional update catches it).
+        """
+        if not self.instance.pk:
+            return
+        current = (
+            Summary.objects.select_for_update()
+            .select_related("updated_by")
+            .filter(pk=self.instance.pk)
+            .first()
+        )
+        if current is None or expected is None or current.lock_version == expected:
+            return
+        who = current.updated_by.get_username() if current.updated_by else "someone else"
+        when = current.updated_at.strftime("%Y-%m-%d %H:%M:%S %Z")
+        raise ValidationError(
+            f"{who} saved this summary at {when}, after you opened it. Your changes are "
+            "still in this form but were NOT saved. Open the summary in a new tab to see "
+            "their version, copy your edits over there, and save that.",
+            code="edit_conflict",
+        )
+
+
+class OrderedInlineFormSet(CustomInlineFormSet):
+    """Drag-and-drop ordered items whose positions are unique per summary in the database."""
+
+    def clean(self):
+        super().clean()
+        seen = set()
+        for form in self.forms:
+            if not hasattr(form, "cleaned_data") or not form.cleaned_data:
+                continue
+            if self.can_delete and self._should_delete_form(form):
+                continue
+            position = form.cleaned_data.get("position") or 0
+            if position > 0 and position in seen:
+                raise ValidationError(
+                    "Two items share a position; drag them into order again.", code="position"
+                )
+            seen.add(position)
+
+    def save(self, commit=True):
+        if not commit:
+            return super().save(commit=False)
+        if self.instance.pk:
+            services.make_room_for_reorder(model=self.model, summary=self.instance)
+        saved = super().save()
+        kept = [
+            form.instance
+            for form in self.initial_forms
+            if form.instance.pk and not (self.can_delete and self._should_delete_form(form))
+        ]
+        services.save_positions(items=kept)
+        services.renumber(model=self.model, summary=self.instance)
+        return saved

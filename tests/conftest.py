@@ -1,0 +1,106 @@
+"""Test settings and shared fixtures.
+
+Unit tests need no Redis, PostgreSQL or network: MD5 hasher, plain static storage, a
+local-memory cache and Celery tasks called directly (eager off). Tests marked `integration`
+use the configured services as they are (DATABASE_URL, REDIS_URL), a real Celery worker
+process and a real browser (tests/integration/).
+"""
+
+import os
+
+import pytest
+from django.conf import settings
+from django.test import override_settings
+
+from curation.celery import app as celery_app
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls a test makes
+# beside it are still synchronous. Test-only: never set this in the service.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+# Tasks sent during tests go to their own queue, so that a development worker consuming the
+# default queue on the same broker never takes them (and the test worker takes nothing else).
+TEST_QUEUE = "curation-tests"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    # No calls home: this machine has no network, and refused connections slow Chromium down.
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+_CONFIGURED_CACHES = settings.CACHES
+_LOCMEM_CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+def pytest_configure(config):
+    # override_settings (never disabled) also resets what Django cached from the old values.
+    override_settings(
+        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+        # The manifest storage fails on {% static %} for files that were never collected.
+        STORAGES={
+            **settings.STORAGES,
+            "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+        },
+        CACHES=_LOCMEM_CACHES,
+    ).enable()
+    # Celery reads its configuration once; change it on the app, not in settings.
+    celery_app.conf.task_always_eager = False
+    celery_app.conf.task_eager_propagates = True
+    celery_app.conf.task_default_queue = TEST_QUEUE
+
+
+def _is_integration(node) -> bool:
+    return node.get_closest_marker("integration") is not None
+
+
+@pytest.fixture(autouse=True)
+def _cache_per_test(request):
+    """Unit tests get a fresh local-memory cache; integration tests the configured one."""
+    if _is_integration(request.node):
+        override = request.getfixturevalue("settings")
+        override.CACHES = _CONFIGURED_CACHES
+        yield
+        return
+    yield
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, request):
+    """On SQLite, use a test database file when integration tests run.
+
+    pytest-django's default SQLite test database lives in memory, which a Celery worker
+    process cannot see; a file under var/ can be shared with it.
+    """
+    database = settings.DATABASES["default"]
+    if not database["ENGINE"].endswith("sqlite3"):
+        return
+    if not any(_is_integration(item) for item in request.session.items):
+        return
+    suffix = os.environ.get("PYTEST_XDIST_WORKER", "")
+    name = settings.VAR_DIR / f"test-db{'-' + suffix if suffix else ''}.sqlite3"
+    name.parent.mkdir(parents=True, exist_ok=True)
+    database.setdefault("TEST", {})["NAME"] = str(name)
+
+
+@pytest.fixture
+def celery_eager():
+    """Run tasks in-process when they are sent (`.delay()` returns after the task ran)."""
+    celery_app.conf.task_always_eager = True
+    yield celery_app
+    celery_app.conf.task_always_eager = False
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Debian's Chromium; Playwright never downloads a browser here."""
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}

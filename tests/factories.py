@@ -1,0 +1,125 @@
+import datetime
+
+import factory
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from summaries import models
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@example.com")
+    password = factory.PostGenerationMethodCall("set_password", "correct horse battery")
+
+
+class EditorFactory(UserFactory):
+    is_staff = True
+
+    @factory.post_generation
+    def editors_group(self, create, extracted, **kwargs):
+        if create:
+            self.groups.add(Group.objects.get(name="Editors"))
+            self.save()
+
+
+class ChannelFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Channel
+
+    name = factory.Sequence(lambda n: f"Channel {n}")
+    slug = factory.Sequence(lambda n: f"channel-{n}")
+
+
+class OrganisationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Organisation
+
+    name = factory.Sequence(lambda n: f"Organisation {n}")
+    slug = factory.Sequence(lambda n: f"organisation-{n}")
+
+
+class PersonFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Person
+
+    name = factory.Sequence(lambda n: f"Person {n}")
+    slug = factory.Sequence(lambda n: f"person-{n}")
+
+
+class TopicFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Topic
+
+    name = factory.Sequence(lambda n: f"Topic {n}")
+    slug = factory.Sequence(lambda n: f"topic-{n}")
+
+
+class VideoFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Video
+
+    title = factory.Sequence(lambda n: f"Video {n}")
+    slug = factory.Sequence(lambda n: f"video-{n}")
+    channel = factory.SubFactory(ChannelFactory)
+    source_url = factory.Sequence(lambda n: f"https://www.youtube.com/watch?v=vid{n:08d}")
+    duration_seconds = 600
+    language = "en"
+    published_on = datetime.date(2026, 10, 1)
+
+
+class AppearanceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Appearance
+
+    video = factory.SubFactory(VideoFactory)
+    person = factory.SubFactory(PersonFactory)
+
+
+class SummaryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Summary
+
+    video = factory.SubFactory(VideoFactory)
+    tldr = "What the video says, in thirty seconds."
+
+    class Params:
+        live = factory.Trait(
+            status=models.Summary.Status.PUBLISHED,
+            publish_at=factory.LazyFunction(lambda: timezone.now() - datetime.timedelta(hours=1)),
+        )
+
+
+class KeyPointFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.KeyPoint
+
+    summary = factory.SubFactory(SummaryFactory)
+    position = factory.Sequence(lambda n: n + 1)
+    title = factory.Sequence(lambda n: f"Point {n}")
+    body = "A point worth making."
+
+
+class TakeawayFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Takeaway
+
+    summary = factory.SubFactory(SummaryFactory)
+    position = factory.Sequence(lambda n: n + 1)
+    text = "Something to remember."
+
+
+class ChapterFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Chapter
+
+    summary = factory.SubFactory(SummaryFactory)
+    position = factory.Sequence(lambda n: n + 1)
+    title = factory.Sequence(lambda n: f"Chapter {n}")
+    body = "Some *edited* transcript."

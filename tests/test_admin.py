@@ -1,0 +1,307 @@
+import datetime
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+from reversion.models import Version
+
+from summaries.models import Chapter, Citation, Source, Summary, Video
+
+from .admin_forms import add_inline_row, form_fields
+from .factories import (
+    ChapterFactory,
+    EditorFactory,
+    OrganisationFactory,
+    SummaryFactory,
+    TakeawayFactory,
+    VideoFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+ANTHROPIC_CHAPTER = (
+    "I have been using Fast Mode. [Anthropic says](https://www.anthropic.com/research/x) "
+    "that this mode generates output 2.5 times faster than regular Opus 4.6."
+)
+
+
+@pytest.fixture
+def editor(client):
+    user = EditorFactory(username="alice")
+    client.force_login(user)
+    return user
+
+
+def change_url(summary):
+    return reverse("admin:summaries_summary_change", args=[summary.pk])
+
+
+def open_form(client, summary):
+    response = client.get(change_url(summary))
+    assert response.status_code == 200
+    return form_fields(response)
+
+
+@pytest.mark.parametrize(
+    "name", ["summary", "video", "channel", "organisation", "person", "topic", "source"]
+)
+def test_changelist_and_add_pages_open_for_editors(client, editor, name):
+    SummaryFactory()
+    assert client.get(reverse(f"admin:summaries_{name}_changelist")).status_code == 200
+    if name != "source":
+        assert client.get(reverse(f"admin:summaries_{name}_add")).status_code == 200
+
+
+def test_changelist_search_finds_summary_by_video_title(client, editor):
+    SummaryFactory(video__title="Kimi K3.1 Pro Tested")
+    SummaryFactory(video__title="Something else")
+    response = client.get(reverse("admin:summaries_summary_changelist"), {"q": "kimi"})
+    assert response.status_code == 200
+    assert b"Kimi K3.1 Pro Tested" in response.content
+    assert b"Something else" not in response.content
+
+
+def test_create_edit_reorder_publish_flow(client, editor):
+    video = VideoFactory(title="Speed matters")
+    # Create: a summary with two chapters, written on one page.
+    data = form_fields(client.get(reverse("admin:summaries_summary_add")))
+    data.update({"video": str(video.pk), "tldr": "Speed matters alongside quality."})
+    add_inline_row(data, "chapters", title="Why speed matters", body="Fast output helps agents.",
+                   position="1")
+    add_inline_row(data, "chapters", title="Faster releases", body=ANTHROPIC_CHAPTER, position="2")
+    add_inline_row(data, "takeaways", text="Speed matters for agents.", position="1")
+    response = client.post(reverse("admin:summaries_summary_add"), data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    summary = Summary.objects.get(video=video)
+    assert summary.status == Summary.Status.DRAFT
+    assert summary.created_by == editor
+    assert list(summary.chapters.values_list("title", flat=True)) == [
+        "Why speed matters", "Faster releases",
+    ]
+    # The citation was extracted on save.
+    citation = Citation.objects.get(summary=summary)
+    assert citation.link_text == "Anthropic says"
+    assert "2.5 times faster" in citation.claim
+    assert citation.source.url == "https://www.anthropic.com/research/x"
+
+    # Edit and reorder: the drag-and-drop widget swaps the chapters' hidden positions.
+    data = open_form(client, summary)
+    data["tldr"] = "Speed matters, especially for agents."
+    data["chapters-0-position"], data["chapters-1-position"] = "2", "1"
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    summary.refresh_from_db()
+    assert summary.tldr == "Speed matters, especially for agents."
+    assert list(summary.chapters.values_list("title", "position")) == [
+        ("Faster releases", 1), ("Why speed matters", 2),
+    ]
+
+    # Publish from the change form.
+    data = open_form(client, summary)
+    data["_publish"] = "Save and publish"
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 302
+    summary.refresh_from_db()
+    assert summary.is_live()
+    assert Summary.objects.published().filter(pk=summary.pk).exists()
+    reader = client.get(video.get_absolute_url())
+    assert reader.status_code == 200
+
+
+def test_deleting_a_chapter_renumbers_the_rest(client, editor):
+    summary = SummaryFactory()
+    for title in ("One", "Two", "Three"):
+        ChapterFactory(summary=summary, title=title)
+    data = open_form(client, summary)
+    data["chapters-0-DELETE"] = "on"
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 302
+    assert list(summary.chapters.values_list("title", "position")) == [("Two", 1), ("Three", 2)]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("chapters-0-body", "", "This field is required."),
+        ("chapters-0-start_time", "-5", "Enter a length such as"),
+        ("chapters-0-start_time", "soon", "Enter a length such as"),
+    ],
+)
+def test_invalid_chapter_input_is_a_form_error(client, editor, field, value, message):
+    summary = SummaryFactory()
+    ChapterFactory(summary=summary, body="Kept text.")
+    data = open_form(client, summary)
+    data[field] = value
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert summary.chapters.get().body == "Kept text."
+
+
+def test_video_form_errors_for_bad_url_negative_duration_and_duplicate_slug(client, editor):
+    VideoFactory(slug="taken")
+    video = VideoFactory()
+    data = form_fields(client.get(reverse("admin:summaries_video_change", args=[video.pk])),
+                       form_id="video_form")
+    data.update({"slug": "taken", "source_url": "not a url", "duration_seconds": "-3"})
+    response = client.post(reverse("admin:summaries_video_change", args=[video.pk]), data)
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "Video with this Slug already exists." in content
+    assert "Enter a valid URL." in content
+    assert "Enter a length such as" in content
+    video.refresh_from_db()
+    assert video.slug != "taken"
+
+
+def test_video_duration_accepts_clock_format(client, editor):
+    video = VideoFactory()
+    url = reverse("admin:summaries_video_change", args=[video.pk])
+    data = form_fields(client.get(url), form_id="video_form")
+    data["duration_seconds"] = "34:21"
+    assert client.post(url, data).status_code == 302
+    video.refresh_from_db()
+    assert video.duration_seconds == 2061
+
+
+def test_concurrent_edit_is_refused_and_keeps_the_second_editors_input(client, editor):
+    summary = SummaryFactory(tldr="Original.")
+    first = open_form(client, summary)
+    second = open_form(client, summary)
+    first["tldr"] = "First editor's text."
+    assert client.post(change_url(summary), first).status_code == 302
+
+    second["tldr"] = "Second editor's text."
+    response = client.post(change_url(summary), second)
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "after you opened it" in content
+    assert "Second editor&#x27;s text." in content  # their input is still in the form
+    summary.refresh_from_db()
+    assert summary.tldr == "First editor's text."
+
+
+def test_warnings_are_shown_but_do_not_block_saving(client, editor):
+    OrganisationFactory(name="Anthropic", domains="anthropic.com")
+    summary = SummaryFactory(video__duration_seconds=600)
+    ChapterFactory(summary=summary, start_time=300, title="Late")
+    ChapterFactory(summary=summary, start_time=100, title="Early")
+    ChapterFactory(
+        summary=summary, title="Claims",
+        body="[Anthropic says](https://example.com/post) it is 2.5 times faster.",
+    )
+    TakeawayFactory(summary=summary, text="It reached 1,000 tokens per second.")
+    data = open_form(client, summary)
+    response = client.post(change_url(summary), data, follow=True)
+    assert response.status_code == 200
+    text = " ".join(str(m) for m in response.context["messages"])
+    assert "not after the chapter before it" in text
+    assert "1,000 tokens per second" in text
+    assert "attributed to Anthropic" in text
+    summary.refresh_from_db()
+    assert summary.lock_version == 2  # saved despite the warnings
+
+
+def test_revision_history_records_who_and_restores_an_old_version(client, editor):
+    summary = SummaryFactory(tldr="Version one.")
+    ChapterFactory(summary=summary, title="First title")
+    data = open_form(client, summary)
+    assert client.post(change_url(summary), data).status_code == 302
+    data = open_form(client, summary)
+    data["tldr"] = "Version two."
+    data["chapters-0-title"] = "Second title"
+    assert client.post(change_url(summary), data).status_code == 302
+
+    versions = Version.objects.get_for_object(summary)
+    assert versions.count() == 2
+    assert versions[0].revision.user == editor
+    assert "Tldr" in versions[0].revision.get_comment() or "in 30" in versions[0].revision.get_comment()
+    history = client.get(reverse("admin:summaries_summary_history", args=[summary.pk]))
+    assert history.status_code == 200
+    assert b"alice" in history.content
+
+    oldest = versions.last()
+    revert_url = reverse("admin:summaries_summary_revision", args=[summary.pk, oldest.pk])
+    form = client.get(revert_url)
+    assert form.status_code == 200
+    data = form_fields(form)
+    assert data["tldr"] == "Version one."
+    assert client.post(revert_url, data).status_code == 302
+    summary.refresh_from_db()
+    assert summary.tldr == "Version one."
+    assert summary.chapters.get().title == "First title"
+    # The restore is itself a revision: nothing is lost.
+    assert Version.objects.get_for_object(summary).count() == 3
+
+
+def test_schedule_action_sets_a_future_publish_time(client, editor):
+    summary = SummaryFactory()
+    when = timezone.now() + datetime.timedelta(days=2)
+    response = client.post(
+        reverse("admin:summaries_summary_changelist"),
+        {
+            "action": "schedule",
+            "_selected_action": [summary.pk],
+            "apply": "Schedule",
+            "publish_at_0": when.strftime("%Y-%m-%d"),
+            "publish_at_1": when.strftime("%H:%M:%S"),
+            "publish_at": when.strftime("%Y-%m-%d %H:%M:%S"),
+        },
+    )
+    assert response.status_code == 302
+    summary.refresh_from_db()
+    assert summary.status == Summary.Status.PUBLISHED
+    assert summary.is_scheduled()
+    assert not Summary.objects.published().filter(pk=summary.pk).exists()
+
+
+def test_unpublish_and_publish_actions(client, editor):
+    live = SummaryFactory(live=True)
+    response = client.post(
+        reverse("admin:summaries_summary_changelist"),
+        {"action": "unpublish", "_selected_action": [live.pk]},
+    )
+    assert response.status_code == 302
+    live.refresh_from_db()
+    assert live.status == Summary.Status.DRAFT
+    client.post(
+        reverse("admin:summaries_summary_changelist"),
+        {"action": "publish_now", "_selected_action": [live.pk]},
+    )
+    live.refresh_from_db()
+    assert live.is_live()
+
+
+def test_staff_without_publish_permission_cannot_publish(client):
+    user = EditorFactory(username="intern")
+    user.groups.clear()
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["change_summary", "view_summary"])
+    )
+    client.force_login(user)
+    summary = SummaryFactory()
+    response = client.post(
+        reverse("admin:summaries_summary_changelist"),
+        {"action": "publish_now", "_selected_action": [summary.pk]},
+    )
+    summary.refresh_from_db()
+    assert summary.status == Summary.Status.DRAFT
+    assert response.status_code in (200, 302)
+
+
+def test_citations_are_listed_read_only_on_the_summary_page(client, editor):
+    summary = SummaryFactory()
+    ChapterFactory(summary=summary, body=ANTHROPIC_CHAPTER)
+    from summaries.services import sync_citations
+
+    sync_citations(summary=summary)
+    response = client.get(change_url(summary))
+    content = response.content.decode()
+    assert "Citations found in the text" in content
+    assert "Anthropic says" in content
+    assert "Not checked yet" in content
+    assert Source.objects.count() == 1
+    assert Chapter.objects.count() == 1
+    assert Video.objects.count() == 1

@@ -1,0 +1,71 @@
+"""Start-up with a bad environment fails with one line; production settings pass --deploy."""
+
+import os
+import secrets
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+
+# Variables settings.py reads that would change the outcome; each case sets its own.
+CONFIG_VARIABLES = [
+    "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "DATABASE_URL", "REDIS_URL",
+    "CACHE_URL", "BEHIND_TLS_PROXY", "SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD", "STATICFILES_BACKEND",
+]
+PRODUCTION = {
+    "DEBUG": "0",
+    "SECRET_KEY": secrets.token_urlsafe(50),
+    "ALLOWED_HOSTS": "curation.example.com",
+    "CSRF_TRUSTED_ORIGINS": "https://curation.example.com",
+    "BEHIND_TLS_PROXY": "1",
+}
+
+
+def manage(*args: str, **variables: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in CONFIG_VARIABLES}
+    env.update(variables)
+    return subprocess.run(  # noqa: S603 - fixed arguments
+        [sys.executable, "manage.py", *args],
+        cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, variable: str) -> None:
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert variable in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "mysql://user@127.0.0.1/curation",  # a scheme we do not support
+        "postgres://user@127.0.0.1:notaport/curation",  # malformed
+        "not a url",
+    ],
+)
+def test_bad_database_url_stops_start_up_with_one_line(url):
+    assert_one_line_error(manage("check", DATABASE_URL=url), "DATABASE_URL")
+
+
+def test_missing_secret_key_stops_production_start_up(tmp_path):
+    if (settings.BASE_DIR / ".env").is_file():
+        pytest.skip("a local .env file may provide SECRET_KEY")
+    variables = {k: v for k, v in PRODUCTION.items() if k != "SECRET_KEY"}
+    assert_one_line_error(manage("check", **variables), "SECRET_KEY")
+
+
+def test_empty_secret_key_stops_production_start_up():
+    assert_one_line_error(manage("check", **{**PRODUCTION, "SECRET_KEY": ""}), "SECRET_KEY")
+
+
+def test_production_settings_pass_the_deployment_checks():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+    assert "WARNINGS" not in result.stdout + result.stderr
