@@ -20,14 +20,16 @@ die() { printf 'services: ERROR: %s\n' "$*" >&2; exit 1; }
 
 # Install the Debian packages for whatever is missing, with one apt-get update.
 install_missing() {
-    local packages=()
-    if ! command -v pg_isready >/dev/null 2>&1 || ! command -v pg_ctlcluster >/dev/null 2>&1; then
+    local packages=() wanted=" $* "
+    if [[ "$wanted" == *" postgres "* ]] \
+        && { ! command -v pg_isready >/dev/null 2>&1 || ! command -v pg_ctlcluster >/dev/null 2>&1; }; then
         packages+=(postgresql)
     fi
-    if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+    if [[ "$wanted" == *" redis "* ]] \
+        && { ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; }; then
         packages+=(redis-server)
     fi
-    if [ ! -x /usr/bin/chromium ]; then
+    if [[ "$wanted" == *" chromium "* ]] && [ ! -x /usr/bin/chromium ]; then
         packages+=(chromium)
     fi
     [ "${#packages[@]}" -gt 0 ] || return 0
@@ -127,7 +129,15 @@ ensure_chromium() {
     say "Chromium ready at /usr/bin/chromium"
 }
 
-install_missing
-ensure_postgres
-ensure_redis
-ensure_chromium
+# Arguments choose services (postgres, redis, chromium); none means all three.
+wanted=("$@")
+[ "${#wanted[@]}" -gt 0 ] || wanted=(postgres redis chromium)
+install_missing "${wanted[@]}"
+for service in "${wanted[@]}"; do
+    case "$service" in
+        postgres) ensure_postgres ;;
+        redis) ensure_redis ;;
+        chromium) ensure_chromium ;;
+        *) die "unknown service '$service' (expected postgres, redis or chromium)" ;;
+    esac
+done

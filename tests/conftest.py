@@ -7,6 +7,7 @@ process and a real browser (tests/integration/).
 """
 
 import os
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -50,6 +51,8 @@ def pytest_configure(config):
         },
         CACHES=_LOCMEM_CACHES,
     ).enable()
+    # WhiteNoise warns about a missing STATIC_ROOT; tests serve static files from the finders.
+    Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
     # Celery reads its configuration once; change it on the app, not in settings.
     celery_app.conf.task_always_eager = False
     celery_app.conf.task_eager_propagates = True

@@ -8,12 +8,25 @@ import sys
 import pytest
 from django.conf import settings
 
-# Variables settings.py reads that would change the outcome; each case sets its own.
+# Variables settings.py reads that would change the outcome (each case sets its own), and
+# the test-only async override that check --deploy rightly reports.
 CONFIG_VARIABLES = [
-    "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "DATABASE_URL", "REDIS_URL",
-    "CACHE_URL", "BEHIND_TLS_PROXY", "SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE",
-    "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS",
-    "SECURE_HSTS_PRELOAD", "STATICFILES_BACKEND",
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
+    "DEBUG",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "CACHE_URL",
+    "BEHIND_TLS_PROXY",
+    "SECURE_SSL_REDIRECT",
+    "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD",
+    "STATICFILES_BACKEND",
 ]
 PRODUCTION = {
     "DEBUG": "0",
@@ -29,7 +42,11 @@ def manage(*args: str, **variables: str) -> subprocess.CompletedProcess:
     env.update(variables)
     return subprocess.run(  # noqa: S603 - fixed arguments
         [sys.executable, "manage.py", *args],
-        cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -53,7 +70,7 @@ def test_bad_database_url_stops_start_up_with_one_line(url):
     assert_one_line_error(manage("check", DATABASE_URL=url), "DATABASE_URL")
 
 
-def test_missing_secret_key_stops_production_start_up(tmp_path):
+def test_missing_secret_key_stops_production_start_up():
     if (settings.BASE_DIR / ".env").is_file():
         pytest.skip("a local .env file may provide SECRET_KEY")
     variables = {k: v for k, v in PRODUCTION.items() if k != "SECRET_KEY"}

@@ -15,7 +15,6 @@ from django.conf import settings
 from django.db import connection
 
 from curation.celery import app as celery_app
-from tests.conftest import TEST_QUEUE
 
 ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
 WORKER_START_TIMEOUT = 60
@@ -54,10 +53,17 @@ def worker_database_url() -> str:
     raise RuntimeError(f"No worker DATABASE_URL for the {connection.vendor} backend.")
 
 
-def _purge_test_queue() -> None:
-    """Drop tasks left in the test queue by earlier runs (unit tests may send some)."""
+def _hostname() -> str:
+    # Stable, not per run: the file-system broker keeps a broadcast binding for every worker
+    # name it has seen and copies each broadcast (such as ping) to all of them.
+    suffix = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return f"curation-test{'-' + suffix if suffix else ''}@{socket.gethostname()}"
+
+
+def _purge(*queues: str) -> None:
     with celery_app.connection_for_write() as conn:
-        conn.default_channel.queue_purge(TEST_QUEUE)
+        for queue in queues:
+            conn.default_channel.queue_purge(queue)
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -79,20 +85,29 @@ def celery_worker(django_db_setup) -> Worker:
     (PostgreSQL refuses to drop a database a worker is still connected to).
     """
     ARTIFACTS.mkdir(exist_ok=True)
-    vendor = connection.vendor
-    log_path = ARTIFACTS / f"celery-worker-{vendor}.log"
-    hostname = f"curation-test-{os.getpid()}@{socket.gethostname()}"
-    env = {**os.environ, "DATABASE_URL": worker_database_url()}
-    _purge_test_queue()
+    log_path = ARTIFACTS / f"celery-worker-{connection.vendor}.log"
+    hostname = _hostname()
+    queue = celery_app.conf.task_default_queue  # the tests' own queue (tests/conftest.py)
+    pidbox = f"{hostname}.celery.pidbox"
+    if celery_app.control.ping(destination=[hostname], timeout=1.0):
+        # Left over from a test run that was killed: it may point at another database.
+        celery_app.control.shutdown(destination=[hostname])
+        time.sleep(2)
+    # Drop tasks and broadcasts left by earlier runs (unit tests may send tasks).
+    _purge(queue, pidbox)
+    # The same environment as the tests, on the test database; the async override is test-only.
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env["DATABASE_URL"] = worker_database_url()
+    command = [sys.executable, *"-m celery -A curation worker --concurrency 1".split()]
+    command += ["--loglevel", "info", "--queues", queue, "--hostname", hostname]
+    command += ["--without-gossip", "--without-mingle"]  # no other workers to hear from
     with log_path.open("w") as log:
         process = subprocess.Popen(  # noqa: S603 - fixed arguments
-            [
-                sys.executable, "-m", "celery", "-A", "curation", "worker",
-                "--concurrency", "1", "--loglevel", "info",
-                "--queues", TEST_QUEUE, "--hostname", hostname,
-                "--without-gossip", "--without-mingle",
-            ],
-            cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+            command,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
     worker = Worker(hostname=hostname, process=process, log_path=log_path)
@@ -100,11 +115,15 @@ def celery_worker(django_db_setup) -> Worker:
         deadline = time.monotonic() + WORKER_START_TIMEOUT
         while not celery_app.control.ping(destination=[hostname], timeout=1.0):
             if process.poll() is not None:
-                pytest.fail(f"The Celery worker exited with {process.returncode}:\n"
-                            f"{worker.log_tail()}")
+                pytest.fail(
+                    f"The Celery worker exited with {process.returncode}:\n{worker.log_tail()}"
+                )
             if time.monotonic() > deadline:
-                pytest.fail(f"The Celery worker did not answer a ping within "
-                            f"{WORKER_START_TIMEOUT}s:\n{worker.log_tail()}")
+                pytest.fail(
+                    f"The Celery worker did not answer a ping within "
+                    f"{WORKER_START_TIMEOUT}s:\n{worker.log_tail()}"
+                )
         yield worker
     finally:
         _stop(process)
+        _purge(pidbox)

@@ -1,0 +1,157 @@
+import datetime
+
+import pytest
+import time_machine
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+from reversion.models import Version
+
+from summaries import services, tasks
+from summaries.models import Chapter, Citation, Source, Summary
+
+from .factories import (
+    ChapterFactory,
+    KeyPointFactory,
+    OrganisationFactory,
+    SummaryFactory,
+    TakeawayFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+CHAPTER_TWO = (
+    "I have been using Claude Opus 4.6 Fast Mode and find it extremely fast. "
+    "[Anthropic says](https://www.anthropic.com/research/measuring-agent-autonomy) that this "
+    "mode generates output 2.5 times faster than regular Opus 4.6.\n\n"
+    "OpenAI has also released GPT-5.3-Codex-Spark, which it says can generate more than 1,000 "
+    "tokens per second on Cerebras hardware. Its [February 2026 announcement]"
+    "(https://openai.com/index/introducing-gpt-5-3-codex-spark/) described a smaller coding "
+    "model offered as a research preview, initially to ChatGPT Pro users."
+)
+
+
+def test_scheduled_summary_goes_live_at_its_time_without_any_job():
+    summary = SummaryFactory()
+    at = timezone.now() + datetime.timedelta(hours=3)
+    services.publish_summary(summary=summary, user=UserFactory(), at=at)
+    assert not Summary.objects.published().filter(pk=summary.pk).exists()
+    with time_machine.travel(at + datetime.timedelta(seconds=1)):
+        assert Summary.objects.published().filter(pk=summary.pk).exists()
+
+
+def test_publish_unpublish_and_review_are_recorded_in_history():
+    user = UserFactory(username="bob")
+    summary = SummaryFactory()
+    services.submit_for_review(summary=summary, user=user)
+    services.publish_summary(summary=summary, user=user)
+    services.unpublish_summary(summary=summary, user=user)
+    summary.refresh_from_db()
+    assert summary.status == Summary.Status.DRAFT
+    assert summary.publish_at is None
+    assert summary.first_published_at is not None
+    comments = [v.revision.get_comment() for v in Version.objects.get_for_object(summary)]
+    assert comments == ["Unpublished", "Published", "Sent for review"]
+    assert all(v.revision.user == user for v in Version.objects.get_for_object(summary))
+
+
+def test_publishing_needs_the_thirty_second_text():
+    summary = SummaryFactory(tldr="  ")
+    with pytest.raises(ValidationError) as error:
+        services.publish_summary(summary=summary)
+    assert "tldr" in error.value.message_dict
+    summary.refresh_from_db()
+    assert summary.status == Summary.Status.DRAFT
+
+
+def test_sync_citations_extracts_links_claims_and_shares_sources():
+    first = SummaryFactory()
+    ChapterFactory(summary=first, body=CHAPTER_TWO)
+    second = SummaryFactory()
+    ChapterFactory(
+        summary=second,
+        body="See [the post](https://WWW.anthropic.com:443/research/measuring-agent-autonomy#x).",
+    )
+    citations = services.sync_citations(summary=first)
+    services.sync_citations(summary=second)
+    assert [c.link_text for c in citations] == ["Anthropic says", "February 2026 announcement"]
+    assert citations[0].claim == (
+        "Anthropic says that this mode generates output 2.5 times faster than regular Opus 4.6."
+    )
+    assert citations[0].key_phrase == "2.5 times faster"
+    assert Source.objects.count() == 2  # the second summary's link shares the first source
+    assert Source.objects.get(host="www.anthropic.com").citations.count() == 2
+
+
+def test_sync_citations_keeps_editor_phrases_and_drops_removed_links():
+    summary = SummaryFactory()
+    chapter = ChapterFactory(summary=summary, body=CHAPTER_TWO)
+    services.sync_citations(summary=summary)
+    anthropic = Citation.objects.get(link_text="Anthropic says")
+    anthropic.key_phrase, anthropic.key_phrase_edited = "2.5 times", True
+    anthropic.save()
+
+    chapter.body = CHAPTER_TWO.split("\n\n")[0]  # the OpenAI paragraph is removed
+    chapter.save()
+    services.sync_citations(summary=summary)
+    remaining = list(summary.citations.all())
+    assert [c.pk for c in remaining] == [anthropic.pk]
+    assert remaining[0].key_phrase == "2.5 times"
+    # Running it again changes nothing.
+    services.sync_citations(summary=summary)
+    assert list(summary.citations.values_list("pk", "position")) == [(anthropic.pk, 1)]
+
+
+def test_citations_in_takeaways_and_key_points_are_found_too():
+    summary = SummaryFactory()
+    TakeawayFactory(summary=summary, text="[OpenAI reported](https://openai.com/x) 1,000 tok/s.")
+    KeyPointFactory(summary=summary, body="See [this](https://example.org/a).")
+    citations = services.sync_citations(summary=summary)
+    assert {c.url for c in citations} == {"https://openai.com/x", "https://example.org/a"}
+    assert all(c.takeaway_id or c.key_point_id for c in citations)
+
+
+def test_warnings_for_times_figures_and_attribution():
+    OrganisationFactory(name="Anthropic", domains="anthropic.com")
+    summary = SummaryFactory(video__duration_seconds=120)
+    ChapterFactory(summary=summary, title="A", start_time=60)
+    ChapterFactory(summary=summary, title="B", start_time=30)
+    ChapterFactory(summary=summary, title="C", start_time=500)
+    ChapterFactory(
+        summary=summary, title="D",
+        body="[Anthropic says](https://blog.example.com/p) it is 2.5 times faster.",
+    )
+    TakeawayFactory(summary=summary, text="It is 2.5 times faster.")
+    TakeawayFactory(summary=summary, text="It costs $3 billion.")
+    services.sync_citations(summary=summary)
+    messages = [str(w) for w in services.summary_warnings(summary=summary)]
+    assert any("“B”" in m and "not after the chapter before it" in m for m in messages)
+    assert any("“C”" in m and "after the video ends" in m for m in messages)
+    assert any("$3 billion" in m for m in messages)
+    assert not any("2.5 times faster” has no cited source" in m for m in messages)
+    assert any("attributed to Anthropic" in m and "blog.example.com" in m for m in messages)
+
+
+def test_no_warnings_for_a_clean_summary():
+    OrganisationFactory(name="Anthropic", domains="anthropic.com")
+    OrganisationFactory(name="OpenAI", domains="openai.com")
+    summary = SummaryFactory()
+    ChapterFactory(summary=summary, body=CHAPTER_TWO, start_time=10)
+    TakeawayFactory(
+        summary=summary,
+        text="OpenAI reported more than 1,000 tokens per second for GPT-5.3-Codex-Spark.",
+    )
+    services.sync_citations(summary=summary)
+    assert services.summary_warnings(summary=summary) == []
+
+
+def test_rerender_task_restores_html_and_is_idempotent():
+    summary = SummaryFactory()
+    chapter = ChapterFactory(summary=summary, body="*x* [a](https://example.org/)")
+    Chapter.objects.filter(pk=chapter.pk).update(body_html="stale")
+    tasks.rerender_summary(summary.pk)
+    tasks.rerender_summary(summary.pk)
+    chapter.refresh_from_db()
+    assert chapter.body_html.startswith("<p><em>x</em>")
+    assert summary.citations.count() == 1
+    tasks.rerender_summary(999_999)  # a deleted summary is not an error
