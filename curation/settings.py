@@ -34,16 +34,21 @@ SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET_KEY if DEBUG else "")
 if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off.")
 if not DEBUG and (SECRET_KEY == _DEV_SECRET_KEY or len(SECRET_KEY) < 50):
-    raise ImproperlyConfigured("SECRET_KEY must be a random string of 50+ characters in production.")
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be a random string of 50+ characters in production."
+    )
 
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+ALLOWED_HOSTS = env.list(
+    "ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"] if DEBUG else []
+)
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS is required when DEBUG is off (comma-separated).")
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 for _origin in CSRF_TRUSTED_ORIGINS:
     if "://" not in _origin:
         raise ImproperlyConfigured(
-            f"CSRF_TRUSTED_ORIGINS entries need a scheme, e.g. https://example.com (got {_origin!r})."
+            "CSRF_TRUSTED_ORIGINS entries need a scheme, e.g. https://example.com "
+            f"(got {_origin!r})."
         )
 
 INSTALLED_APPS = [
@@ -114,7 +119,9 @@ REDIS_URL = env.str("REDIS_URL", default="")
 CACHE_URL = env.str("CACHE_URL", default="")
 for _name, _url in (("REDIS_URL", REDIS_URL), ("CACHE_URL", CACHE_URL)):
     if _url and not _url.startswith(("redis://", "rediss://", "unix://")):
-        raise ImproperlyConfigured(f"{_name} is invalid: expected redis://HOST:PORT/DB, got {_url!r}.")
+        raise ImproperlyConfigured(
+            f"{_name} is invalid: expected redis://HOST:PORT/DB, got {_url!r}."
+        )
 
 # The cache gets its own Redis when CACHE_URL is set, so that cache eviction can never
 # touch queued tasks in the broker's Redis.

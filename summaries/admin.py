@@ -55,7 +55,9 @@ class TimeFieldMixin:
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         if db_field.name in self.time_fields:
             return DurationField(
-                allow_zero=True, required=False, label=db_field.verbose_name.capitalize(),
+                allow_zero=True,
+                required=False,
+                label=db_field.verbose_name.capitalize(),
                 help_text="Into the video: mm:ss (optional).",
             )
         return super().formfield_for_dbfield(db_field, request, **kwargs)
@@ -114,7 +116,9 @@ class CaveatInline(MarkdownAdminMixin, SortableTabularInline):
         formset = super().get_formset(request, obj, **kwargs)
         # Attach caveats only to this summary's own chapters and takeaways.
         base = formset.form.base_fields
-        base["chapter"].queryset = Chapter.objects.filter(summary=obj) if obj else Chapter.objects.none()
+        base["chapter"].queryset = (
+            Chapter.objects.filter(summary=obj) if obj else Chapter.objects.none()
+        )
         base["takeaway"].queryset = (
             Takeaway.objects.filter(summary=obj) if obj else Takeaway.objects.none()
         )
@@ -153,7 +157,9 @@ class CitationInline(admin.TabularInline):
     def link(self, citation):
         return format_html(
             '{} → <a href="{}" rel="noopener noreferrer">{}</a>',
-            citation.link_text, citation.url, citation.source.host,
+            citation.link_text,
+            citation.url,
+            citation.source.host,
         )
 
     @admin.display(description="Source check")
@@ -164,7 +170,8 @@ class CitationInline(admin.TabularInline):
 def state_badge(source):
     return format_html(
         '<span class="source-state source-state-{}">{}</span>',
-        source.state, source.get_state_display(),
+        source.state,
+        source.get_state_display(),
     )
 
 
@@ -200,6 +207,20 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).with_admin_data()
 
+    def revision_view(self, request, object_id, version_id, extra_context=None):
+        """Restore an old revision; conflicts are judged against the version before it."""
+        request.lock_version_before_revert = (
+            Summary.objects.filter(pk=object_id).values_list("lock_version", flat=True).first()
+        )
+        return super().revision_view(request, object_id, version_id, extra_context)
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        baseline = getattr(request, "lock_version_before_revert", None)
+        if baseline is not None:
+            form = type(form.__name__, (form,), {"lock_baseline": baseline})
+        return form
+
     def get_readonly_fields(self, request, obj=None):
         readonly = list(super().get_readonly_fields(request, obj))
         if not request.user.has_perm("summaries.publish_summary"):
@@ -227,7 +248,9 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
             local = timezone.localtime(summary.publish_at)
             return format_html("<strong>Scheduled</strong> for {:%Y-%m-%d %H:%M %Z}", local)
         if summary.is_live():
-            return format_html("<strong>Live</strong> since {:%Y-%m-%d %H:%M %Z}", summary.publish_at)
+            return format_html(
+                "<strong>Live</strong> since {:%Y-%m-%d %H:%M %Z}", summary.publish_at
+            )
         return summary.get_status_display()
 
     @admin.display(description="Preview")
@@ -328,7 +351,10 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
         form = ScheduleForm(request.POST if "apply" in request.POST else None)
         if form.is_valid():
             self._run_on_each(
-                request, queryset, services.publish_summary, "Scheduled",
+                request,
+                queryset,
+                services.publish_summary,
+                "Scheduled",
                 at=form.cleaned_data["publish_at"],
             )
             return HttpResponseRedirect(request.get_full_path())
@@ -358,7 +384,18 @@ class VideoForm(forms.ModelForm):
 
     class Meta:
         model = Video
-        fields = "__all__"
+        fields = [
+            "title",
+            "slug",
+            "channel",
+            "blurb",
+            "source_url",
+            "thumbnail_url",
+            "duration_seconds",
+            "language",
+            "published_on",
+            "topics",
+        ]
 
 
 @admin.register(Video)

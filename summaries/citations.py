@@ -235,7 +235,7 @@ _AUXILIARIES = "also|has|have|had|previously|publicly|now|officially|itself|late
 
 
 def _attribution_re(name: str) -> re.Pattern[str]:
-    """ "<name> says", "<name>'s own figures show", "according to <name>", "reported by <name>"."""
+    """Match "<name> says", "<name>'s figures show", "according to <name>", "reported by <name>"."""
     name_re = r"\s+".join(re.escape(word) for word in name.split())
     return re.compile(
         rf"""
@@ -353,6 +353,8 @@ class _TreeBuilder(HTMLParser):
         self._open[-1].children.append(_Element(tag, dict(attrs)))
 
     def handle_endtag(self, tag) -> None:
+        # Close the innermost open element of that name and all inside it; stray end
+        # tags are ignored. nh3 output is well-formed, so this is only a safety net.
         for depth in range(len(self._open) - 1, 0, -1):
             if self._open[depth].tag == tag:
                 del self._open[depth:]
@@ -422,6 +424,9 @@ def _anchors(root: _Element) -> list[_Anchor]:
             block.add(node)
             continue
         if node.tag in BLOCK_TAGS:
+            # A nested block (a sub-list, a cell) separates words in its parent and collects
+            # its own text, so a list item's claim never runs into its sub-items. A <br>
+            # has no text of its own: it only separates.
             block.separate()
             block = _TextBuilder()
         if node.tag == "a" and node.attrs.get("href"):
@@ -462,8 +467,9 @@ def extract_citations(source: str) -> list[FoundCitation]:
 
     Inline links, reference-style links, autolinks ("<https://…>") and raw-HTML links
     all count, as rendered by render_markdown, so what is found is what readers see.
-    mailto, relative, fragment-only and unparseable links are skipped. Duplicates are
-    kept: each occurrence backs its own claim.
+    mailto, relative, fragment-only and unparseable links are skipped, and so are all
+    links of a text over MAX_SOURCE_CHARS (rendered as plain text). Duplicates are kept:
+    each occurrence backs its own claim.
     """
     builder = _TreeBuilder()
     builder.feed(render_markdown(source))

@@ -237,9 +237,7 @@ MORE_VIDEOS = [
     },
     {
         "slug": "kimi-k3-1-pro-tested",
-        "title": (
-            "Kimi K3.1 Pro Tested: Strong 3D Demos, Uneven Results and Competitive Pricing"
-        ),
+        "title": ("Kimi K3.1 Pro Tested: Strong 3D Demos, Uneven Results and Competitive Pricing"),
         "source_url": "https://www.youtube.com/watch?v=DEMOkimiPro",
         "published_on": datetime.date(2026, 10, 24),
         "duration_seconds": 25 * 60 + 50,

@@ -66,6 +66,9 @@ class SummaryForm(forms.ModelForm):
     """The summary's own fields plus the lock version the editor started from."""
 
     expected_lock_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    # When restoring a revision the admin reverts the row before the form is built, so the
+    # version to compare with is the one read before the revert (set by SummaryAdmin).
+    lock_baseline = None
 
     class Meta:
         model = Summary
@@ -75,7 +78,10 @@ class SummaryForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
-            self.fields["expected_lock_version"].initial = self.instance.lock_version
+            self.fields["expected_lock_version"].initial = self._current_version(self.instance)
+
+    def _current_version(self, summary):
+        return self.lock_baseline if self.lock_baseline is not None else summary.lock_version
 
     def clean(self):
         cleaned = super().clean()
@@ -102,7 +108,7 @@ class SummaryForm(forms.ModelForm):
             .filter(pk=self.instance.pk)
             .first()
         )
-        if current is None or expected is None or current.lock_version == expected:
+        if current is None or expected is None or self._current_version(current) == expected:
             return
         who = current.updated_by.get_username() if current.updated_by else "someone else"
         when = current.updated_at.strftime("%Y-%m-%d %H:%M:%S %Z")

@@ -130,7 +130,10 @@ class Video(TimestampedModel):
         max_length=20, choices=Platform.choices, default=Platform.OTHER, editable=False
     )
     platform_video_id = models.CharField(
-        "platform video id", max_length=64, blank=True, editable=False,
+        "platform video id",
+        max_length=64,
+        blank=True,
+        editable=False,
         help_text="Filled from the source URL (YouTube watch, youtu.be, embed and shorts links).",
     )
     duration_seconds = models.PositiveIntegerField(
@@ -142,9 +145,7 @@ class Video(TimestampedModel):
     blurb = models.CharField(
         max_length=300, blank=True, help_text="One line for cards such as “More from this channel”."
     )
-    people = models.ManyToManyField(
-        Person, through="Appearance", related_name="videos", blank=True
-    )
+    people = models.ManyToManyField(Person, through="Appearance", related_name="videos", blank=True)
     topics = models.ManyToManyField(Topic, related_name="videos", blank=True)
 
     objects = VideoQuerySet.as_manager()
@@ -188,7 +189,11 @@ class Appearance(models.Model):
     video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="appearances")
     person = models.ForeignKey(Person, on_delete=models.PROTECT, related_name="appearances")
     organisation = models.ForeignKey(
-        Organisation, on_delete=models.PROTECT, related_name="appearances", null=True, blank=True,
+        Organisation,
+        on_delete=models.PROTECT,
+        related_name="appearances",
+        null=True,
+        blank=True,
         help_text="Who the person speaks for on this video (may differ between videos).",
     )
     position = models.PositiveSmallIntegerField(default=0)
@@ -232,17 +237,27 @@ class Summary(TimestampedModel):
         max_length=20, choices=Status.choices, default=Status.DRAFT, db_index=True
     )
     publish_at = models.DateTimeField(
-        "publish time", null=True, blank=True,
+        "publish time",
+        null=True,
+        blank=True,
         help_text="Published summaries go live at this time; a future time schedules them.",
     )
     first_published_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-        related_name="+", editable=False,
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
     )
     updated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-        related_name="+", editable=False,
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
     )
     # Optimistic locking: every save increments it; a save based on an older value is refused.
     lock_version = models.PositiveIntegerField(default=1, editable=False)
@@ -264,9 +279,6 @@ class Summary(TimestampedModel):
     def __str__(self):
         return f"Summary of “{self.video}”" if self.video_id else "New summary"
 
-    def get_absolute_url(self):
-        return self.video.get_absolute_url()
-
     def save(self, *args, **kwargs):
         """Save, refusing to overwrite a version someone else saved since this one was read."""
         if self.pk and not self._state.adding:
@@ -279,6 +291,9 @@ class Summary(TimestampedModel):
             if kwargs.get("update_fields") is not None:
                 kwargs["update_fields"] = {*kwargs["update_fields"], "lock_version", "updated_at"}
         super().save(*args, **kwargs)
+
+    def get_absolute_url(self):
+        return self.video.get_absolute_url()
 
     def is_live(self, now=None) -> bool:
         return (
@@ -397,7 +412,8 @@ class Caveat(SummaryItem):
         Takeaway, on_delete=models.CASCADE, related_name="caveats", null=True, blank=True
     )
     claim = models.CharField(
-        max_length=300, blank=True,
+        max_length=300,
+        blank=True,
         help_text="The words it qualifies, e.g. “2.5 times faster” (shown beside them).",
     )
     text = models.TextField(help_text="The note, in Markdown.")
@@ -472,7 +488,8 @@ class Citation(models.Model):
     link_text = models.CharField(max_length=500)
     claim = models.TextField(help_text="The sentence the link supports.")
     key_phrase = models.CharField(
-        max_length=200, blank=True,
+        max_length=200,
+        blank=True,
         help_text="A phrase or figure from the claim the source must contain.",
     )
     key_phrase_edited = models.BooleanField(

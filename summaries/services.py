@@ -30,9 +30,7 @@ def _record(summary: Summary, user, comment: str) -> None:
     """Save the summary's workflow fields inside a revision, so history shows who did it."""
     with reversion.create_revision():
         summary.updated_by = user if user and user.is_authenticated else None
-        summary.save(
-            update_fields=["status", "publish_at", "first_published_at", "updated_by"]
-        )
+        summary.save(update_fields=["status", "publish_at", "first_published_at", "updated_by"])
         if user and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment(comment)
@@ -160,8 +158,11 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
     previous = defaultdict(list)
     for citation in summary.citations.all():
         key = (
-            citation.chapter_id, citation.key_point_id, citation.takeaway_id,
-            citation.source_id, citation.link_text,
+            citation.chapter_id,
+            citation.key_point_id,
+            citation.takeaway_id,
+            citation.source_id,
+            citation.link_text,
         )
         previous[key].append(citation)
 
@@ -169,7 +170,9 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
     for position, (location, item) in enumerate(found, start=1):
         source = sources[item.normalised_url]
         matches = previous.get(_citation_key(location, source.pk, item.link_text))
-        citation = matches.pop(0) if matches else Citation(summary=summary, source=source, **location)
+        citation = (
+            matches.pop(0) if matches else Citation(summary=summary, source=source, **location)
+        )
         citation.position = position
         citation.url = item.url
         citation.link_text = item.link_text
@@ -227,13 +230,19 @@ def _time_warnings(summary: Summary, chapters: list[Chapter]) -> list[Warning]:
         where = f"Chapter {chapter.position} “{chapter.title}”"
         if duration and chapter.start_time >= duration:
             warnings.append(
-                Warning(where, f"starts at {_format_time(chapter.start_time)}, after the video "
-                        f"ends ({_format_time(duration)}).")
+                Warning(
+                    where,
+                    f"starts at {_format_time(chapter.start_time)}, after the video "
+                    f"ends ({_format_time(duration)}).",
+                )
             )
         if previous is not None and chapter.start_time <= previous.start_time:
             warnings.append(
-                Warning(where, f"starts at {_format_time(chapter.start_time)}, not after the "
-                        f"chapter before it ({_format_time(previous.start_time)}).")
+                Warning(
+                    where,
+                    f"starts at {_format_time(chapter.start_time)}, not after the "
+                    f"chapter before it ({_format_time(previous.start_time)}).",
+                )
             )
         previous = chapter
     items = [("Key point", k) for k in summary.key_points.all()]
@@ -241,8 +250,11 @@ def _time_warnings(summary: Summary, chapters: list[Chapter]) -> list[Warning]:
     for label, item in items:
         if item.time is not None and duration and item.time >= duration:
             warnings.append(
-                Warning(f"{label} {item.position}", f"time {_format_time(item.time)} is after "
-                        f"the video ends ({_format_time(duration)}).")
+                Warning(
+                    f"{label} {item.position}",
+                    f"time {_format_time(item.time)} is after "
+                    f"the video ends ({_format_time(duration)}).",
+                )
             )
     return warnings
 
@@ -251,7 +263,9 @@ def _normalise_text(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _figure_warnings(takeaways: list[Takeaway], citations: list[Citation], chapters) -> list[Warning]:
+def _figure_warnings(
+    takeaways: list[Takeaway], citations: list[Citation], chapters
+) -> list[Warning]:
     """A figure in a takeaway needs a source: its own link, or a cited paragraph stating it."""
     cited_paragraphs = []
     for chapter in chapters:
@@ -266,8 +280,11 @@ def _figure_warnings(takeaways: list[Takeaway], citations: list[Citation], chapt
             needle = _normalise_text(figure)
             if not any(needle in paragraph for paragraph in cited_paragraphs):
                 warnings.append(
-                    Warning(f"Takeaway {takeaway.position}", f"“{figure}” has no cited source "
-                            "(link it here, or cite it in the chapter that states it).")
+                    Warning(
+                        f"Takeaway {takeaway.position}",
+                        f"“{figure}” has no cited source "
+                        "(link it here, or cite it in the chapter that states it).",
+                    )
                 )
     return warnings
 
@@ -282,8 +299,11 @@ def _attribution_warnings(citations: list[Citation]) -> list[Warning]:
             if not host_matches_domains(citation.url, domains):
                 host = urlsplit(citation.url).hostname
                 warnings.append(
-                    Warning(f"Link “{citation.link_text}”", f"the claim is attributed to {name}, "
-                            f"but the link goes to {host}, not {', '.join(domains)}.")
+                    Warning(
+                        f"Link “{citation.link_text}”",
+                        f"the claim is attributed to {name}, "
+                        f"but the link goes to {host}, not {', '.join(domains)}.",
+                    )
                 )
     return warnings
 

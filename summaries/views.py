@@ -23,6 +23,7 @@ class SummaryDetailView(DetailView):
 
     template_name = "summaries/summary_detail.html"
     context_object_name = "summary"
+    slug_field = "video__slug"
 
     def summaries(self):
         return Summary.objects.published()
@@ -43,7 +44,6 @@ class SummaryDetailView(DetailView):
                 "citations__source",
             )
         )
-        queryset = queryset.filter(video__slug=self.kwargs["slug"])
         return super().get_object(queryset)
 
     def get_context_data(self, **kwargs):

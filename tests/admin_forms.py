@@ -28,9 +28,12 @@ class _FormFields(HTMLParser):
             self.fields[name] = ""
         elif tag == "select" and name:
             self._select = name
-            self.fields.setdefault(name, "")
+            self.fields.setdefault(name, [] if "multiple" in attrs else "")
         elif tag == "option" and self._select and "selected" in attrs:
-            self.fields[self._select] = attrs.get("value", "")
+            if isinstance(self.fields[self._select], list):
+                self.fields[self._select].append(attrs.get("value", ""))
+            else:
+                self.fields[self._select] = attrs.get("value", "")
 
     def handle_endtag(self, tag):
         if tag == "form":
@@ -50,7 +53,10 @@ def form_fields(response, form_id="summary_form") -> dict:
     parser = _FormFields(form_id)
     parser.feed(response.content.decode())
     # Django renders a leading newline after <textarea>, which browsers drop.
-    return {k: v[1:] if v.startswith("\n") else v for k, v in parser.fields.items()}
+    return {
+        k: v[1:] if isinstance(v, str) and v.startswith("\n") else v
+        for k, v in parser.fields.items()
+    }
 
 
 def add_inline_row(data: dict, prefix: str, **values) -> dict:

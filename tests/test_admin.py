@@ -66,8 +66,9 @@ def test_create_edit_reorder_publish_flow(client, editor):
     # Create: a summary with two chapters, written on one page.
     data = form_fields(client.get(reverse("admin:summaries_summary_add")))
     data.update({"video": str(video.pk), "tldr": "Speed matters alongside quality."})
-    add_inline_row(data, "chapters", title="Why speed matters", body="Fast output helps agents.",
-                   position="1")
+    add_inline_row(
+        data, "chapters", title="Why speed matters", body="Fast output helps agents.", position="1"
+    )
     add_inline_row(data, "chapters", title="Faster releases", body=ANTHROPIC_CHAPTER, position="2")
     add_inline_row(data, "takeaways", text="Speed matters for agents.", position="1")
     response = client.post(reverse("admin:summaries_summary_add"), data)
@@ -76,7 +77,8 @@ def test_create_edit_reorder_publish_flow(client, editor):
     assert summary.status == Summary.Status.DRAFT
     assert summary.created_by == editor
     assert list(summary.chapters.values_list("title", flat=True)) == [
-        "Why speed matters", "Faster releases",
+        "Why speed matters",
+        "Faster releases",
     ]
     # The citation was extracted on save.
     citation = Citation.objects.get(summary=summary)
@@ -93,7 +95,8 @@ def test_create_edit_reorder_publish_flow(client, editor):
     summary.refresh_from_db()
     assert summary.tldr == "Speed matters, especially for agents."
     assert list(summary.chapters.values_list("title", "position")) == [
-        ("Faster releases", 1), ("Why speed matters", 2),
+        ("Faster releases", 1),
+        ("Why speed matters", 2),
     ]
 
     # Publish from the change form.
@@ -141,8 +144,9 @@ def test_invalid_chapter_input_is_a_form_error(client, editor, field, value, mes
 def test_video_form_errors_for_bad_url_negative_duration_and_duplicate_slug(client, editor):
     VideoFactory(slug="taken")
     video = VideoFactory()
-    data = form_fields(client.get(reverse("admin:summaries_video_change", args=[video.pk])),
-                       form_id="video_form")
+    data = form_fields(
+        client.get(reverse("admin:summaries_video_change", args=[video.pk])), form_id="video_form"
+    )
     data.update({"slug": "taken", "source_url": "not a url", "duration_seconds": "-3"})
     response = client.post(reverse("admin:summaries_video_change", args=[video.pk]), data)
     assert response.status_code == 200
@@ -187,7 +191,8 @@ def test_warnings_are_shown_but_do_not_block_saving(client, editor):
     ChapterFactory(summary=summary, start_time=300, title="Late")
     ChapterFactory(summary=summary, start_time=100, title="Early")
     ChapterFactory(
-        summary=summary, title="Claims",
+        summary=summary,
+        title="Claims",
         body="[Anthropic says](https://example.com/post) it is 2.5 times faster.",
     )
     TakeawayFactory(summary=summary, text="It reached 1,000 tokens per second.")
@@ -215,7 +220,10 @@ def test_revision_history_records_who_and_restores_an_old_version(client, editor
     versions = Version.objects.get_for_object(summary)
     assert versions.count() == 2
     assert versions[0].revision.user == editor
-    assert "Tldr" in versions[0].revision.get_comment() or "in 30" in versions[0].revision.get_comment()
+    # What changed, in words: the admin's change message becomes the revision comment.
+    assert versions[0].revision.get_comment() == (
+        "Changed In 30 seconds. Changed Title for chapter “Second title”."
+    )
     history = client.get(reverse("admin:summaries_summary_history", args=[summary.pk]))
     assert history.status_code == 200
     assert b"alice" in history.content

@@ -118,7 +118,8 @@ def test_warnings_for_times_figures_and_attribution():
     ChapterFactory(summary=summary, title="B", start_time=30)
     ChapterFactory(summary=summary, title="C", start_time=500)
     ChapterFactory(
-        summary=summary, title="D",
+        summary=summary,
+        title="D",
         body="[Anthropic says](https://blog.example.com/p) it is 2.5 times faster.",
     )
     TakeawayFactory(summary=summary, text="It is 2.5 times faster.")
