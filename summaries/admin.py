@@ -14,7 +14,13 @@ from django.utils.safestring import mark_safe
 from reversion.admin import VersionAdmin
 
 from . import services
-from .forms import DurationField, OrderedInlineFormSet, SummaryForm, format_duration
+from .forms import (
+    DurationField,
+    OrderedInlineFormSet,
+    SummaryForm,
+    VideoForm,
+    format_duration,
+)
 from .models import (
     Appearance,
     Caveat,
@@ -377,25 +383,6 @@ class AppearanceInline(admin.TabularInline):
     extra = 1
     autocomplete_fields = ["person", "organisation"]
     fields = ["person", "organisation", "position"]
-
-
-class VideoForm(forms.ModelForm):
-    duration_seconds = DurationField(label="Duration")
-
-    class Meta:
-        model = Video
-        fields = [
-            "title",
-            "slug",
-            "channel",
-            "blurb",
-            "source_url",
-            "thumbnail_url",
-            "duration_seconds",
-            "language",
-            "published_on",
-            "topics",
-        ]
 
 
 @admin.register(Video)

@@ -6,8 +6,8 @@ from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
 
-from . import services
-from .models import Summary
+from . import platforms, services
+from .models import MAX_SECONDS, Summary, Video
 
 _CLOCK = re.compile(r"^(?:(\d+):)?([0-5]?\d):([0-5]\d)$")
 
@@ -36,6 +36,7 @@ class DurationField(forms.CharField):
     default_error_messages = {
         "invalid": "Enter a length such as 34:21, 1:02:03 or a number of seconds.",
         "not_positive": "A duration must be longer than zero seconds.",
+        "too_long": "That is longer than a week; check the value.",
     }
 
     def __init__(self, *, allow_zero=False, **kwargs):
@@ -59,6 +60,8 @@ class DurationField(forms.CharField):
             raise ValidationError(self.error_messages["invalid"], code="invalid") from None
         if seconds <= 0 and not (self.allow_zero and seconds == 0):
             raise ValidationError(self.error_messages["not_positive"], code="not_positive")
+        if seconds > MAX_SECONDS:
+            raise ValidationError(self.error_messages["too_long"], code="too_long")
         return seconds
 
 
@@ -118,6 +121,40 @@ class SummaryForm(forms.ModelForm):
             "their version, copy your edits over there, and save that.",
             code="edit_conflict",
         )
+
+
+class VideoForm(forms.ModelForm):
+    duration_seconds = DurationField(label="Duration")
+
+    class Meta:
+        model = Video
+        fields = [
+            "title",
+            "slug",
+            "channel",
+            "blurb",
+            "source_url",
+            "thumbnail_url",
+            "duration_seconds",
+            "language",
+            "published_on",
+            "topics",
+        ]
+
+    def clean_source_url(self):
+        """One video per platform id: the same YouTube video pasted twice is an error."""
+        url = self.cleaned_data["source_url"]
+        platform, video_id = platforms.parse_video_url(url)
+        if video_id:
+            twin = Video.objects.filter(platform=platform, platform_video_id=video_id)
+            twin = twin.exclude(pk=self.instance.pk).first()
+            if twin:
+                raise ValidationError(
+                    f"This video is already here as “{twin.title}” (same {platform} id "
+                    f"{video_id}).",
+                    code="duplicate_video",
+                )
+        return url
 
 
 class OrderedInlineFormSet(CustomInlineFormSet):

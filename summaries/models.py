@@ -5,7 +5,7 @@ import re
 import reversion
 from django.conf import global_settings, settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.signals import pre_save
@@ -14,7 +14,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from . import platforms
-from .markdown import render_inline_markdown, render_markdown
+from .markdown import MAX_SOURCE_CHARS, render_inline_markdown, render_markdown
+
+# Caps for editor-written text (forms and API); chapters may hold a long transcript.
+SHORT_TEXT = 4000
+# Times and durations are stored in seconds; nothing we summarise runs longer than this.
+MAX_SECONDS = 7 * 24 * 3600
 
 LANGUAGE_CHOICES = list(global_settings.LANGUAGES)
 LANGUAGE_CODES = [code for code, _ in LANGUAGE_CHOICES]
@@ -31,7 +36,7 @@ class TimestampedModel(models.Model):
 class Channel(TimestampedModel):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=200, unique=True)
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=SHORT_TEXT)
     site_url = models.URLField("site URL", blank=True, help_text="The channel's own page.")
 
     class Meta:
@@ -137,7 +142,9 @@ class Video(TimestampedModel):
         help_text="Filled from the source URL (YouTube watch, youtu.be, embed and shorts links).",
     )
     duration_seconds = models.PositiveIntegerField(
-        "duration", validators=[MinValueValidator(1)], help_text="Length in seconds."
+        "duration",
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SECONDS)],
+        help_text="Length in seconds.",
     )
     language = models.CharField(max_length=10, choices=LANGUAGE_CHOICES, default="en")
     published_on = models.DateField("published", help_text="When the video was published.")
@@ -231,7 +238,9 @@ class Summary(TimestampedModel):
 
     video = models.OneToOneField(Video, on_delete=models.PROTECT, related_name="summary")
     tldr = models.TextField(
-        "in 30 seconds", help_text="What a reader should know in 30 seconds (plain text)."
+        "in 30 seconds",
+        max_length=SHORT_TEXT,
+        help_text="What a reader should know in 30 seconds (plain text).",
     )
     status = models.CharField(
         max_length=20, choices=Status.choices, default=Status.DRAFT, db_index=True
@@ -342,7 +351,7 @@ TIME_HELP = "Seconds into the video (optional)."
 class KeyPoint(SummaryItem):
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="key_points")
     title = models.CharField(max_length=200)
-    body = models.TextField(help_text="Markdown (one or two sentences).")
+    body = models.TextField(max_length=SHORT_TEXT, help_text="Markdown (one or two sentences).")
     body_html = models.TextField(editable=False, default="")
     time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
 
@@ -359,7 +368,9 @@ class KeyPoint(SummaryItem):
 
 class Takeaway(SummaryItem):
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="takeaways")
-    text = models.TextField(help_text="Markdown; cite a source with [text](https://…).")
+    text = models.TextField(
+        max_length=SHORT_TEXT, help_text="Markdown; cite a source with [text](https://…)."
+    )
     text_html = models.TextField(editable=False, default="")
     time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
 
@@ -377,8 +388,13 @@ class Takeaway(SummaryItem):
 class Chapter(SummaryItem):
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="chapters")
     title = models.CharField(max_length=200)
-    synopsis = models.TextField(blank=True, help_text="Two sentences shown above the text.")
-    body = models.TextField(help_text="Edited transcript in Markdown; cite with [text](https://…).")
+    synopsis = models.TextField(
+        blank=True, max_length=SHORT_TEXT, help_text="Two sentences shown above the text."
+    )
+    body = models.TextField(
+        max_length=MAX_SOURCE_CHARS,
+        help_text="Edited transcript in Markdown; cite with [text](https://…).",
+    )
     body_html = models.TextField(editable=False, default="")
     start_time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
 
@@ -416,7 +432,7 @@ class Caveat(SummaryItem):
         blank=True,
         help_text="The words it qualifies, e.g. “2.5 times faster” (shown beside them).",
     )
-    text = models.TextField(help_text="The note, in Markdown.")
+    text = models.TextField(max_length=SHORT_TEXT, help_text="The note, in Markdown.")
     text_html = models.TextField(editable=False, default="")
 
     class Meta(SummaryItem.Meta):

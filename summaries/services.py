@@ -135,6 +135,13 @@ def _sources_for(urls: set[str]) -> dict[str, Source]:
     return Source.objects.in_bulk(urls, field_name="url") if missing else existing
 
 
+_URL_MAX = Source._meta.get_field("url").max_length
+
+
+def _field_max(name: str) -> int:
+    return Citation._meta.get_field(name).max_length
+
+
 def _citation_key(location: dict, source_id: int, link_text: str) -> tuple:
     return (
         getattr(location.get("chapter"), "pk", None),
@@ -153,7 +160,12 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
     later, confirmations); new links get new rows, removed links lose theirs. Sources are
     shared by normalised URL and never deleted here (other summaries may cite them).
     """
-    found = list(_found_citations(summary))
+    # A URL too long to store cannot be checked either; it is left out.
+    found = [
+        (location, item)
+        for location, item in _found_citations(summary)
+        if len(item.normalised_url) <= _URL_MAX and len(item.url) <= _URL_MAX
+    ]
     sources = _sources_for({item.normalised_url for _, item in found})
     previous = defaultdict(list)
     for citation in summary.citations.all():
@@ -169,16 +181,17 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
     kept, created = [], []
     for position, (location, item) in enumerate(found, start=1):
         source = sources[item.normalised_url]
-        matches = previous.get(_citation_key(location, source.pk, item.link_text))
+        key = _citation_key(location, source.pk, item.link_text[: _field_max("link_text")])
+        matches = previous.get(key)
         citation = (
             matches.pop(0) if matches else Citation(summary=summary, source=source, **location)
         )
         citation.position = position
         citation.url = item.url
-        citation.link_text = item.link_text
+        citation.link_text = item.link_text[: _field_max("link_text")]
         citation.claim = item.claim
         if not citation.key_phrase_edited:
-            citation.key_phrase = item.key_phrase
+            citation.key_phrase = item.key_phrase[: _field_max("key_phrase")]
         (kept if citation.pk else created).append(citation)
 
     stale = [c.pk for rows in previous.values() for c in rows]

@@ -158,6 +158,27 @@ def test_video_form_errors_for_bad_url_negative_duration_and_duplicate_slug(clie
     assert video.slug != "taken"
 
 
+def test_same_youtube_video_twice_is_a_form_error(client, editor):
+    VideoFactory(title="Original", source_url="https://www.youtube.com/watch?v=dQw4w9WgXcQ")
+    video = VideoFactory()
+    url = reverse("admin:summaries_video_change", args=[video.pk])
+    data = form_fields(client.get(url), form_id="video_form")
+    data["source_url"] = "https://youtu.be/dQw4w9WgXcQ"
+    response = client.post(url, data)
+    assert response.status_code == 200
+    assert "already here as “Original”" in response.content.decode()
+
+
+def test_absurd_chapter_time_is_a_form_error_not_a_database_error(client, editor):
+    summary = SummaryFactory()
+    ChapterFactory(summary=summary)
+    data = open_form(client, summary)
+    data["chapters-0-start_time"] = "99999999999"
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 200
+    assert "longer than a week" in response.content.decode()
+
+
 def test_video_duration_accepts_clock_format(client, editor):
     video = VideoFactory()
     url = reverse("admin:summaries_video_change", args=[video.pk])

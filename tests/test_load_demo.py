@@ -125,7 +125,7 @@ def test_citations_cite_the_two_links_with_their_sentences(summary):
     ]
     assert [c.source.url for c in citations] == [
         "https://www.anthropic.com/research/measuring-agent-autonomy",
-        "https://openai.com/index/introducing-gpt-5-3-codex-spark",
+        "https://openai.com/index/introducing-gpt-5-3-codex-spark/",
     ]
     assert Source.objects.count() == 2
 
