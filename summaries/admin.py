@@ -294,7 +294,7 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         summary = form.instance
-        services.sync_citations(summary=summary)
+        services.refresh_derived_data(summary=summary)
         for warning in services.summary_warnings(summary=summary):
             messages.warning(request, str(warning))
         self._apply_workflow_button(request, summary)

@@ -31,6 +31,7 @@ class _Loader:
         self.created = Counter()
         self.updated = Counter()
         self.deleted = Counter()
+        self._new = set()  # (model, pk) of the objects created by this run
 
     def upsert(self, model, lookup: dict, values: dict) -> tuple[models.Model, bool]:
         """Like update_or_create, but an object whose values already match is not saved.
@@ -40,7 +41,8 @@ class _Loader:
         Returns (object, whether it was created or changed).
         """
         obj = model.objects.filter(**lookup).first()
-        if obj is None:
+        created = obj is None
+        if created:
             obj = model(**lookup, **values)
             self.created[model.__name__] += 1
         else:
@@ -57,6 +59,8 @@ class _Loader:
             self.updated[model.__name__] += 1
         obj.full_clean()
         obj.save()
+        if created:
+            self._new.add((model, obj.pk))
         return obj, True
 
     def delete(self, queryset) -> bool:
@@ -70,7 +74,8 @@ class _Loader:
         if set(video.topics.values_list("pk", flat=True)) == wanted:
             return False
         video.topics.set(topics)
-        self.updated["Video.topics"] += 1
+        if (Video, video.pk) not in self._new:
+            self.updated["Video topics"] += 1
         return True
 
     def report(self) -> dict:
@@ -183,11 +188,14 @@ def load_demo() -> dict:
         }
         # Oldest first: cards with the same date are listed newest id first, so creating
         # them in this order keeps the page's order.
+        loaded = []
         for data in reversed(demo_data.MORE_VIDEOS):
             video = _load_video(loader, data, channel, people, organisations, topics)
-            _load_summary(loader, video, {"tldr": data["blurb"]})
+            loaded.append(_load_summary(loader, video, {"tldr": data["blurb"]}))
         video = _load_video(loader, demo_data.MAIN_VIDEO, channel, people, organisations, topics)
         summary = _load_summary(loader, video, demo_data.MAIN_SUMMARY)
+        for other in loaded + [summary]:
+            services.update_search_document(summary=other)
 
         before = set(summary.citations.values_list("pk", flat=True))
         citations = services.sync_citations(summary=summary)

@@ -45,6 +45,9 @@ class Channel(TimestampedModel):
     def __str__(self):
         return self.name
 
+    def get_absolute_url(self):
+        return reverse("summaries:channel-detail", kwargs={"slug": self.slug})
+
 
 _DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
@@ -91,6 +94,9 @@ class Person(TimestampedModel):
     def __str__(self):
         return self.name
 
+    def get_absolute_url(self):
+        return reverse("summaries:person-detail", kwargs={"slug": self.slug})
+
 
 class Topic(TimestampedModel):
     name = models.CharField(max_length=100)
@@ -101,6 +107,9 @@ class Topic(TimestampedModel):
 
     def __str__(self):
         return self.name
+
+    def get_absolute_url(self):
+        return reverse("summaries:topic-detail", kwargs={"slug": self.slug})
 
 
 class VideoQuerySet(models.QuerySet):
@@ -176,6 +185,10 @@ class Video(TimestampedModel):
 
     def __str__(self):
         return self.title
+
+    def clean(self):
+        # Filled here too so that full_clean() checks the platform id's uniqueness.
+        self.platform, self.platform_video_id = platforms.parse_video_url(self.source_url)
 
     def save(self, *args, **kwargs):
         self.platform, self.platform_video_id = platforms.parse_video_url(self.source_url)
@@ -267,6 +280,11 @@ class Summary(TimestampedModel):
         blank=True,
         related_name="+",
         editable=False,
+    )
+    search_document = models.TextField(
+        editable=False,
+        default="",
+        help_text="Title, 30-second text, takeaways and chapter text as plain text, for search.",
     )
     # Optimistic locking: every save increments it; a save based on an older value is refused.
     lock_version = models.PositiveIntegerField(default=1, editable=False)

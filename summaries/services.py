@@ -17,6 +17,7 @@ from .citations import (
     find_figures,
     host_matches_domains,
 )
+from .markdown import markdown_to_text
 from .models import Caveat, Chapter, Citation, KeyPoint, Organisation, Source, Summary, Takeaway
 
 # Reordering moves every item out of the way first; positions never get near this.
@@ -201,6 +202,26 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
     return sorted(kept + created, key=lambda c: c.position)
 
 
+def update_search_document(*, summary: Summary) -> Summary:
+    """Store the summary's searchable plain text: title, 30 seconds, takeaways, chapters."""
+    parts = [summary.video.title, summary.tldr]
+    parts += [f"{k.title} {markdown_to_text(k.body)}" for k in summary.key_points.all()]
+    parts += [markdown_to_text(t.text) for t in summary.takeaways.all()]
+    for chapter in summary.chapters.all():
+        parts += [chapter.title, chapter.synopsis, markdown_to_text(chapter.body)]
+    summary.search_document = "\n".join(p for p in parts if p)
+    Summary.objects.filter(pk=summary.pk).update(search_document=summary.search_document)
+    return summary
+
+
+@transaction.atomic
+def refresh_derived_data(*, summary: Summary) -> Summary:
+    """After a summary or its parts were saved: rebuild its citations and search text."""
+    sync_citations(summary=summary)
+    update_search_document(summary=summary)
+    return summary
+
+
 @transaction.atomic
 def rerender_summary(*, summary: Summary) -> Summary:
     """Render every Markdown field of a summary again and rebuild its citations.
@@ -211,7 +232,7 @@ def rerender_summary(*, summary: Summary) -> Summary:
     for model in (KeyPoint, Takeaway, Chapter, Caveat):
         for item in model.objects.filter(summary=summary):
             item.save()
-    sync_citations(summary=summary)
+    refresh_derived_data(summary=summary)
     return summary
 
 

@@ -2,20 +2,125 @@
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.generic import DetailView, ListView
 
-from .models import Appearance, Caveat, Summary, Video
+from . import presentation, related, search
+from .models import (
+    LANGUAGE_CHOICES,
+    Appearance,
+    Caveat,
+    Channel,
+    Citation,
+    Person,
+    Summary,
+    Topic,
+    Video,
+)
+
+PAGE_SIZE = 20
+RELATED_COUNT = 10
+
+
+def published_videos():
+    """Live videos, newest first, with what a card shows."""
+    return (
+        Video.objects.published()
+        .with_listing_data()
+        .select_related("summary")
+        .order_by("-published_on", "-id")
+    )
 
 
 class HomeView(ListView):
     template_name = "summaries/home.html"
     context_object_name = "videos"
-    paginate_by = 20
+    paginate_by = PAGE_SIZE
 
     def get_queryset(self):
-        return Video.objects.published().with_listing_data().select_related("summary")
+        return published_videos()
+
+
+class VideoListView(ListView):
+    """Videos of one channel, person or topic, filterable by topic, person and language."""
+
+    context_object_name = "videos"
+    paginate_by = PAGE_SIZE
+    model_class = None
+    lookup = ""
+
+    def get_owner(self):
+        return get_object_or_404(self.model_class, slug=self.kwargs["slug"])
+
+    def get_queryset(self):
+        self.owner = self.get_owner()
+        videos = published_videos().filter(**{self.lookup: self.owner})
+        self.filters = {}
+        for name, lookup in (("topic", "topics__slug"), ("person", "people__slug")):
+            value = self.request.GET.get(name, "").strip()[:200]
+            if value:
+                self.filters[name] = value
+                videos = videos.filter(**{lookup: value})
+        language = self.request.GET.get("language", "").strip()
+        if language in dict(LANGUAGE_CHOICES):
+            self.filters["language"] = language
+            videos = videos.filter(language=language)
+        return videos.distinct()
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["owner"] = self.owner
+        context["filters"] = self.filters
+        context["filter_query"] = "&".join(f"{k}={v}" for k, v in self.filters.items())
+        return context
+
+
+class ChannelDetailView(VideoListView):
+    template_name = "summaries/channel_detail.html"
+    model_class = Channel
+    lookup = "channel"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        live = Video.objects.published().filter(channel=self.owner)
+        context["channel"] = self.owner
+        context["topic_choices"] = Topic.objects.filter(videos__in=live).distinct()
+        context["person_choices"] = Person.objects.filter(videos__in=live).distinct()
+        context["language_choices"] = [
+            (code, name)
+            for code, name in LANGUAGE_CHOICES
+            if code in set(live.values_list("language", flat=True))
+        ]
+        return context
+
+
+class PersonDetailView(VideoListView):
+    template_name = "summaries/person_detail.html"
+    model_class = Person
+    lookup = "people"
+
+
+class TopicDetailView(VideoListView):
+    template_name = "summaries/topic_detail.html"
+    model_class = Topic
+    lookup = "topics"
+
+
+class SearchView(ListView):
+    template_name = "summaries/search.html"
+    context_object_name = "summaries"
+    paginate_by = PAGE_SIZE
+
+    def get_queryset(self):
+        self.query = self.request.GET.get("q", "")[:200]
+        return search.search_summaries(self.query).select_related("video", "video__channel")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["query"] = self.query
+        return context
 
 
 class SummaryDetailView(DetailView):
@@ -37,26 +142,25 @@ class SummaryDetailView(DetailView):
                     "video__appearances",
                     queryset=Appearance.objects.select_related("person", "organisation"),
                 ),
+                "video__topics",
                 "key_points",
                 "takeaways",
                 "chapters",
                 Prefetch("caveats", queryset=Caveat.objects.order_by("position")),
-                "citations__source",
+                Prefetch("citations", queryset=Citation.objects.select_related("source")),
             )
         )
         return super().get_object(queryset)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        summary = self.object
-        video = summary.video
+        video = self.object.video
         context["video"] = video
         context["more_from_channel"] = (
-            Video.objects.published()
-            .filter(channel=video.channel)
-            .exclude(pk=video.pk)
-            .with_listing_data()[:6]
+            published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6]
         )
+        context["chapters"] = presentation.chapters_for_page(self.object)
+        context["related"] = related.related_videos(video, limit=RELATED_COUNT)
         return context
 
 

@@ -6,12 +6,15 @@ from django.apps import apps
 from django.core.management import call_command
 from reversion.models import Revision, Version
 
+from summaries import services
 from summaries.demo import load_demo
 from summaries.models import Caveat, Chapter, Citation, Source, Summary, Video
 
 MAIN_SLUG = "speed-maxis-unite-why-fast-ai-models-matter-for-agents"
 ANTHROPIC_LINK = "https://www.anthropic.com/research/measuring-agent-autonomy"
 OPENAI_LINK = "https://openai.com/index/introducing-gpt-5-3-codex-spark/"
+
+pytestmark = pytest.mark.django_db
 
 
 def run_load_demo() -> str:
@@ -21,7 +24,7 @@ def run_load_demo() -> str:
 
 
 @pytest.fixture
-def summary(db):
+def summary():
     run_load_demo()
     return Summary.objects.get(video__slug=MAIN_SLUG)
 
@@ -29,7 +32,7 @@ def summary(db):
 def snapshot() -> dict:
     """Every row of every table the project and reversion own, as plain values."""
     tables = {}
-    for model in apps.get_models():
+    for model in apps.get_models(include_auto_created=True):
         if model._meta.app_label in ("summaries", "reversion"):
             tables[model._meta.label] = list(model.objects.order_by("pk").values())
     return tables
@@ -255,3 +258,18 @@ def test_rerun_restores_edited_demo_content_in_a_new_revision(summary):
     assert latest.comment == "Loaded demo data"
     assert latest.version_set.filter(content_type__model="summary").exists()
     assert Citation.objects.filter(summary=summary).count() == 2
+
+
+def test_first_run_reports_what_it_created():
+    counts = load_demo()
+
+    assert counts["created"]["Video"] == 7
+    assert counts["created"]["Summary"] == 7
+    assert counts["created"]["Appearance"] == 8
+    assert counts["created"]["Citation"] == 2
+    assert counts["updated"] == {}
+    assert counts["deleted"] == {}
+
+
+def test_demo_summary_has_no_editor_warnings(summary):
+    assert services.summary_warnings(summary=summary) == []

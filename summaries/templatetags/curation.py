@@ -1,6 +1,7 @@
 from django import template
 
 from summaries.forms import format_duration
+from summaries.presentation import host_of, text_fragment_url
 
 register = template.Library()
 
@@ -11,3 +12,20 @@ def duration(seconds):
     if seconds in (None, ""):
         return ""
     return format_duration(seconds)
+
+
+@register.filter
+def url_at(video, seconds):
+    """A link into the video at that second."""
+    return video.url_at(seconds)
+
+
+@register.filter
+def text_fragment(url, phrase):
+    return text_fragment_url(url, phrase)
+
+
+@register.filter
+def host(value):
+    """anthropic.com for www.anthropic.com or a full URL."""
+    return host_of(value if "://" in value else f"https://{value}")

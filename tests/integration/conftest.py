@@ -77,12 +77,13 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait(10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def celery_worker(django_db_setup) -> Worker:
     """Start `celery worker` on the test database and the configured broker; stop it after.
 
-    Depends on django_db_setup so that it is stopped before the test database is dropped
-    (PostgreSQL refuses to drop a database a worker is still connected to).
+    Session-wide (pytest-django runs transactional tests apart from the others, so a module
+    fixture could start twice). Depends on django_db_setup so that it is stopped before the
+    test database is dropped (PostgreSQL refuses to drop a database a worker is connected to).
     """
     ARTIFACTS.mkdir(exist_ok=True)
     log_path = ARTIFACTS / f"celery-worker-{connection.vendor}.log"

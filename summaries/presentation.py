@@ -1,0 +1,116 @@
+"""Shape a loaded summary for its reader page: caveats beside claims, cited-link hosts.
+
+Works on HTML that summaries.markdown already sanitised, and on prefetched objects only:
+nothing here queries the database.
+"""
+
+import html
+import re
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlsplit
+
+from django.utils.safestring import SafeString, mark_safe
+
+_LINK = re.compile(r'<a href="(?P<href>[^"]*)"(?P<attrs>[^>]*)>(?P<text>.*?)</a>', re.S)
+_BLOCK_END = re.compile(r"</(?:p|li|blockquote|pre|table|ul|ol|h[2-6])>")
+
+
+@dataclass
+class Block:
+    """A top-level piece of a chapter's HTML and the caveats that qualify a claim in it."""
+
+    html: SafeString
+    caveats: list = field(default_factory=list)
+
+
+def host_of(url: str) -> str:
+    host = (urlsplit(url).hostname or "").lower()
+    return host.removeprefix("www.")
+
+
+def text_fragment_url(url: str, phrase: str) -> str:
+    """The URL with a text fragment (#:~:text=) so the browser scrolls to the phrase."""
+    phrase = " ".join((phrase or "").split())
+    if not phrase:
+        return url
+    base = url.split("#", 1)[0]
+    # '-' ',' '&' have a meaning inside a text directive and must be escaped.
+    return f"{base}#:~:text={quote(phrase, safe='').replace('-', '%2D')}"
+
+
+def annotate_links(fragment: str, citations_by_url: dict) -> str:
+    """Show each external link's host after it and point it at the cited phrase."""
+
+    def replace(match):
+        href = html.unescape(match["href"])
+        if not href.startswith(("http://", "https://")):
+            return match[0]
+        citation = citations_by_url.get(href)
+        target = text_fragment_url(href, citation.key_phrase) if citation else href
+        host = host_of(href)
+        return (
+            f'<a href="{html.escape(target)}"{match["attrs"]}>{match["text"]}</a>'
+            f' <span class="link-host">({html.escape(host)})</span>'
+        )
+
+    return _LINK.sub(replace, fragment)
+
+
+def split_blocks(fragment: str) -> list[str]:
+    """Top-level blocks of sanitised HTML (a paragraph, a list, a table, ...)."""
+    blocks, start, depth = [], 0, 0
+    for match in re.finditer(r"<(/?)(p|li|blockquote|pre|table|ul|ol|h[2-6])\b[^>]*>", fragment):
+        closing, tag = match.group(1), match.group(2)
+        if tag == "li":
+            continue
+        depth += -1 if closing else 1
+        if closing and depth == 0:
+            blocks.append(fragment[start : match.end()].strip())
+            start = match.end()
+    rest = fragment[start:].strip()
+    if rest:
+        blocks.append(rest)
+    return [b for b in blocks if b]
+
+
+def _plain(fragment: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split()).lower()
+
+
+def chapter_blocks(chapter, caveats, citations) -> list[Block]:
+    """The chapter's HTML in blocks, each caveat placed after the block stating its claim.
+
+    A caveat whose claim phrase is not found in the text (or that has none) goes after
+    the last block, so it is never lost.
+    """
+    by_url = {c.url: c for c in citations if c.chapter_id == chapter.pk}
+    blocks = [
+        Block(mark_safe(annotate_links(part, by_url)))  # noqa: S308 - sanitised on save
+        for part in split_blocks(chapter.body_html)
+    ] or [Block(mark_safe(""))]
+    plain = [_plain(block.html) for block in blocks]
+    for caveat in caveats:
+        phrase = " ".join(caveat.claim.lower().split())
+        index = next((i for i, text in enumerate(plain) if phrase and phrase in text), None)
+        blocks[len(blocks) - 1 if index is None else index].caveats.append(caveat)
+    return blocks
+
+
+@dataclass
+class ChapterView:
+    chapter: object
+    blocks: list[Block]
+    start_url: str = ""
+
+
+def chapters_for_page(summary) -> list[ChapterView]:
+    """Every chapter with its blocks and caveats, and a link into the video at its start."""
+    video = summary.video
+    caveats = list(summary.caveats.all())
+    citations = list(summary.citations.all())
+    views = []
+    for chapter in summary.chapters.all():
+        own = [c for c in caveats if c.chapter_id == chapter.pk]
+        start = video.url_at(chapter.start_time) if chapter.start_time is not None else ""
+        views.append(ChapterView(chapter, chapter_blocks(chapter, own, citations), start))
+    return views
