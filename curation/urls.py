@@ -1,7 +1,11 @@
 """Table of contents of the site: the editor admin and the reader pages."""
 
 from django.contrib import admin
+from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
+
+from summaries.sitemaps import SITEMAPS
+from summaries.views_seo import robots_txt
 
 admin.site.site_header = "Curation editor"
 admin.site.site_title = "Curation"
@@ -9,5 +13,7 @@ admin.site.index_title = "Summaries and sources"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
+    path("robots.txt", robots_txt, name="robots-txt"),
     path("", include("summaries.urls")),
 ]

@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class SummariesConfig(AppConfig):
     name = "summaries"
     verbose_name = "Curation"
+
+    def ready(self):
+        from . import signals
+
+        signals.connect()

@@ -186,16 +186,16 @@ class Video(TimestampedModel):
     def __str__(self):
         return self.title
 
-    def clean(self):
-        # Filled here too so that full_clean() checks the platform id's uniqueness.
-        self.platform, self.platform_video_id = platforms.parse_video_url(self.source_url)
-
     def save(self, *args, **kwargs):
         self.platform, self.platform_video_id = platforms.parse_video_url(self.source_url)
         super().save(*args, **kwargs)
 
     def get_absolute_url(self):
         return reverse("summaries:summary-detail", kwargs={"slug": self.slug})
+
+    def clean(self):
+        # Filled here too so that full_clean() checks the platform id's uniqueness.
+        self.platform, self.platform_video_id = platforms.parse_video_url(self.source_url)
 
     def url_at(self, seconds: int) -> str:
         return platforms.video_url_at(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import feeds, views
 
 app_name = "summaries"
 
@@ -10,6 +10,10 @@ urlpatterns = [
     path("videos/<slug:slug>/", views.SummaryDetailView.as_view(), name="summary-detail"),
     path("preview/<slug:slug>/", views.SummaryPreviewView.as_view(), name="summary-preview"),
     path("channels/<slug:slug>/", views.ChannelDetailView.as_view(), name="channel-detail"),
+    path("channels/<slug:slug>/rss/", feeds.ChannelFeed(), name="channel-feed-rss"),
+    path("channels/<slug:slug>/atom/", feeds.ChannelAtomFeed(), name="channel-feed-atom"),
     path("people/<slug:slug>/", views.PersonDetailView.as_view(), name="person-detail"),
     path("topics/<slug:slug>/", views.TopicDetailView.as_view(), name="topic-detail"),
+    path("feeds/rss/", feeds.LatestSummariesFeed(), name="feed-rss"),
+    path("feeds/atom/", feeds.LatestSummariesAtomFeed(), name="feed-atom"),
 ]

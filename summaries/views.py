@@ -8,6 +8,7 @@ from django.views.decorators.cache import never_cache
 from django.views.generic import DetailView, ListView
 
 from . import presentation, related, search
+from .caching import CachedPageMixin
 from .models import (
     LANGUAGE_CHOICES,
     Appearance,
@@ -34,7 +35,7 @@ def published_videos():
     )
 
 
-class HomeView(ListView):
+class HomeView(CachedPageMixin, ListView):
     template_name = "summaries/home.html"
     context_object_name = "videos"
     paginate_by = PAGE_SIZE
@@ -43,7 +44,7 @@ class HomeView(ListView):
         return published_videos()
 
 
-class VideoListView(ListView):
+class VideoListView(CachedPageMixin, ListView):
     """Videos of one channel, person or topic, filterable by topic, person and language."""
 
     context_object_name = "videos"
@@ -108,7 +109,7 @@ class TopicDetailView(VideoListView):
     lookup = "topics"
 
 
-class SearchView(ListView):
+class SearchView(CachedPageMixin, ListView):
     template_name = "summaries/search.html"
     context_object_name = "summaries"
     paginate_by = PAGE_SIZE
@@ -123,7 +124,7 @@ class SearchView(ListView):
         return context
 
 
-class SummaryDetailView(DetailView):
+class SummaryDetailView(CachedPageMixin, DetailView):
     """A summary page; a summary that is not live answers 404."""
 
     template_name = "summaries/summary_detail.html"

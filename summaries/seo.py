@@ -1,0 +1,181 @@
+"""Structured data and social tags for a summary page, built from an already-loaded summary.
+
+Nothing here queries: the caller loads the summary with its video, channel, appearances
+(with person and organisation) and chapters, as SummaryDetailView does.
+"""
+
+import json
+from urllib.parse import urlsplit
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
+
+from .models import Video
+
+SITE_NAME = "Curation"
+# Twitter cuts card descriptions at 200 characters; Open Graph gets the same text.
+SOCIAL_DESCRIPTION_CHARS = 200
+# A source URL ending in one of these is the media file itself (schema.org contentUrl).
+MEDIA_EXTENSIONS = (".mp4", ".webm", ".ogv", ".mov", ".m4v", ".mkv")
+
+# Inside <script>, "</script>" or "<!--" in a string would end or confuse the element; JSON
+# allows any character as a \u escape, so these cannot appear literally (as in json_script).
+_SCRIPT_ESCAPES = {
+    ord("<"): "\\u003C",
+    ord(">"): "\\u003E",
+    ord("&"): "\\u0026",
+    ord("\u2028"): "\\u2028",
+    ord("\u2029"): "\\u2029",
+}
+
+
+def iso_duration(seconds: int) -> str:
+    """ISO 8601 duration: PT34M21S for 2061 seconds, PT1H2M3S, PT1H, PT0S."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [f"{value}{unit}" for value, unit in ((hours, "H"), (minutes, "M")) if value]
+    if secs or not parts:
+        parts.append(f"{secs}S")
+    return "PT" + "".join(parts)
+
+
+def canonical_url(summary, request) -> str:
+    """The public page's absolute URL (also for the staff preview of the same summary)."""
+    return request.build_absolute_uri(summary.get_absolute_url())
+
+
+def _video_urls(video) -> dict:
+    """url/embedUrl/contentUrl for the video itself, as the platform allows."""
+    if video.platform == Video.Platform.YOUTUBE and video.platform_video_id:
+        video_id = video.platform_video_id
+        return {
+            "url": f"https://www.youtube.com/watch?v={video_id}",
+            "embedUrl": f"https://www.youtube.com/embed/{video_id}",
+        }
+    urls = {"url": video.source_url}
+    if urlsplit(video.source_url).path.lower().endswith(MEDIA_EXTENSIONS):
+        urls["contentUrl"] = video.source_url
+    return urls
+
+
+def _organisation(organisation) -> dict:
+    data = {"@type": "Organization", "name": organisation.name}
+    domains = organisation.domain_list()
+    if domains:
+        data["url"] = f"https://{domains[0]}/"
+    return data
+
+
+def _person(appearance, request) -> dict:
+    person = appearance.person
+    data = {
+        "@type": "Person",
+        "name": person.name,
+        "url": request.build_absolute_uri(person.get_absolute_url()),
+    }
+    if appearance.organisation is not None:
+        data["affiliation"] = _organisation(appearance.organisation)
+    return data
+
+
+def _clips(summary, video) -> list[dict]:
+    """A Clip per chapter with a start time inside the video (Google's "key moments").
+
+    A clip ends where the next later chapter starts, the last one at the end of the video.
+    """
+    timed = sorted(
+        (c for c in summary.chapters.all() if c.start_time is not None),
+        key=lambda c: (c.start_time, c.position),
+    )
+    timed = [c for c in timed if c.start_time < video.duration_seconds]
+    starts = [c.start_time for c in timed]
+    clips = []
+    for chapter in timed:
+        later = [s for s in starts if s > chapter.start_time]
+        clips.append(
+            {
+                "@type": "Clip",
+                "name": chapter.title,
+                "startOffset": chapter.start_time,
+                "endOffset": later[0] if later else video.duration_seconds,
+                "url": video.url_at(chapter.start_time),
+            }
+        )
+    return clips
+
+
+def video_object_jsonld(summary, request) -> dict:
+    """schema.org VideoObject for the summarised video, with a Clip per timed chapter."""
+    video = summary.video
+    channel = video.channel
+    channel_org = {
+        "@type": "Organization",
+        "name": channel.name,
+        "url": channel.site_url or request.build_absolute_uri(channel.get_absolute_url()),
+    }
+    data = {
+        "@context": "https://schema.org",
+        "@type": "VideoObject",
+        "name": video.title,
+        "description": summary.tldr,
+        "uploadDate": video.published_on.isoformat(),
+        "duration": iso_duration(video.duration_seconds),
+        "inLanguage": video.language,
+        **_video_urls(video),
+        "mainEntityOfPage": canonical_url(summary, request),
+        "author": channel_org,
+        "publisher": channel_org,
+    }
+    if video.thumbnail_url:
+        data["thumbnailUrl"] = video.thumbnail_url
+    actors = [_person(appearance, request) for appearance in video.appearances.all()]
+    if actors:
+        data["actor"] = actors
+    clips = _clips(summary, video)
+    if clips:
+        data["hasPart"] = clips
+    return data
+
+
+def json_ld_script(data) -> SafeString:
+    """`<script type="application/ld+json">` holding `data`, safe to print unescaped.
+
+    Like django.utils.html.json_script, which only writes type="application/json".
+    """
+    text = json.dumps(data, cls=DjangoJSONEncoder, ensure_ascii=False).translate(_SCRIPT_ESCAPES)
+    return format_html('<script type="application/ld+json">{}</script>', mark_safe(text))  # noqa: S308
+
+
+def social_meta(summary, request) -> dict:
+    """Canonical URL, description, Open Graph and Twitter card tags for the summary page.
+
+    `open_graph` and `twitter` map each tag's property/name to its content, in print order.
+    """
+    video = summary.video
+    url = canonical_url(summary, request)
+    description = Truncator(" ".join(summary.tldr.split())).chars(SOCIAL_DESCRIPTION_CHARS)
+    open_graph = {
+        "og:type": "video.other",
+        "og:title": video.title,
+        "og:description": description,
+        "og:url": url,
+        "og:site_name": SITE_NAME,
+        "video:duration": video.duration_seconds,
+        "video:release_date": video.published_on.isoformat(),
+    }
+    twitter = {
+        "twitter:card": "summary_large_image" if video.thumbnail_url else "summary",
+        "twitter:title": video.title,
+        "twitter:description": description,
+    }
+    if video.thumbnail_url:
+        open_graph["og:image"] = video.thumbnail_url
+        twitter["twitter:image"] = video.thumbnail_url
+    return {
+        "canonical_url": url,
+        "description": description,
+        "open_graph": open_graph,
+        "twitter": twitter,
+    }

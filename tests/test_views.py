@@ -1,0 +1,307 @@
+import datetime
+
+import pytest
+import time_machine
+from django.core.cache import cache
+from django.urls import reverse
+from django.utils import timezone
+
+from summaries import services
+from summaries.models import Caveat, Summary
+
+from .factories import (
+    AppearanceFactory,
+    ChannelFactory,
+    ChapterFactory,
+    EditorFactory,
+    KeyPointFactory,
+    OrganisationFactory,
+    PersonFactory,
+    SummaryFactory,
+    TakeawayFactory,
+    TopicFactory,
+    VideoFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def hidden_summaries(channel=None):
+    """A draft, one in review and one scheduled for tomorrow: none may appear anywhere."""
+    extra = {"video__channel": channel} if channel else {}
+    tomorrow = timezone.now() + datetime.timedelta(days=1)
+    return [
+        SummaryFactory(video__title="Secret draft", **extra),
+        SummaryFactory(video__title="Secret review", status="review", **extra),
+        SummaryFactory(
+            video__title="Secret scheduled", status="published", publish_at=tomorrow, **extra
+        ),
+    ]
+
+
+def rich_summary(chapters=3, sources=3):
+    summary = SummaryFactory(live=True, video__title="Rich summary")
+    person = AppearanceFactory(video=summary.video, organisation=OrganisationFactory()).person
+    summary.video.topics.add(TopicFactory())
+    for n in range(3):
+        KeyPointFactory(summary=summary, title=f"Point {n}")
+        TakeawayFactory(summary=summary, text=f"Takeaway {n}")
+    links = iter(range(sources))
+    for n in range(chapters):
+        body = (
+            " ".join(
+                f"[Source {i}](https://example{i}.org/page) says it is {i + 2} times faster."
+                for i in links
+            )
+            or "No links."
+        )
+        chapter = ChapterFactory(summary=summary, title=f"Chapter {n}", body=body, start_time=n)
+        Caveat.objects.create(
+            summary=summary, chapter=chapter, claim="times faster", text="Careful.", position=n + 1
+        )
+    services.refresh_derived_data(summary=summary)
+    return summary, person
+
+
+def test_summary_page_shows_every_part(client):
+    summary, person = rich_summary()
+    response = client.get(summary.get_absolute_url())
+    assert response.status_code == 200
+    content = response.content.decode()
+    for text in [
+        "Rich summary",
+        "In 30 seconds",
+        summary.tldr,
+        "Point 0",
+        "Takeaway 2",
+        "Read the edited text by chapter",
+        'href="#chapter-1"',
+        "Chapter 2",
+        "Careful.",
+        "Cited sources",
+        "Not checked yet",
+        "(example0.org)",
+        person.name,
+    ]:
+        assert text in content, text
+    # The link carries a text fragment pointing at the cited phrase.
+    assert "https://example0.org/page#:~:text=" in content
+
+
+def test_unpublished_summaries_answer_404_everywhere(client):
+    channel = ChannelFactory()
+    live = SummaryFactory(live=True, video__channel=channel, video__title="Public one")
+    hidden = hidden_summaries(channel)
+    for summary in hidden:
+        ChapterFactory(summary=summary, body="secretword")
+        services.refresh_derived_data(summary=summary)
+        assert client.get(summary.get_absolute_url()).status_code == 404
+    pages = [
+        reverse("summaries:home"),
+        channel.get_absolute_url(),
+        live.get_absolute_url(),
+        reverse("summaries:search") + "?q=secretword",
+        reverse("summaries:search") + "?q=Secret",
+    ]
+    for url in pages:
+        content = client.get(url).content.decode()
+        for summary in hidden:
+            assert summary.video.title not in content, (url, summary.video.title)
+
+
+def test_staff_preview_shows_a_draft_exactly_and_is_never_cached(client):
+    draft = SummaryFactory(video__title="Draft title")
+    url = reverse("summaries:summary-preview", kwargs={"slug": draft.video.slug})
+    assert client.get(url).status_code == 302  # anonymous: to the login page
+    client.force_login(EditorFactory())
+    response = client.get(url)
+    assert response.status_code == 200
+    assert "Draft title" in response.content.decode()
+    assert "no-cache" in response["Cache-Control"]
+    assert "Readers cannot see this page" in response.content.decode()
+
+
+def test_channel_page_lists_newest_first_and_filters(client):
+    channel = ChannelFactory()
+    topic, person = TopicFactory(), PersonFactory()
+    old = SummaryFactory(
+        live=True,
+        video__channel=channel,
+        video__title="Old video",
+        video__published_on=datetime.date(2026, 1, 1),
+    )
+    new = SummaryFactory(
+        live=True,
+        video__channel=channel,
+        video__title="New video",
+        video__published_on=datetime.date(2026, 6, 1),
+        video__language="de",
+    )
+    new.video.topics.add(topic)
+    AppearanceFactory(video=old.video, person=person)
+    content = client.get(channel.get_absolute_url()).content.decode()
+    assert content.index("New video") < content.index("Old video")
+    by_topic = client.get(channel.get_absolute_url(), {"topic": topic.slug}).content.decode()
+    assert "New video" in by_topic and "Old video" not in by_topic
+    by_person = client.get(channel.get_absolute_url(), {"person": person.slug}).content.decode()
+    assert "Old video" in by_person and "New video" not in by_person
+    german = client.get(channel.get_absolute_url(), {"language": "de"}).content.decode()
+    assert "New video" in german and "Old video" not in german
+    assert client.get(channel.get_absolute_url(), {"language": "zz"}).status_code == 200
+
+
+def test_person_and_topic_pages(client):
+    summary = SummaryFactory(live=True, video__title="Featured")
+    person = AppearanceFactory(video=summary.video).person
+    topic = TopicFactory()
+    summary.video.topics.add(topic)
+    assert "Featured" in client.get(person.get_absolute_url()).content.decode()
+    assert "Featured" in client.get(topic.get_absolute_url()).content.decode()
+    assert client.get("/people/nobody/").status_code == 404
+
+
+def test_friendly_404_page(client):
+    response = client.get("/videos/does-not-exist/")
+    assert response.status_code == 404
+    assert "We can’t find that page" in response.content.decode()
+
+
+def test_reader_pages_send_a_strict_content_security_policy(client):
+    summary = SummaryFactory(live=True)
+    policy = client.get(summary.get_absolute_url())["Content-Security-Policy"]
+    assert "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy
+    assert "frame-ancestors 'none'" in policy
+
+
+def test_summary_page_query_count_does_not_grow(
+    client, django_assert_num_queries, django_assert_max_num_queries
+):
+    small, _ = rich_summary(chapters=1, sources=1)
+    neighbour = SummaryFactory(live=True, video__channel=small.video.channel)
+    neighbour.video.topics.add(*small.video.topics.all())
+    with django_assert_max_num_queries(10_000) as baseline:
+        client.get(small.get_absolute_url())
+    cache.clear()
+    count = len(baseline.captured_queries)
+    big, _ = rich_summary(chapters=12, sources=40)
+    for _ in range(10):
+        other = SummaryFactory(live=True, video__channel=big.video.channel)
+        other.video.topics.add(*big.video.topics.all())
+    with django_assert_num_queries(count):
+        response = client.get(big.get_absolute_url())
+    assert response.content.decode().count('class="chapter"') == 12
+
+
+@pytest.mark.parametrize("page", ["home", "channel"])
+def test_list_pages_query_count_does_not_grow(
+    client, django_assert_num_queries, django_assert_max_num_queries, page
+):
+    channel = ChannelFactory()
+
+    def add_videos(n):
+        for _ in range(n):
+            summary = SummaryFactory(live=True, video__channel=channel)
+            AppearanceFactory(video=summary.video, organisation=OrganisationFactory())
+            summary.video.topics.add(TopicFactory())
+
+    url = reverse("summaries:home") if page == "home" else channel.get_absolute_url()
+    add_videos(2)
+    with django_assert_max_num_queries(10_000) as baseline:
+        client.get(url)
+    cache.clear()
+    add_videos(15)
+    with django_assert_num_queries(len(baseline.captured_queries)):
+        assert client.get(url).status_code == 200
+
+
+def test_cached_page_is_served_without_queries_and_invalidated_on_edit(
+    client, django_assert_num_queries
+):
+    summary = SummaryFactory(live=True, tldr="First words.")
+    url = summary.get_absolute_url()
+    assert "First words." in client.get(url).content.decode()
+    with django_assert_num_queries(0):
+        assert "First words." in client.get(url).content.decode()
+    summary.tldr = "Second words."
+    summary.save()
+    assert "Second words." in client.get(url).content.decode()
+    home = reverse("summaries:home")
+    assert summary.video.title in client.get(home).content.decode()
+    services.unpublish_summary(summary=summary)
+    assert client.get(url).status_code == 404
+    assert summary.video.title not in client.get(home).content.decode()
+
+
+def test_editing_a_video_or_channel_invalidates_cached_pages(client):
+    summary = SummaryFactory(live=True)
+    url = summary.get_absolute_url()
+    client.get(url)
+    summary.video.channel.name = "Renamed channel"
+    summary.video.channel.save()
+    assert "Renamed channel" in client.get(url).content.decode()
+    summary.video.title = "Renamed video"
+    summary.video.save()
+    assert "Renamed video" in client.get(url).content.decode()
+
+
+def test_scheduled_summary_appears_on_cached_pages_when_it_goes_live(client):
+    SummaryFactory(live=True, video__title="Already live")
+    at = timezone.now() + datetime.timedelta(minutes=2)
+    SummaryFactory(video__title="Coming soon", status=Summary.Status.PUBLISHED, publish_at=at)
+    home = reverse("summaries:home")
+    assert "Coming soon" not in client.get(home).content.decode()
+    with time_machine.travel(at + datetime.timedelta(seconds=5)):
+        assert "Coming soon" in client.get(home).content.decode()
+
+
+def test_search_finds_live_summaries_only(client):
+    SummaryFactory(live=True, video__title="Agents and speed")
+    SummaryFactory(video__title="Agents draft")
+    services.refresh_derived_data(summary=Summary.objects.get(video__title="Agents and speed"))
+    services.refresh_derived_data(summary=Summary.objects.get(video__title="Agents draft"))
+    content = client.get(reverse("summaries:search"), {"q": "agents"}).content.decode()
+    assert "Agents and speed" in content
+    assert "Agents draft" not in content
+    for hostile in ["", "   ", "' OR 1=1 --", "%_%", "<script>alert(1)</script>", "a" * 5000]:
+        response = client.get(reverse("summaries:search"), {"q": hostile})
+        assert response.status_code == 200
+        assert "<script>alert(1)</script>" not in response.content.decode()
+
+
+def test_more_from_this_channel_shows_card_details(client):
+    channel = ChannelFactory(name="Matthew Berman")
+    main = SummaryFactory(live=True, video__channel=channel)
+    other = SummaryFactory(
+        live=True,
+        video__channel=channel,
+        video__title="Local AI",
+        video__duration_seconds=1940,
+        video__blurb="Weighs data control.",
+        video__published_on=datetime.date(2026, 10, 23),
+    )
+    AppearanceFactory(
+        video=other.video,
+        person__name="Sam Altman",
+        organisation=OrganisationFactory(name="OpenAI"),
+    )
+    content = client.get(main.get_absolute_url()).content.decode()
+    more = content[content.index("More from this channel") :]
+    for text in [
+        "Local AI",
+        "32:20",
+        "EN",
+        "Oct 23, 2026",
+        "Weighs data control.",
+        "Sam Altman · OpenAI",
+        "Matthew Berman",
+    ]:
+        assert text in more, text
+    assert VideoFactory._meta.model.objects.count() == 2
