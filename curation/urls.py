@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
+from summaries.caching import cached_page
 from summaries.sitemaps import SITEMAPS
 from summaries.views_seo import robots_txt
 
@@ -13,7 +14,7 @@ admin.site.index_title = "Summaries and sources"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
+    path("sitemap.xml", cached_page(sitemap), {"sitemaps": SITEMAPS}, name="sitemap"),
     path("robots.txt", robots_txt, name="robots-txt"),
     path("", include("summaries.urls")),
 ]

@@ -6,6 +6,7 @@ A page's lifetime never reaches past the next scheduled publish time, so a sched
 summary appears on every page when it goes live, with no periodic job.
 """
 
+import functools
 import hashlib
 from datetime import timedelta
 
@@ -62,25 +63,45 @@ def page_ttl() -> int:
     return PAGE_TTL if until_next is None else min(PAGE_TTL, until_next)
 
 
+def serve_cached(request, render):
+    """The response of `render()` for this request, from the cache when possible.
+
+    Only anonymous GET/HEAD requests are cached (staff see previews and admin links), and
+    only 200 responses are stored.
+    """
+    if request.method not in ("GET", "HEAD") or request.user.is_authenticated:
+        return render()
+    # The host is part of the key: pages carry absolute canonical URLs.
+    address = f"{request.get_host()}{request.get_full_path()}"
+    key = f"page:{current_generation()}:{hashlib.sha256(address.encode()).hexdigest()}"
+    cached = cache.get(key)
+    if cached is not None:
+        content, content_type = cached
+        response = HttpResponse(content, content_type=content_type)
+    else:
+        response = render()
+        if response.status_code != 200:
+            return response
+        if hasattr(response, "render"):
+            response.render()
+        cache.set(key, (response.content, response["Content-Type"]), page_ttl())
+    patch_cache_control(response, public=True, max_age=BROWSER_TTL)
+    return response
+
+
+def cached_page(view):
+    """Decorate a function view (or a feed) with serve_cached."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        return serve_cached(request, lambda: view(request, *args, **kwargs))
+
+    return wrapper
+
+
 class CachedPageMixin:
-    """Serve anonymous GETs of a reader page from the cache; store 200 responses."""
+    """Serve a class-based reader view through serve_cached."""
 
     def dispatch(self, request, *args, **kwargs):
-        if request.method not in ("GET", "HEAD") or request.user.is_authenticated:
-            return super().dispatch(request, *args, **kwargs)
-        path = hashlib.sha256(request.get_full_path().encode()).hexdigest()
-        key = f"page:{current_generation()}:{path}"
-        cached = cache.get(key)
-        if cached is not None:
-            content, content_type = cached
-            response = HttpResponse(content, content_type=content_type)
-        else:
-            response = super().dispatch(request, *args, **kwargs)
-            if response.status_code != 200:
-                return response
-            if hasattr(response, "render"):
-                response.render()
-            ttl = page_ttl()
-            cache.set(key, (response.content, response["Content-Type"]), ttl)
-        patch_cache_control(response, public=True, max_age=BROWSER_TTL)
-        return response
+        parent = super().dispatch
+        return serve_cached(request, lambda: parent(request, *args, **kwargs))

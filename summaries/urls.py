@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import feeds, views
+from .caching import cached_page
 
 app_name = "summaries"
 
@@ -10,10 +11,12 @@ urlpatterns = [
     path("videos/<slug:slug>/", views.SummaryDetailView.as_view(), name="summary-detail"),
     path("preview/<slug:slug>/", views.SummaryPreviewView.as_view(), name="summary-preview"),
     path("channels/<slug:slug>/", views.ChannelDetailView.as_view(), name="channel-detail"),
-    path("channels/<slug:slug>/rss/", feeds.ChannelFeed(), name="channel-feed-rss"),
-    path("channels/<slug:slug>/atom/", feeds.ChannelAtomFeed(), name="channel-feed-atom"),
+    path("channels/<slug:slug>/rss/", cached_page(feeds.ChannelFeed()), name="channel-feed-rss"),
+    path(
+        "channels/<slug:slug>/atom/", cached_page(feeds.ChannelAtomFeed()), name="channel-feed-atom"
+    ),
     path("people/<slug:slug>/", views.PersonDetailView.as_view(), name="person-detail"),
     path("topics/<slug:slug>/", views.TopicDetailView.as_view(), name="topic-detail"),
-    path("feeds/rss/", feeds.LatestSummariesFeed(), name="feed-rss"),
-    path("feeds/atom/", feeds.LatestSummariesAtomFeed(), name="feed-atom"),
+    path("feeds/rss/", cached_page(feeds.LatestSummariesFeed()), name="feed-rss"),
+    path("feeds/atom/", cached_page(feeds.LatestSummariesAtomFeed()), name="feed-atom"),
 ]

@@ -7,7 +7,7 @@ from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.generic import DetailView, ListView
 
-from . import presentation, related, search
+from . import presentation, related, search, seo
 from .caching import CachedPageMixin
 from .models import (
     LANGUAGE_CHOICES,
@@ -162,6 +162,8 @@ class SummaryDetailView(CachedPageMixin, DetailView):
         )
         context["chapters"] = presentation.chapters_for_page(self.object)
         context["related"] = related.related_videos(video, limit=RELATED_COUNT)
+        context["social"] = seo.social_meta(self.object, self.request)
+        context["jsonld"] = seo.json_ld_script(seo.video_object_jsonld(self.object, self.request))
         return context
 
 

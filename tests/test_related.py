@@ -1,0 +1,200 @@
+import datetime
+from itertools import count
+
+import pytest
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from summaries import services
+from summaries.models import Citation, Source, Summary
+from summaries.related import W_PERSON, W_SOURCE, W_TOPIC, related_videos
+
+from .factories import (
+    AppearanceFactory,
+    OrganisationFactory,
+    PersonFactory,
+    SummaryFactory,
+    TopicFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+DAY = datetime.date(2026, 10, 1)
+_titles = count()
+
+
+def summary(title=None, *, published_on=DAY, people=(), topics=(), sources=(), **kwargs):
+    """A summary (live unless told otherwise) whose video has these people and topics."""
+    kwargs.setdefault("live", True)
+    summary = SummaryFactory(
+        video__title=title or f"Untitled {next(_titles)}",
+        video__published_on=published_on,
+        **kwargs,
+    )
+    for position, person in enumerate(people):
+        AppearanceFactory(video=summary.video, person=person, position=position)
+    summary.video.topics.add(*topics)
+    for source in sources:
+        Citation.objects.create(
+            summary=summary, source=source, url=source.url, link_text="paper", claim="It says so."
+        )
+    return summary
+
+
+def source(url):
+    return Source.objects.create(url=url, host=url.split("/")[2])
+
+
+def ordered(results):
+    return [(r.video.title, r.reasons) for r in results]
+
+
+@pytest.fixture
+def world():
+    """Video A and neighbours whose right order is known (see test_ranks_by_what_is_shared)."""
+    altman = PersonFactory(name="Sam Altman")
+    amodei = PersonFactory(name="Dario Amodei")
+    agents = TopicFactory(name="Agents")
+    paper = source("https://arxiv.org/abs/2601.00001")
+    a = summary("Frontier roadmap", people=[altman, amodei], topics=[agents], sources=[paper])
+    summary("B Keynote", people=[altman], topics=[agents])
+    summary("C Benchmarks", topics=[agents])
+    summary("D Paper review", sources=[paper])
+    summary("E Cooking show")
+    summary("F Draft with Altman", people=[altman], live=False)
+    summary(
+        "G Scheduled with Altman",
+        people=[altman],
+        status=Summary.Status.PUBLISHED,
+        publish_at=timezone.now() + datetime.timedelta(days=1),
+    )
+    summary("H In review", people=[amodei], topics=[agents], status=Summary.Status.IN_REVIEW)
+    summary("I Roadmap for robots")
+    return a.video
+
+
+def test_ranks_by_what_is_shared_with_reasons(world):
+    results = related_videos(world)
+
+    assert ordered(results) == [
+        ("B Keynote", ["also features Sam Altman", "same topic: Agents"]),
+        ("D Paper review", ["cites the same source (arxiv.org)"]),
+        ("C Benchmarks", ["same topic: Agents"]),
+        ("I Roadmap for robots", ["title also mentions “roadmap”"]),
+    ]
+    assert [r.score for r in results[:3]] == [W_PERSON + W_TOPIC, W_SOURCE, W_TOPIC]
+
+
+def test_never_includes_the_video_itself_drafts_review_or_scheduled(world):
+    titles = {r.video.title for r in related_videos(world, limit=50)}
+
+    assert "Frontier roadmap" not in titles
+    assert not titles & {"F Draft with Altman", "G Scheduled with Altman", "H In review"}
+    assert "E Cooking show" not in titles
+
+
+def test_scheduled_video_appears_once_its_time_has_come(world):
+    later = timezone.now() + datetime.timedelta(days=2)
+
+    titles = [r.video.title for r in related_videos(world, now=later)]
+
+    assert titles[0] == "B Keynote"
+    assert "G Scheduled with Altman" in titles
+
+
+def test_limit_is_respected(world):
+    assert [r.video.title for r in related_videos(world, limit=2)] == [
+        "B Keynote",
+        "D Paper review",
+    ]
+    assert related_videos(world, limit=0) == []
+
+
+def test_ties_go_to_the_newer_video_then_the_lower_id():
+    topic = TopicFactory(name="Robotics")
+    a = summary("Origin", topics=[topic])
+    older = summary("Older", topics=[topic], published_on=DAY - datetime.timedelta(days=3))
+    first = summary("Same day first", topics=[topic])
+    second = summary("Same day second", topics=[topic])
+    newer = summary("Newer", topics=[topic], published_on=DAY + datetime.timedelta(days=3))
+    assert first.video.pk < second.video.pk
+
+    results = related_videos(a.video)
+
+    assert [r.video for r in results] == [newer.video, first.video, second.video, older.video]
+    assert {r.score for r in results} == {W_TOPIC}
+
+
+def test_similar_text_breaks_a_tie_in_shared_topics():
+    topic = TopicFactory(name="Compute")
+    a = summary("Origin", topics=[topic], tldr="Training budgets decide which labs stay ahead.")
+    plain = summary("Newer but unlike", topics=[topic], published_on=DAY)
+    similar = summary(
+        "Older but alike",
+        topics=[topic],
+        published_on=DAY - datetime.timedelta(days=30),
+        tldr="Which labs stay ahead? Training budgets decide it.",
+    )
+    for item in (a, plain, similar):
+        services.update_search_document(summary=item)
+
+    results = related_videos(a.video)
+
+    assert [r.video for r in results] == [similar.video, plain.video]
+    assert W_TOPIC < results[0].score < W_TOPIC + 1
+    assert results[1].score == W_TOPIC
+
+
+def test_many_shared_people_and_topics_are_named_and_reasons_are_capped():
+    people = [PersonFactory(name=name) for name in ("Ann", "Bo", "Cy", "Di")]
+    topics = [TopicFactory(name=name) for name in ("Agents", "Chips")]
+    paper, post = source("https://arxiv.org/abs/1"), source("https://example.com/post")
+    a = summary("Origin talk", people=people, topics=topics, sources=[paper, post])
+    summary("Panel", people=people, topics=topics, sources=[paper, post])
+
+    (result,) = related_videos(a.video)
+
+    assert result.reasons == [
+        "also features Ann, Bo and 2 others",
+        "cites 2 of the same sources",
+        "same topics: Agents and Chips",
+    ]
+
+
+def test_a_video_sharing_nothing_has_no_related_videos():
+    a = summary("Origin")
+    summary("Elsewhere")
+
+    assert related_videos(a.video) == []
+
+
+def build_neighbours(size):
+    """A video with `size` published neighbours of every kind, plus drafts that never count."""
+    people = [PersonFactory() for _ in range(3)]
+    topics = [TopicFactory() for _ in range(3)]
+    sources = [source(f"https://example.com/paper/{n}") for n in range(3)]
+    organisation = OrganisationFactory()
+    a = summary("Origin", people=people, topics=topics, sources=sources)
+    for n in range(size):
+        neighbour = summary(
+            people=people[: n % 3 + 1], topics=topics[n % 2 :], sources=sources[n % 3 :]
+        )
+        neighbour.video.appearances.update(organisation=organisation)
+        summary(people=people, live=False)
+    return a.video
+
+
+@pytest.mark.parametrize("size", [8, 24])
+def test_query_count_does_not_grow_with_candidates_or_results(
+    size, django_assert_num_queries
+):
+    video = build_neighbours(size)
+
+    # One query ranks the candidates; three load the videos with channel, people and topics.
+    with django_assert_num_queries(4):
+        results = related_videos(video, limit=size)
+        cards = [render_to_string("includes/video_card.html", {"video": r.video}) for r in results]
+
+    assert len(results) == size
+    assert all("Organisation" in card for card in cards)
+    assert all(r.reasons for r in results)
