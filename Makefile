@@ -30,7 +30,7 @@ venv: $(STAMP)
 
 run: venv
 	$(PYTHON) manage.py migrate --noinput
-	$(PYTHON) manage.py load_demo
+	$(PYTHON) manage.py load_demo --if-missing
 	$(PYTHON) manage.py create_demo_editor
 	@echo
 	@echo "Curation is starting: web server, Celery worker and Celery beat (Ctrl-C stops all)."

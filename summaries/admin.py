@@ -252,11 +252,10 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
             return "Draft (not saved yet)"
         if summary.is_scheduled():
             local = timezone.localtime(summary.publish_at)
-            return format_html("<strong>Scheduled</strong> for {:%Y-%m-%d %H:%M %Z}", local)
+            return format_html("<strong>Scheduled</strong> for {}", f"{local:%Y-%m-%d %H:%M %Z}")
         if summary.is_live():
-            return format_html(
-                "<strong>Live</strong> since {:%Y-%m-%d %H:%M %Z}", summary.publish_at
-            )
+            local = timezone.localtime(summary.publish_at)
+            return format_html("<strong>Live</strong> since {}", f"{local:%Y-%m-%d %H:%M %Z}")
         return summary.get_status_display()
 
     @admin.display(description="Preview")

@@ -157,6 +157,10 @@ def _load_summary(loader: _Loader, video: Video, data: dict) -> Summary:
     return summary
 
 
+def demo_is_loaded() -> bool:
+    return Summary.objects.filter(video__slug=demo_data.MAIN_VIDEO["slug"]).exists()
+
+
 def load_demo() -> dict:
     """Create or update the demo channel, its seven videos and their published summaries.
 

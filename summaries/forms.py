@@ -106,7 +106,7 @@ class SummaryForm(forms.ModelForm):
         if not self.instance.pk:
             return
         current = (
-            Summary.objects.select_for_update()
+            Summary.objects.select_for_update(of=("self",))
             .select_related("updated_by")
             .filter(pk=self.instance.pk)
             .first()

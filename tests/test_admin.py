@@ -334,3 +334,17 @@ def test_citations_are_listed_read_only_on_the_summary_page(client, editor):
     assert Source.objects.count() == 1
     assert Chapter.objects.count() == 1
     assert Video.objects.count() == 1
+
+
+def test_changelist_shows_live_and_scheduled_states(client, editor):
+    SummaryFactory(live=True, video__title="Live one")
+    SummaryFactory(
+        video__title="Later one",
+        status="published",
+        publish_at=timezone.now() + datetime.timedelta(days=1),
+    )
+    response = client.get(reverse("admin:summaries_summary_changelist"))
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert "<strong>Live</strong> since" in content
+    assert "<strong>Scheduled</strong> for" in content

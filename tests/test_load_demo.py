@@ -273,3 +273,16 @@ def test_first_run_reports_what_it_created():
 
 def test_demo_summary_has_no_editor_warnings(summary):
     assert services.summary_warnings(summary=summary) == []
+
+
+@pytest.mark.django_db
+def test_if_missing_keeps_an_editors_changes_to_the_demo():
+    call_command("load_demo", stdout=io.StringIO())
+    summary = Summary.objects.get(video__slug=MAIN_SLUG)
+    summary.tldr = "Edited by an editor."
+    summary.save()
+    out = io.StringIO()
+    call_command("load_demo", "--if-missing", stdout=out)
+    summary.refresh_from_db()
+    assert summary.tldr == "Edited by an editor."
+    assert "already loaded" in out.getvalue()

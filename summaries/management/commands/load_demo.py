@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from summaries.demo import load_demo
+from summaries.demo import demo_is_loaded, load_demo
 
 
 class Command(BaseCommand):
@@ -9,7 +9,17 @@ class Command(BaseCommand):
         "Safe to run again: unchanged rows are left alone."
     )
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--if-missing",
+            action="store_true",
+            help="Do nothing when the demo summary exists (keeps editors' changes to it).",
+        )
+
+    def handle(self, *args, if_missing=False, **options):
+        if if_missing and demo_is_loaded():
+            self.stdout.write("Demo data is already loaded; leaving it as editors left it.")
+            return
         counts = load_demo()
         for action in ("created", "updated", "deleted"):
             if counts[action]:
