@@ -12,7 +12,8 @@ PYTHON=.venv/bin/python
 bash scripts/services.sh
 
 POSTGRES_URL="${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}"
-REDIS_TEST_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/0}"
+# A database of its own: tests clear the cache, which must not touch a dev broker on db 0.
+REDIS_TEST_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 REPORTS=test-artifacts/reports
 mkdir -p "$REPORTS"
 
