@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.db.models import (
     Case,
     Count,
-    F,
+    FilteredRelation,
     IntegerField,
     OuterRef,
     Q,
@@ -15,7 +15,7 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.functions import Coalesce, Left
+from django.db.models.functions import Substr
 
 from .models import Appearance, Citation, Source, Video
 
@@ -31,12 +31,12 @@ W_TITLE_WORD = 1
 # at most 1, so it mostly orders videos whose shared people, sources and topics score alike.
 W_TEXT = 1.0
 
-# The database ranks every published video that shares something and returns this many;
-# text similarity is computed in Python over those only, and the best `limit` are kept.
+# The database ranks every published video that shares a person, topic or source and returns
+# this many; text similarity is computed in Python over those only, and the best `limit` kept.
 CANDIDATE_POOL = 50
 # Characters of a summary's search text compared for text similarity.
 TEXT_SAMPLE_CHARS = 1500
-# Significant title words (longest first) matched against other titles, and their minimum length.
+# Significant title words (longest first) looked for in the candidates' titles; minimum length.
 MAX_TITLE_WORDS = 4
 MIN_TITLE_WORD = 4
 MAX_REASONS = 3
@@ -64,6 +64,15 @@ class RelatedVideo:
     reasons: list[str]
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What the video links to: ids of its people, topics and cited sources."""
+
+    people: frozenset[int]
+    topics: frozenset[int]
+    sources: frozenset[int]
+
+
 def _words(text: str, min_length: int) -> list[str]:
     return [
         word
@@ -82,64 +91,77 @@ def _text_similarity(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _count(queryset: QuerySet, group: str, counted: str = "pk", distinct: bool = False):
-    """A correlated COUNT subquery (0 when no row matches)."""
-    counts = (
-        queryset.order_by().values(group).annotate(n=Count(counted, distinct=distinct)).values("n")
+def _shared_ids(video: Video) -> _Shared:
+    """One query: the ids of the video's people, topics and cited sources."""
+
+    def kind(n: int) -> Value:
+        return Value(n, output_field=IntegerField())
+
+    rows = (
+        Appearance.objects.filter(video=video)
+        .order_by()
+        .values_list(kind(0), "person_id")
+        .union(
+            _VideoTopic.objects.filter(video=video).order_by().values_list(kind(1), "topic_id"),
+            Citation.objects.filter(summary__video=video)
+            .order_by()
+            .values_list(kind(2), "source_id"),
+            all=True,
+        )
     )
-    return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
+    ids: tuple[set[int], set[int], set[int]] = (set(), set(), set())
+    for n, pk in rows:
+        ids[n].add(pk)
+    return _Shared(*map(frozenset, ids))
 
 
-def _sources_of(video: Video) -> QuerySet:
-    """The ids of the sources the video's summary cites (a subquery)."""
-    return Citation.objects.filter(summary__video=video).values("source_id")
+def _ranked_candidates(video: Video, shared: _Shared, keywords: list[str], now) -> QuerySet:
+    """Published videos sharing a person, topic or source with `video`, best score first.
 
-
-def _candidates(video: Video, keywords: list[str], now) -> QuerySet[Video]:
-    """Published videos sharing anything with `video`, best structural score first.
-
-    One query: the video's people, topics and sources are subqueries, each candidate's shared
-    counts are correlated subqueries, and only rows sharing something are scored at all.
+    One query. Each kind of link is a LEFT JOIN restricted to the shared ids (so a candidate
+    joins only its shared rows), counted per candidate with COUNT(DISTINCT); only videos
+    in the hashed id lists are joined at all. Rows: pk, score, published_on, shared sources.
     """
-    people = Appearance.objects.filter(video=video).values("person_id")
-    topics = _VideoTopic.objects.filter(video=video).values("topic_id")
-    sources = _sources_of(video)
-
-    shares = (
-        Q(pk__in=Appearance.objects.filter(person__in=people).values("video_id"))
-        | Q(pk__in=_VideoTopic.objects.filter(topic__in=topics).values("video_id"))
-        | Q(summary__in=Citation.objects.filter(source__in=sources).values("summary_id"))
-    )
-    title_hits = Value(0)
+    links = Q()
+    relations = {}
+    counts = {}
+    if shared.people:
+        links |= Q(pk__in=Appearance.objects.filter(person__in=shared.people).values("video_id"))
+        relations["shared_person"] = FilteredRelation(
+            "appearances", condition=Q(appearances__person__in=shared.people)
+        )
+        counts["people"] = W_PERSON * Count("shared_person", distinct=True)
+    if shared.topics:
+        links |= Q(pk__in=_VideoTopic.objects.filter(topic__in=shared.topics).values("video_id"))
+        relations["shared_topic"] = FilteredRelation(
+            "topics", condition=Q(topics__in=shared.topics)
+        )
+        counts["topics"] = W_TOPIC * Count("shared_topic", distinct=True)
+    sources = Value(0)
+    if shared.sources:
+        links |= Q(
+            summary__in=Citation.objects.filter(source__in=shared.sources).values("summary_id")
+        )
+        relations["shared_citation"] = FilteredRelation(
+            "summary__citations", condition=Q(summary__citations__source__in=shared.sources)
+        )
+        sources = Count("shared_citation__source", distinct=True)
+        counts["sources"] = W_SOURCE * sources
+    score = Value(0)
+    for count in counts.values():
+        score += count
     for word in keywords:
-        shares |= Q(title__icontains=word)
-        title_hits += Case(When(title__icontains=word, then=Value(1)), default=Value(0))
+        score += W_TITLE_WORD * Case(When(title__icontains=word, then=1), default=0)
 
     return (
         Video.objects.published(now)
         .exclude(pk=video.pk)
-        .filter(shares)
-        .annotate(
-            shared_people=_count(
-                Appearance.objects.filter(video=OuterRef("pk"), person__in=people), "video"
-            ),
-            shared_topics=_count(
-                _VideoTopic.objects.filter(video=OuterRef("pk"), topic__in=topics), "video"
-            ),
-            shared_sources=_count(
-                Citation.objects.filter(summary=OuterRef("summary"), source__in=sources),
-                "summary",
-                counted="source",
-                distinct=True,
-            ),
-        )
-        .annotate(
-            score=W_PERSON * F("shared_people")
-            + W_TOPIC * F("shared_topics")
-            + W_SOURCE * F("shared_sources")
-            + W_TITLE_WORD * title_hits
-        )
+        .filter(links)
+        .alias(**relations)
+        .values("pk")
+        .annotate(score=score, shared_sources=sources)
         .order_by("-score", "-published_on", "pk")
+        .values_list("pk", "score", "published_on", "shared_sources")
     )
 
 
@@ -149,21 +171,18 @@ def _join(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _reasons(source: Video, candidate: Video, keywords: list[str]) -> list[str]:
-    """Why `candidate` is related, strongest first (from prefetched people and topics)."""
+def _reasons(candidate: Video, shared: _Shared, sources: int, keywords: list[str]) -> list[str]:
+    """Why `candidate` is related, strongest first (from its prefetched people and topics)."""
     reasons = []
-    source_people = {a.person_id for a in source.appearances.all()}
-    people = [a.person.name for a in candidate.appearances.all() if a.person_id in source_people]
+    people = [a.person.name for a in candidate.appearances.all() if a.person_id in shared.people]
     if people:
         reasons.append(f"also features {_join(people)}")
-    shared_sources = candidate.shared_sources
-    if shared_sources == 1:
+    if sources == 1:
         host = candidate.shared_source_host
         reasons.append(f"cites the same source ({host})" if host else "cites the same source")
-    elif shared_sources > 1:
-        reasons.append(f"cites {shared_sources} of the same sources")
-    source_topics = {t.pk for t in source.topics.all()}
-    topics = [t.name for t in candidate.topics.all() if t.pk in source_topics]
+    elif sources > 1:
+        reasons.append(f"cites {sources} of the same sources")
+    topics = [t.name for t in candidate.topics.all() if t.pk in shared.topics]
     if topics:
         reasons.append(f"same topic{'s' if len(topics) > 1 else ''}: {_join(topics)}")
     title = candidate.title.lower()
@@ -176,59 +195,60 @@ def _reasons(source: Video, candidate: Video, keywords: list[str]) -> list[str]:
 def related_videos(video: Video, *, limit: int = 10, now=None) -> list[RelatedVideo]:
     """Published videos of any channel related to `video`, best first, with reasons.
 
-    Score: W_PERSON per shared person, W_SOURCE per shared cited source, W_TOPIC per shared
-    topic, W_TITLE_WORD per significant title word the other title contains, plus W_TEXT
-    times the text similarity. Ties go to the newer video, then the lower id. Only live
-    videos appear (never drafts, in review or scheduled); the video itself never does; a
-    video sharing nothing is not related. Queries: one to rank the candidates in the
-    database, then three to load the best with what a card shows (channel, people with
-    their organisations, topics), whatever the number of candidates or results.
+    A video is related when it shares a person, a topic or a cited source. Score: W_PERSON
+    per shared person, W_SOURCE per shared source, W_TOPIC per shared topic, W_TITLE_WORD
+    per significant word of this title found in its title, plus W_TEXT times the text
+    similarity. Ties go to the newer video, then the lower id. Only live videos appear
+    (never drafts, in review or scheduled), never the video itself.
+
+    Six queries whatever the number of candidates or results: the video's people, topics
+    and sources; the database's ranking (at most CANDIDATE_POOL rows); the pool's text for
+    similarity; the best `limit` videos with what a card shows (video and channel, people
+    with organisations, topics). One query in all when the video has no people, topics or
+    sources, two when nothing published shares any.
     """
     if limit <= 0:
         return []
+    shared = _shared_ids(video)
+    if not (shared.people or shared.topics or shared.sources):
+        return []
     keywords = title_keywords(video.title)
-    pool = list(_candidates(video, keywords, now).values_list("pk", "score")[:CANDIDATE_POOL])
+    pool = list(_ranked_candidates(video, shared, keywords, now)[:CANDIDATE_POOL])
     if not pool:
         return []
 
-    sources = _sources_of(video)
+    texts = {
+        pk: set(_words(f"{title} {text or ''}", 3))
+        for pk, title, text in Video.objects.filter(pk__in=[video.pk, *(row[0] for row in pool)])
+        .annotate(related_text=Substr("summary__search_document", 1, TEXT_SAMPLE_CHARS))
+        .values_list("pk", "title", "related_text")
+    }
+    ranked = sorted(
+        (
+            (round(score + W_TEXT * _text_similarity(texts[video.pk], texts[pk]), 4), day, pk)
+            for pk, score, day, _ in pool
+        ),
+        key=lambda row: (-row[0], -row[1].toordinal(), row[2]),
+    )[:limit]
+    shared_sources = {pk: sources for pk, _, _, sources in pool}
+
+    # The host of one shared source, for the reason; correlated, but over these rows only.
     shared_source_host = (
-        Source.objects.filter(citations__summary__video=OuterRef("pk"), pk__in=sources)
+        Source.objects.filter(pk__in=shared.sources, citations__summary__video=OuterRef("pk"))
         .order_by("host")
         .values("host")[:1]
     )
-    loaded = {
-        v.pk: v
-        for v in Video.objects.filter(pk__in=[video.pk, *(pk for pk, _ in pool)])
+    videos = (
+        Video.objects.filter(pk__in=[pk for _, _, pk in ranked])
         .with_listing_data()
-        .annotate(
-            related_text=Left("summary__search_document", TEXT_SAMPLE_CHARS),
-            shared_sources=_count(
-                Citation.objects.filter(summary__video=OuterRef("pk"), source__in=sources),
-                "summary",
-                counted="source",
-                distinct=True,
-            ),
-            shared_source_host=Subquery(shared_source_host),
-        )
-    }
-    source = loaded[video.pk]
-
-    def text_words(v: Video) -> set[str]:
-        return set(_words(f"{v.title} {v.related_text or ''}", 3))
-
-    source_words = text_words(source)
-    ranked = []
-    for pk, score in pool:
-        candidate = loaded[pk]
-        score = round(score + W_TEXT * _text_similarity(source_words, text_words(candidate)), 4)
-        ranked.append((candidate, score))
-    ranked.sort(key=lambda item: (-item[1], -item[0].published_on.toordinal(), item[0].pk))
+        .annotate(shared_source_host=Subquery(shared_source_host))
+        .in_bulk()
+    )
     return [
         RelatedVideo(
-            video=candidate,
+            video=videos[pk],
             score=score,
-            reasons=_reasons(source, candidate, keywords),
+            reasons=_reasons(videos[pk], shared, shared_sources[pk], keywords),
         )
-        for candidate, score in ranked[:limit]
+        for score, _, pk in ranked
     ]

@@ -1,42 +1,59 @@
 """Search over live summaries: PostgreSQL full-text search, a word-by-word fallback elsewhere."""
 
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connections
-from django.db.models import QuerySet
+from django.db.models import Expression, QuerySet
+from django.db.models.expressions import Col
 
 from .models import Summary
 
-# Longer queries are cut: nobody types more, and a long query only costs the database time.
+# Longer queries are cut: nobody types more, and each extra word costs the database time
+# (ranking walks the positions of every query word in every match).
 MAX_QUERY_CHARS = 200
-# The SQLite fallback adds one LIKE per word; later words are ignored.
-MAX_FALLBACK_WORDS = 10
+MAX_QUERY_WORDS = 8
+# Ranking reads every match's positions, so a common word over thousands of long transcripts
+# would take seconds. Only the newest MAX_RANKED matches are ranked (and returned).
+MAX_RANKED = 300
 
+# Must match the configuration of the search_vector column (migration 0005).
 SEARCH_CONFIG = "english"
 
-# The expression that migration 0004_search_index indexes (GIN). The filter must use exactly
-# this expression, or PostgreSQL cannot use the index; keep the two in step.
-DOCUMENT_VECTOR = SearchVector("search_document", config=SEARCH_CONFIG)
+_SEARCH_VECTOR = SearchVectorField()
+_SEARCH_VECTOR.set_attributes_from_name("search_vector")
+_SEARCH_VECTOR.model = Summary
 
-# Ranking only (computed for matching rows): a word in the title counts more than one in the
-# body. The title is also the first line of search_document, so title matches score twice.
-RANK_VECTOR = SearchVector("video__title", config=SEARCH_CONFIG, weight="A") + SearchVector(
-    "search_document", config=SEARCH_CONFIG, weight="B"
-)
+
+class StoredSearchVector(Expression):
+    """The summary's `search_vector` column, which exists on PostgreSQL only.
+
+    Migration 0005_summary_search_vector adds it as a stored generated column (title words
+    weighted A, the whole search_document B) with a GIN index. It is not a model field, so
+    SQLite needs no such column. Stored rather than an expression index because computing
+    to_tsvector() per row at query time (which ranking needs, and which the planner
+    chooses for common words) takes seconds on long transcripts.
+    """
+
+    output_field = SearchVectorField()
+
+    def resolve_expression(self, query=None, *args, **kwargs):
+        return Col(query.get_initial_alias(), _SEARCH_VECTOR)
 
 
 def clean_query(query: str) -> str:
     """The query as searched: NUL bytes removed (PostgreSQL rejects them), spaces collapsed,
-    and at most MAX_QUERY_CHARS characters."""
-    return " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS].strip()
+    at most MAX_QUERY_WORDS words and MAX_QUERY_CHARS characters."""
+    words = query.replace("\x00", " ").split()[:MAX_QUERY_WORDS]
+    return " ".join(words)[:MAX_QUERY_CHARS].strip()
 
 
 def search_summaries(query: str, *, now=None) -> QuerySet[Summary]:
     """Live summaries matching the query, best match first.
 
-    On PostgreSQL: full-text search in web-search syntax ("quoted phrases", `or`, `-word`),
-    ranked by ts_rank with title words weighted above body words, then newest first. Other
-    databases: every word must occur in the summary's text (case-insensitive), newest first.
-    Never raises on user input: any string gives a result, possibly empty; an empty query
+    On PostgreSQL: full-text search in web-search syntax ("quoted phrases", `or`, `-word`)
+    over the newest MAX_RANKED matches, ranked by cover density (ts_rank_cd: query words
+    close together rank higher) with title words weighted above the rest, then newest first.
+    Other databases: every word must occur in the summary's text (case-insensitive), newest
+    first. Never raises on user input: any string gives a result, possibly empty; an empty query
     gives an empty result without touching the database.
     """
     query = clean_query(query)
@@ -46,13 +63,18 @@ def search_summaries(query: str, *, now=None) -> QuerySet[Summary]:
     if connections[summaries.db].vendor == "postgresql":
         # websearch_to_tsquery accepts any text (no syntax errors from & | ! : * ( ) < >).
         search_query = SearchQuery(query, config=SEARCH_CONFIG, search_type="websearch")
-        return (
-            summaries.alias(document=DOCUMENT_VECTOR)
+        newest_matches = (
+            summaries.alias(document=StoredSearchVector())
             .filter(document=search_query)
-            .annotate(rank=SearchRank(RANK_VECTOR, search_query))
+            .order_by("-publish_at", "-id")
+            .values("pk")[:MAX_RANKED]
+        )
+        return (
+            Summary.objects.filter(pk__in=newest_matches)
+            .annotate(rank=SearchRank(StoredSearchVector(), search_query, cover_density=True))
             .order_by("-rank", "-publish_at", "-id")
         )
-    for word in query.split()[:MAX_FALLBACK_WORDS]:
+    for word in query.split():
         # icontains escapes LIKE wildcards (% _ \), so every character is matched literally.
         summaries = summaries.filter(search_document__icontains=word)
     return summaries.order_by("-publish_at", "-id")

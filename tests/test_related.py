@@ -7,7 +7,14 @@ from django.utils import timezone
 
 from summaries import services
 from summaries.models import Citation, Source, Summary
-from summaries.related import W_PERSON, W_SOURCE, W_TOPIC, related_videos
+from summaries.related import (
+    W_PERSON,
+    W_SOURCE,
+    W_TEXT,
+    W_TITLE_WORD,
+    W_TOPIC,
+    related_videos,
+)
 
 from .factories import (
     AppearanceFactory,
@@ -26,19 +33,19 @@ _titles = count()
 def summary(title=None, *, published_on=DAY, people=(), topics=(), sources=(), **kwargs):
     """A summary (live unless told otherwise) whose video has these people and topics."""
     kwargs.setdefault("live", True)
-    summary = SummaryFactory(
+    made = SummaryFactory(
         video__title=title or f"Untitled {next(_titles)}",
         video__published_on=published_on,
         **kwargs,
     )
     for position, person in enumerate(people):
-        AppearanceFactory(video=summary.video, person=person, position=position)
-    summary.video.topics.add(*topics)
-    for source in sources:
+        AppearanceFactory(video=made.video, person=person, position=position)
+    made.video.topics.add(*topics)
+    for cited in sources:
         Citation.objects.create(
-            summary=summary, source=source, url=source.url, link_text="paper", claim="It says so."
+            summary=made, source=cited, url=cited.url, link_text="paper", claim="It says so."
         )
-    return summary
+    return made
 
 
 def source(url):
@@ -69,7 +76,8 @@ def world():
         publish_at=timezone.now() + datetime.timedelta(days=1),
     )
     summary("H In review", people=[amodei], topics=[agents], status=Summary.Status.IN_REVIEW)
-    summary("I Roadmap for robots")
+    summary("I Roadmap for robots", topics=[agents])
+    summary("J Roadmap alone")
     return a.video
 
 
@@ -78,11 +86,17 @@ def test_ranks_by_what_is_shared_with_reasons(world):
 
     assert ordered(results) == [
         ("B Keynote", ["also features Sam Altman", "same topic: Agents"]),
+        ("I Roadmap for robots", ["same topic: Agents", "title also mentions “roadmap”"]),
         ("D Paper review", ["cites the same source (arxiv.org)"]),
         ("C Benchmarks", ["same topic: Agents"]),
-        ("I Roadmap for robots", ["title also mentions “roadmap”"]),
     ]
-    assert [r.score for r in results[:3]] == [W_PERSON + W_TOPIC, W_SOURCE, W_TOPIC]
+    # I: a topic, a title word, and a third of the title words in common (text similarity).
+    assert [r.score for r in results] == [
+        W_PERSON + W_TOPIC,
+        round(W_TOPIC + W_TITLE_WORD + W_TEXT / 3, 4),
+        W_SOURCE,
+        W_TOPIC,
+    ]
 
 
 def test_never_includes_the_video_itself_drafts_review_or_scheduled(world):
@@ -90,7 +104,8 @@ def test_never_includes_the_video_itself_drafts_review_or_scheduled(world):
 
     assert "Frontier roadmap" not in titles
     assert not titles & {"F Draft with Altman", "G Scheduled with Altman", "H In review"}
-    assert "E Cooking show" not in titles
+    # Sharing nothing, or only a title word, is not enough to be related.
+    assert not titles & {"E Cooking show", "J Roadmap alone"}
 
 
 def test_scheduled_video_appears_once_its_time_has_come(world):
@@ -105,7 +120,7 @@ def test_scheduled_video_appears_once_its_time_has_come(world):
 def test_limit_is_respected(world):
     assert [r.video.title for r in related_videos(world, limit=2)] == [
         "B Keynote",
-        "D Paper review",
+        "I Roadmap for robots",
     ]
     assert related_videos(world, limit=0) == []
 
@@ -161,11 +176,12 @@ def test_many_shared_people_and_topics_are_named_and_reasons_are_capped():
     ]
 
 
-def test_a_video_sharing_nothing_has_no_related_videos():
+def test_a_video_sharing_nothing_has_no_related_videos(django_assert_num_queries):
     a = summary("Origin")
     summary("Elsewhere")
 
-    assert related_videos(a.video) == []
+    with django_assert_num_queries(1):
+        assert related_videos(a.video) == []
 
 
 def build_neighbours(size):
@@ -185,13 +201,12 @@ def build_neighbours(size):
 
 
 @pytest.mark.parametrize("size", [8, 24])
-def test_query_count_does_not_grow_with_candidates_or_results(
-    size, django_assert_num_queries
-):
+def test_query_count_does_not_grow_with_candidates_or_results(size, django_assert_num_queries):
     video = build_neighbours(size)
 
-    # One query ranks the candidates; three load the videos with channel, people and topics.
-    with django_assert_num_queries(4):
+    # The video's links, the ranking, the pool's text, the videos with channel, their people
+    # with organisations, their topics.
+    with django_assert_num_queries(6):
         results = related_videos(video, limit=size)
         cards = [render_to_string("includes/video_card.html", {"video": r.video}) for r in results]
 

@@ -1,12 +1,20 @@
 import datetime
 
 import pytest
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection
+from django.urls import reverse
 from django.utils import timezone
 
-from summaries import services
+from summaries import search, services
 from summaries.models import Summary
-from summaries.search import MAX_QUERY_CHARS, clean_query, search_summaries
+from summaries.search import (
+    MAX_QUERY_CHARS,
+    SEARCH_CONFIG,
+    StoredSearchVector,
+    clean_query,
+    search_summaries,
+)
 
 from .factories import ChapterFactory, SummaryFactory, TakeawayFactory
 
@@ -102,14 +110,19 @@ def test_title_match_ranks_above_body_only_match():
 
 
 @on_postgresql
-def test_query_can_use_the_gin_index():
+def test_matching_can_use_the_gin_index():
     indexed(SummaryFactory(live=True, tldr="Robotics news."))
+    matches = Summary.objects.alias(document=StoredSearchVector()).filter(
+        document=SearchQuery("robotics", config=SEARCH_CONFIG, search_type="websearch")
+    )
     with connection.cursor() as cursor:
+        # Tiny tables are cheaper to scan; forbid that to see whether the index applies.
         cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_indexscan = off")
 
-    plan = search_summaries("robotics").explain()
+    plan = matches.explain()
 
-    assert "summary_search_document_gin" in plan, plan
+    assert "Bitmap Index Scan on summary_search_vector_gin" in plan, plan
 
 
 HOSTILE = [
@@ -153,10 +166,46 @@ def test_hostile_queries_are_harmless(query):
     assert all(summary.is_live() for summary in result)
 
 
+@pytest.mark.parametrize("query", HOSTILE)
+def test_search_page_answers_hostile_queries(client, query):
+    indexed(SummaryFactory(live=True, tldr="Robotics news."))
+
+    response = client.get(reverse("summaries:search"), {"q": query})
+
+    assert response.status_code == 200
+
+
 def test_long_queries_are_cut_and_nul_bytes_removed():
-    assert len(clean_query("word " * 1_000)) <= MAX_QUERY_CHARS
+    assert len(clean_query("w" * 1_000)) == MAX_QUERY_CHARS
+    assert clean_query("one two three four five six seven eight nine ten").split()[-1] == "eight"
     assert clean_query("  robo\x00tics \n ") == "robo tics"
     assert search_summaries("  ").count() == 0
+
+
+def test_results_can_be_counted_for_pagination():
+    indexed(SummaryFactory(live=True, tldr="Robotics news."))
+
+    assert search_summaries("robotics").count() == 1
+
+
+@on_postgresql
+def test_only_the_newest_matches_are_ranked(monkeypatch):
+    monkeypatch.setattr(search, "MAX_RANKED", 2)
+    hour = datetime.timedelta(hours=1)
+    oldest = indexed(
+        SummaryFactory(live=True, video__title="Robotics", publish_at=timezone.now() - 3 * hour)
+    )
+    newer = [
+        indexed(
+            SummaryFactory(
+                live=True, tldr="Aside on robotics.", publish_at=timezone.now() - n * hour
+            )
+        )
+        for n in (2, 1)
+    ]
+
+    assert found("robotics") == newer[::-1]
+    assert oldest not in found("robotics")
 
 
 def test_results_take_one_query(django_assert_num_queries):

@@ -1,7 +1,7 @@
 """GIN index for full-text search on PostgreSQL (other databases have nothing to create).
 
-The indexed expression must stay identical to summaries.search.DOCUMENT_VECTOR, which is
-what search_summaries() filters on; otherwise the planner cannot use the index.
+Superseded by 0005_summary_search_vector, which drops this index: search now reads a
+stored tsvector column (see that migration for why).
 """
 
 from django.db import migrations
