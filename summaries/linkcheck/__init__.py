@@ -1,0 +1,43 @@
+"""Talking to the outside world: checking cited sources (issue 6). No ORM in here.
+
+- `policy`: which URLs and addresses may be contacted (SSRF rules);
+- `fetch`: one URL, safely (redirects, retries, caps) into a `result.CheckResult`;
+- `transport`: connections pinned to a vetted address, ended by a watchdog at the deadline;
+- `page`: title, main text, fingerprint and bot-wall detection of a fetched page;
+- `claims`: whether the page still carries the cited phrase;
+- `limits` and `batch`: many URLs at once with global and per-host limits.
+"""
+
+from .batch import check_many
+from .claims import Verdict, find_phrase, normalise_phrase, verdict
+from .fetch import DEFAULT_USER_AGENT, Resolver, default_resolver, fetch, parse_retry_after
+from .limits import HostLimiter, InProcessHostLimiter
+from .page import fingerprint_text, read_page
+from .policy import Blocked, check_url, parse_networks, parse_target, vet_address, vet_port
+from .result import CheckResult, ErrorClass, State
+
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "Blocked",
+    "CheckResult",
+    "ErrorClass",
+    "HostLimiter",
+    "InProcessHostLimiter",
+    "Resolver",
+    "State",
+    "Verdict",
+    "check_many",
+    "check_url",
+    "default_resolver",
+    "fetch",
+    "find_phrase",
+    "fingerprint_text",
+    "normalise_phrase",
+    "parse_networks",
+    "parse_retry_after",
+    "parse_target",
+    "read_page",
+    "verdict",
+    "vet_address",
+    "vet_port",
+]

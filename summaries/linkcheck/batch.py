@@ -1,0 +1,116 @@
+"""Checking many URLs at once in one process: a global and a per-host limit."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from urllib.parse import urlsplit
+
+from .fetch import CheckResult, ErrorClass, State, fetch
+from .limits import HostLimiter, InProcessHostLimiter
+
+# How long the dispatcher sleeps when every host with work is paused or at its limit.
+IDLE_POLL = 0.02
+
+
+def _host_key(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _as_pairs(urls: Mapping[str, bool] | Iterable[tuple[str, bool]]) -> dict[str, bool]:
+    pairs = urls.items() if isinstance(urls, Mapping) else urls
+    needs: dict[str, bool] = {}
+    for url, need_body in pairs:
+        needs[url] = needs.get(url, False) or bool(need_body)
+    return needs
+
+
+def check_many(
+    urls: Mapping[str, bool] | Iterable[tuple[str, bool]],
+    *,
+    max_in_flight: int = 32,
+    per_host: int = 2,
+    host_limiter: HostLimiter | None = None,
+    on_result: Callable[[str, CheckResult], None] | None = None,
+    time_budget: float | None = None,
+    **fetch_options,
+) -> dict[str, CheckResult]:
+    """Fetch every URL (url -> need_body) and return url -> CheckResult.
+
+    At most `max_in_flight` fetches run at once (threads), and at most `per_host` of them
+    per host in this process; each request also takes a slot from `host_limiter` (an
+    InProcessHostLimiter(per_host) by default; pass a shared one, e.g. Redis-backed, to
+    hold the limit across processes). A host that answers 429/503 is paused in the limiter
+    and gets no new fetch until the pause ends. Hosts are served round-robin, so one big
+    host does not starve the others. A URL listed twice is fetched once (with its body if
+    either asked for it). `on_result(url, result)` is called, in the calling thread, as each
+    result arrives (for progress bars and bulk writes). After `time_budget` seconds no new
+    fetch starts: the URLs never started are missing from the result, for the caller to
+    queue again (keep it under the task's soft time limit minus one fetch deadline).
+    `fetch_options` go to `fetch`.
+    Never raises for a URL: a checker bug is recorded as state "error", class "internal".
+    """
+    if max_in_flight < 1 or per_host < 1:
+        raise ValueError("max_in_flight and per_host must be at least 1")
+    limiter = host_limiter if host_limiter is not None else InProcessHostLimiter(per_host)
+    needs = _as_pairs(urls)
+    queues: OrderedDict[str, deque[str]] = OrderedDict()
+    for url in needs:
+        queues.setdefault(_host_key(url), deque()).append(url)
+    running: dict[Future, tuple[str, str]] = {}
+    running_per_host: dict[str, int] = {}
+    results: dict[str, CheckResult] = {}
+
+    def run_one(url: str) -> CheckResult:
+        try:
+            return fetch(url, need_body=needs[url], limiter=limiter, **fetch_options)
+        except Exception as error:  # noqa: BLE001 - one bad URL must not lose the batch
+            return CheckResult(
+                url=url,
+                state=State.ERROR,
+                final_url=url,
+                error_class=ErrorClass.INTERNAL,
+                error=f"{type(error).__name__}: {error}",
+            )
+
+    def dispatch(pool: ThreadPoolExecutor) -> None:
+        """Start fetches for hosts that have work, a free slot and no pause, round-robin."""
+        progressed = True
+        while progressed and len(running) < max_in_flight:
+            progressed = False
+            for host in list(queues):
+                if len(running) >= max_in_flight:
+                    return
+                if running_per_host.get(host, 0) >= per_host or limiter.wait_time(host) > 0:
+                    continue
+                url = queues[host].popleft()
+                if not queues[host]:
+                    del queues[host]
+                running[pool.submit(run_one, url)] = (url, host)
+                running_per_host[host] = running_per_host.get(host, 0) + 1
+                progressed = True
+
+    stop_at = None if time_budget is None else time.monotonic() + time_budget
+    with ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="linkcheck") as pool:
+        while queues or running:
+            if stop_at is not None and time.monotonic() >= stop_at:
+                queues.clear()  # start nothing new; let the running fetches finish
+            dispatch(pool)
+            if not running and not queues:
+                break
+            if not running:
+                time.sleep(IDLE_POLL)  # every host with work is paused
+                continue
+            done, _ = wait(list(running), timeout=IDLE_POLL * 5, return_when=FIRST_COMPLETED)
+            for future in done:
+                url, host = running.pop(future)
+                running_per_host[host] -= 1
+                results[url] = future.result()
+                if on_result is not None:
+                    on_result(url, results[url])
+    return results

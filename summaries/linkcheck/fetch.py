@@ -1,0 +1,536 @@
+"""Fetching one URL safely: vetted and pinned connections, redirects, retries and caps.
+
+Each name is resolved once per fetch with the injected resolver and every address is vetted
+(`policy.vet_address`) before a connection is made to that very address; the Host header,
+TLS SNI and certificate verification keep the name, so a DNS answer that changes between
+the check and the connection (rebinding) cannot redirect the request. Every redirect hop
+goes through the same steps. Connections are plain urllib3 connection objects: no pool, no
+proxy (urllib3 never reads proxy variables from the environment) and no cookies.
+
+A whole fetch (every hop, attempt and back-off wait) ends by `deadline`: a watchdog thread
+shuts the socket down when it passes, so a slow-drip body cannot outlive it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import socket
+import ssl
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeoutError
+from dataclasses import dataclass
+from datetime import UTC
+from email.utils import parsedate_to_datetime
+from urllib.parse import quote, urljoin, urlsplit
+
+import urllib3.exceptions
+from urllib3.util.request import ACCEPT_ENCODING
+
+from .limits import HostLimiter
+from .page import Page, media_type, read_page
+from .policy import (
+    Blocked,
+    IPAddress,
+    IPNetwork,
+    Target,
+    check_target,
+    parse_networks,
+    parse_target,
+    vet_address,
+    vet_port,
+)
+from .result import CheckResult, ErrorClass, State
+from .transport import Guard, NetError, classify, open_connection, read_body
+
+DEFAULT_USER_AGENT = "curation-linkcheck/1.0 (source checker for curated summaries)"
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+PERMANENT_REDIRECTS = frozenset({301, 308})
+UNVERIFIABLE_STATUSES = frozenset({401, 403, 407, 429})
+PUSHBACK_STATUSES = frozenset({429, 503})
+NOT_RETRIED_5XX = frozenset({501, 505})  # "not implemented", "version not supported"
+MAX_PAUSE = 60.0  # the longest a host is paused for everyone after pushing back
+# Error pages are read only this far, to recognise a challenge page.
+ERROR_BODY_LIMIT = 256 * 1024
+
+Resolver = Callable[[str], Iterable[str]]
+# Resolution runs in these threads so that a hanging lookup cannot outlive the deadline.
+_RESOLVER_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="linkcheck-dns")
+
+
+def default_resolver(host: str) -> list[str]:
+    """The addresses the system resolver gives for a name (socket.gaierror when none)."""
+    infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def parse_retry_after(value: str | None, *, now: float) -> float | None:
+    """Seconds to wait from a Retry-After value (delta-seconds or HTTP date); None if invalid."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return max(0.0, moment.timestamp() - now)
+
+
+@dataclass
+class _Response:
+    """One response: the status, the headers and what its body (if read) says."""
+
+    status: int
+    headers: urllib3.HTTPHeaderDict
+    page: Page | None  # read from the body of a GET (not when it was too large)
+    too_large: bool
+    elapsed: float
+    address: str
+
+    @property
+    def challenge(self) -> bool:
+        header = self.headers.get("cf-mitigated", "").lower() == "challenge"
+        return header or bool(self.page and self.page.challenge)
+
+
+def _fix_location(location: str) -> str:
+    """A Location value as a browser would read it: UTF-8 sent raw, spaces encoded.
+
+    Control characters and backslashes are left for the policy to refuse.
+    """
+    try:
+        location = location.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        pass
+    location = location.strip(" ")
+    return "".join(
+        quote(character, safe="") if character == " " or ord(character) > 127 else character
+        for character in location
+    )
+
+
+def _material(url: str) -> tuple[str, str, str]:
+    """What identifies a page for "has it moved": host without www., path, query."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").removeprefix("www.")
+    return host, parts.path.rstrip("/") or "/", parts.query
+
+
+def _moved_permanently(url: str, chain: list[tuple[str, int]], final_url: str) -> bool:
+    """Whether the permanent redirects at the start of the chain lead somewhere else.
+
+    A link whose 301/308 redirects lead to another host, path or query should be updated
+    (state "redirected"); a scheme upgrade (http to https), a "www." prefix or a trailing
+    slash does not count, and neither do temporary redirects (302/303/307: the link stays
+    right, the server chose where to send readers today).
+    """
+    destination = url
+    for index, (_hop_url, status) in enumerate(chain):
+        if status not in PERMANENT_REDIRECTS:
+            break
+        destination = chain[index + 1][0] if index + 1 < len(chain) else final_url
+    return _material(destination) != _material(url)
+
+
+@dataclass
+class _Options:
+    need_body: bool
+    resolver: Resolver
+    allowed_networks: tuple[IPNetwork, ...]
+    timeout: float
+    deadline: float
+    max_body: int
+    max_redirects: int
+    user_agent: str
+    retries: int
+    backoff: float
+    max_backoff: float
+    sleep: Callable[[float], None]
+    rng: Callable[[], float]
+    clock: Callable[[], float]
+    limiter: HostLimiter | None
+    ssl_context: ssl.SSLContext | None
+
+
+class _Fetch:
+    """The state of one fetch: its deadline, resolved names and counters."""
+
+    def __init__(self, url: str, options: _Options) -> None:
+        self.url = url
+        self.options = options
+        self.deadline_at = options.clock() + options.deadline
+        self.addresses: dict[str, list[IPAddress]] = {}
+        self.attempts = 0
+
+    def remaining(self) -> float:
+        return self.deadline_at - self.options.clock()
+
+    # -- resolution -----------------------------------------------------------------------
+
+    def vetted_addresses(self, target: Target) -> list[IPAddress]:
+        """The target's addresses, all vetted (Blocked if any is refused; NetError for DNS)."""
+        allowed = self.options.allowed_networks
+        check_target(target, allowed_networks=allowed)
+        if target.address is not None:
+            addresses = [target.address]
+        elif target.host in self.addresses:
+            addresses = self.addresses[target.host]
+        else:
+            addresses = self._resolve(target.host)
+            self.addresses[target.host] = addresses
+        # Vet every address: a name that resolves to a public and an internal address
+        # at once is refused, whichever one would have been used.
+        vetted = [vet_address(address, allowed_networks=allowed) for address in addresses]
+        for address in vetted:
+            vet_port(target.port, address, allowed_networks=allowed)
+        return vetted
+
+    def _resolve(self, host: str) -> list[IPAddress]:
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise NetError(ErrorClass.TIMEOUT, "deadline passed before resolving " + host)
+        future = _RESOLVER_POOL.submit(self.options.resolver, host)
+        try:
+            answers = list(future.result(timeout=remaining))
+        except FutureTimeoutError:
+            raise NetError(ErrorClass.DNS, f"resolving {host} timed out") from None
+        except (OSError, LookupError, UnicodeError) as error:
+            raise NetError(ErrorClass.DNS, f"cannot resolve {host}: {error}") from None
+        if not answers:
+            raise NetError(ErrorClass.DNS, f"{host} has no address")
+        addresses = []
+        for answer in answers:
+            try:
+                addresses.append(_as_address(answer))
+            except Blocked as blocked:
+                raise Blocked(f"{host} resolves to {blocked.reason}") from None
+        return addresses
+
+    # -- one request ----------------------------------------------------------------------
+
+    def exchange(self, target: Target, addresses: list[IPAddress], method: str) -> _Response:
+        """Send one request and read its response (the body only for a GET)."""
+        options = self.options
+        limiter = options.limiter
+        if limiter is not None:
+            if not limiter.acquire(target.host, timeout=max(0.0, self.remaining())):
+                raise NetError(ErrorClass.TIMEOUT, f"no free slot for {target.host} in time")
+        try:
+            return self._exchange(target, addresses, method)
+        finally:
+            if limiter is not None:
+                limiter.release(target.host)
+
+    def _exchange(self, target: Target, addresses: list[IPAddress], method: str) -> _Response:
+        options = self.options
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise NetError(ErrorClass.TIMEOUT, "deadline passed")
+        self.attempts += 1
+        started = options.clock()
+        guard = Guard(remaining)
+        connection = None
+        try:
+            error: NetError | None = None
+            for address in addresses:
+                # Connect to the vetted address; SNI and certificate checks use the name.
+                connection = open_connection(
+                    target.scheme,
+                    str(address),
+                    target.port,
+                    server_hostname=target.host,
+                    timeout=min(options.timeout, remaining),
+                    guard=guard,
+                    ssl_context=options.ssl_context,
+                )
+                try:
+                    connection.connect()
+                    break
+                except Exception as exc:  # noqa: BLE001 - classified, then next address
+                    error = classify(exc)
+                    connection.close()
+                    connection = None
+                    if guard.fired or error.error_class is ErrorClass.TLS:
+                        break
+            if connection is None:
+                raise error or NetError(ErrorClass.REFUSED, "no address to connect to")
+            connection.request(
+                method,
+                target.request_target,
+                headers={
+                    "Host": target.host_header,
+                    "User-Agent": options.user_agent,
+                    "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8",
+                    "Accept-Encoding": ACCEPT_ENCODING,
+                    "Accept-Language": "en;q=1.0, *;q=0.5",
+                    "Connection": "close",
+                },
+                preload_content=False,
+                decode_content=True,
+                enforce_content_length=True,
+            )
+            response = connection.getresponse()
+            body, too_large = None, False
+            if method == "GET" and response.status not in REDIRECT_STATUSES:
+                body, too_large = self._body(response)
+            if guard.fired:  # the body may look complete when a shutdown ended it
+                raise NetError(ErrorClass.TIMEOUT, "deadline passed while reading")
+            content_type = response.headers.get("Content-Type")
+            return _Response(
+                status=response.status,
+                headers=response.headers,
+                page=read_page(body, content_type) if body is not None and not too_large else None,
+                too_large=too_large,
+                elapsed=options.clock() - started,
+                address=str(connection.host),
+            )
+        except Exception as exc:
+            if guard.fired:
+                raise NetError(
+                    ErrorClass.TIMEOUT, f"deadline of {options.deadline}s passed"
+                ) from exc
+            raise classify(exc) from exc
+        finally:
+            guard.disarm()
+            if connection is not None:
+                connection.close()
+
+    def _body(self, response: urllib3.BaseHTTPResponse) -> tuple[bytes, bool]:
+        if not 200 <= response.status < 300:
+            return read_body(response, ERROR_BODY_LIMIT)[0], False
+        limit = self.options.max_body
+        length = response.headers.get("Content-Length", "")
+        encoded = response.headers.get("Content-Encoding", "identity").lower() != "identity"
+        if not encoded and length.isdigit() and int(length) > limit:
+            return b"", True  # known to be too large: read nothing
+        return read_body(response, limit)
+
+    # -- attempts, retries, redirects -----------------------------------------------------
+
+    def wait_before_retry(self, outcome: _Response | NetError, retry: int) -> float | None:
+        """Seconds to wait before retrying, or None when that would pass the deadline.
+
+        Exponential back-off with full jitter, never shorter than Retry-After.
+        """
+        options = self.options
+        wait = options.rng() * min(options.max_backoff, options.backoff * 2**retry)
+        if isinstance(outcome, _Response):
+            wait = max(wait, _retry_after(outcome))
+        if options.clock() + wait >= self.deadline_at:
+            return None
+        return wait
+
+    def push_back(self, target: Target, response: _Response, retry: int) -> None:
+        """A 429 or 503 pauses the host in the limiter, for every fetch that shares it.
+
+        For Retry-After or the back-off, but at most MAX_PAUSE seconds: a single 503 page
+        asking for an hour must not stall a whole batch.
+        """
+        limiter = self.options.limiter
+        if limiter is not None and response.status in PUSHBACK_STATUSES:
+            backoff = min(self.options.max_backoff, self.options.backoff * 2**retry)
+            wait = max(backoff, _retry_after(response))
+            limiter.pause(target.host, min(wait, MAX_PAUSE))
+
+    def attempt(
+        self, target: Target, addresses: list[IPAddress], method: str
+    ) -> tuple[_Response | NetError, str]:
+        """The outcome (_Response or NetError) at one URL after HEAD-to-GET and retries."""
+        retry = 0
+        while True:
+            try:
+                outcome = self.exchange(target, addresses, method)
+            except NetError as error:
+                outcome = error
+            if isinstance(outcome, _Response):
+                self.push_back(target, outcome, retry)
+            retryable = _is_retryable(outcome)
+            if method == "HEAD" and _head_failed(outcome):
+                # GET when HEAD fails in any way (405, 403, 404, 5xx, a connection error):
+                # many servers answer HEAD wrongly. TLS would fail the same way.
+                if isinstance(outcome, NetError) and outcome.error_class is ErrorClass.TLS:
+                    return outcome, method
+                wait = self.wait_before_retry(outcome, 0) if retryable else 0.0
+                if wait is None:
+                    return outcome, method
+                self.options.sleep(wait)
+                method = "GET"
+                continue
+            if retryable and retry < self.options.retries:
+                wait = self.wait_before_retry(outcome, retry)
+                if wait is None:
+                    return outcome, method
+                self.options.sleep(wait)
+                retry += 1
+                continue
+            return outcome, method
+
+    def run(self) -> CheckResult:
+        options = self.options
+        result = CheckResult(url=self.url, state=State.ERROR, final_url=self.url)
+        method = "GET" if options.need_body else "HEAD"
+        try:
+            target = parse_target(self.url)
+            seen = {target.url}
+            while True:
+                result.final_url = target.url
+                addresses = self.vetted_addresses(target)
+                outcome, method = self.attempt(target, addresses, method)
+                result.attempts, result.method = self.attempts, method
+                if isinstance(outcome, NetError):
+                    return _failed(result, outcome)
+                location = outcome.headers.get("Location")
+                if outcome.status not in REDIRECT_STATUSES or not location:
+                    return self._finish(result, outcome)
+                result.redirect_chain.append((target.url, outcome.status))
+                if len(result.redirect_chain) > options.max_redirects:
+                    result.status = outcome.status
+                    return _broken(result, ErrorClass.TOO_MANY_REDIRECTS, "too many redirects")
+                next_url = urljoin(target.url, _fix_location(location))
+                result.final_url = next_url
+                target = parse_target(next_url)
+                if target.url in seen:
+                    result.status = outcome.status
+                    return _broken(result, ErrorClass.REDIRECT_LOOP, f"loops back to {next_url}")
+                seen.add(target.url)
+        except Blocked as blocked:
+            result.attempts = self.attempts
+            result.state, result.error_class = State.BLOCKED, ErrorClass.BLOCKED
+            result.error = blocked.reason
+            return result
+        except NetError as error:  # DNS, or the deadline before a request
+            result.attempts = self.attempts
+            return _failed(result, error)
+
+    def _finish(self, result: CheckResult, response: _Response) -> CheckResult:
+        status = response.status
+        result.status = status
+        result.address = response.address
+        result.response_ms = round(response.elapsed * 1000)
+        result.content_type = media_type(response.headers.get("Content-Type"))[0]
+        page, challenge = response.page, response.challenge
+        if page is not None and 200 <= status < 300:
+            result.title, result.fingerprint = page.title, page.fingerprint
+            if self.options.need_body:
+                result.text = page.text
+        if response.too_large:
+            result.state, result.error_class = State.ERROR, ErrorClass.BODY_TOO_LARGE
+            result.error = f"body larger than {self.options.max_body} bytes"
+        elif challenge or status in UNVERIFIABLE_STATUSES:
+            result.state, result.error_class = State.UNVERIFIABLE, ErrorClass.HTTP
+            result.error = "challenge page" if challenge else f"HTTP {status}"
+        elif 200 <= status < 300:
+            moved = _moved_permanently(self.url, result.redirect_chain, result.final_url)
+            result.state = State.REDIRECTED if moved else State.OK
+        else:
+            result.state, result.error_class = State.BROKEN, ErrorClass.HTTP
+            result.error = f"HTTP {status}"
+        return result
+
+
+def _retry_after(response: _Response) -> float:
+    """Seconds the server asked us to wait (0 without a valid Retry-After)."""
+    if response.status not in PUSHBACK_STATUSES:
+        return 0.0
+    seconds = parse_retry_after(response.headers.get("Retry-After"), now=time.time())
+    return seconds or 0.0
+
+
+def _as_address(answer: str) -> IPAddress:
+    """A resolver answer as an address (Blocked when it is not one)."""
+    try:
+        return ipaddress.ip_address(answer)
+    except ValueError:
+        raise Blocked(f"an invalid address {answer!r}") from None
+
+
+def _is_retryable(outcome: _Response | NetError) -> bool:
+    if isinstance(outcome, NetError):
+        return outcome.error_class in (ErrorClass.TIMEOUT, ErrorClass.RESET)
+    if outcome.challenge:
+        return False  # a challenge answers the same way however often it is asked
+    status = outcome.status
+    return status == 429 or (500 <= status < 600 and status not in NOT_RETRIED_5XX)
+
+
+def _head_failed(outcome: _Response | NetError) -> bool:
+    return isinstance(outcome, NetError) or outcome.status >= 400
+
+
+def _failed(result: CheckResult, error: NetError) -> CheckResult:
+    result.state, result.error_class, result.error = State.ERROR, error.error_class, error.detail
+    return result
+
+
+def _broken(result: CheckResult, error_class: ErrorClass, detail: str) -> CheckResult:
+    result.state, result.error_class, result.error = State.BROKEN, error_class, detail
+    return result
+
+
+def fetch(
+    url: str,
+    *,
+    need_body: bool,
+    resolver: Resolver = default_resolver,
+    allowed_networks: str | Iterable[str | IPNetwork] = (),
+    timeout: float = 5.0,
+    deadline: float = 5.0,
+    max_body: int = 2_000_000,
+    max_redirects: int = 10,
+    user_agent: str = DEFAULT_USER_AGENT,
+    retries: int = 3,
+    backoff: float = 0.5,
+    max_backoff: float = 4.0,
+    sleep: Callable[[float], None] = time.sleep,
+    rng: Callable[[], float] = random.random,
+    clock: Callable[[], float] = time.monotonic,
+    limiter: HostLimiter | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> CheckResult:
+    """Check one URL and return what was found; never raises for network trouble.
+
+    The rules (issue 6, sections 2, 4, 6, 7):
+    - The URL and every redirect target pass the address policy (`policy`): a refusal is
+      the state "blocked", nothing is sent, and it is never retried.
+    - HEAD first; GET when HEAD fails in any way or when `need_body` (claims need the text).
+    - 429, 5xx (but 501/505), timeouts and resets are retried up to `retries` times with
+      exponential back-off (`backoff` doubling up to `max_backoff`) and full jitter, never
+      sooner than Retry-After; 404/410 and other answers are not.
+    - `deadline` seconds bound the whole fetch: every hop, attempt and wait. A retry whose
+      wait would pass it is not made, and the last answer stands. `timeout` bounds each
+      connect and each read within that.
+    - Decoded bodies over `max_body` bytes are "error"/"body_too_large" (a gzip bomb is cut
+      off after max_body decoded bytes; a Content-Length over it is not read at all).
+    - States: 2xx is "ok", or "redirected" when permanent redirects (301/308) lead to
+      another host, path or query; 401/403/407/429 after retries and challenge pages are
+      "unverifiable"; other 4xx, 5xx after retries, 3xx without Location, redirect loops and
+      over `max_redirects` redirects are "broken"; network failures are "error".
+    `sleep`, `rng` and `clock` are injectable for tests; `limiter` (see `limits`) spaces
+    requests per host; `ssl_context` replaces the default verifying context (it must keep
+    check_hostname on).
+    """
+    options = _Options(
+        need_body=need_body,
+        resolver=resolver,
+        allowed_networks=parse_networks(allowed_networks),
+        timeout=timeout,
+        deadline=deadline,
+        max_body=max_body,
+        max_redirects=max_redirects,
+        user_agent=user_agent,
+        retries=retries,
+        backoff=backoff,
+        max_backoff=max_backoff,
+        sleep=sleep,
+        rng=rng,
+        clock=clock,
+        limiter=limiter,
+        ssl_context=ssl_context,
+    )
+    return _Fetch(url, options).run()

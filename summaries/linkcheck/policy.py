@@ -1,0 +1,301 @@
+"""Which URLs and addresses the link checker may contact (issue 6, section 6: SSRF).
+
+Everything here is decided before a connection is made: `parse_target` and `check_url`
+look at the URL alone (scheme, host spelling, userinfo, port), `vet_address` at each address
+a name resolves to. The blocked ranges are explicit lists rather than
+`ipaddress.is_global`, which passes `::127.0.0.1` and `64:ff9b::7f00:1`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import SplitResult, quote, urlsplit
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+# Without an allowed network, only the standard ports are contacted.
+STANDARD_PORTS = frozenset(DEFAULT_PORTS.values())
+
+
+class Blocked(Exception):
+    """The URL or address may not be contacted; `reason` says why. Never retried."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _networks(*specs: tuple[str, str]) -> tuple[tuple[IPNetwork, str], ...]:
+    return tuple((ipaddress.ip_network(cidr), reason) for cidr, reason in specs)
+
+
+# IANA IPv4 special-purpose registry, minus the few globally reachable entries.
+BLOCKED_IPV4 = _networks(
+    ("0.0.0.0/8", "'this network' (0.0.0.0/8)"),
+    ("10.0.0.0/8", "private (10.0.0.0/8)"),
+    ("100.64.0.0/10", "shared address space / CGNAT (100.64.0.0/10)"),
+    ("127.0.0.0/8", "loopback (127.0.0.0/8)"),
+    ("169.254.0.0/16", "link-local / cloud metadata (169.254.0.0/16)"),
+    ("172.16.0.0/12", "private (172.16.0.0/12)"),
+    ("192.0.0.0/24", "IETF protocol assignments (192.0.0.0/24)"),
+    ("192.0.2.0/24", "documentation (192.0.2.0/24)"),
+    ("192.88.99.0/24", "6to4 relay anycast (192.88.99.0/24)"),
+    ("192.168.0.0/16", "private (192.168.0.0/16)"),
+    ("198.18.0.0/15", "benchmarking (198.18.0.0/15)"),
+    ("198.51.100.0/24", "documentation (198.51.100.0/24)"),
+    ("203.0.113.0/24", "documentation (203.0.113.0/24)"),
+    ("224.0.0.0/4", "multicast (224.0.0.0/4)"),
+    ("255.255.255.255/32", "broadcast (255.255.255.255)"),
+    ("240.0.0.0/4", "reserved (240.0.0.0/4)"),
+)
+
+# IPv4-mapped and 6to4 addresses are judged by the IPv4 address they carry (see
+# vet_address); every other IPv6 range below is refused outright.
+IPV4_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
+BLOCKED_IPV6 = _networks(
+    ("::/128", "unspecified (::)"),
+    ("::1/128", "loopback (::1)"),
+    # Deprecated (RFC 4291 2.5.5.1): never a real destination, whatever it embeds.
+    ("::/96", "IPv4-compatible (::/96)"),
+    ("64:ff9b::/96", "NAT64 (64:ff9b::/96)"),
+    ("64:ff9b:1::/48", "local-use NAT64 (64:ff9b:1::/48)"),
+    ("100::/64", "discard-only (100::/64)"),
+    ("2001::/32", "Teredo (2001::/32)"),
+    ("2001:2::/48", "benchmarking (2001:2::/48)"),
+    ("2001:db8::/32", "documentation (2001:db8::/32)"),
+    ("2001::/23", "IETF protocol assignments (2001::/23)"),
+    ("3fff::/20", "documentation (3fff::/20)"),
+    ("5f00::/16", "SRv6 SIDs (5f00::/16)"),
+    ("fc00::/7", "unique local (fc00::/7)"),
+    ("fe80::/10", "link-local (fe80::/10)"),
+    ("fec0::/10", "site-local (fec0::/10)"),
+    ("ff00::/8", "multicast (ff00::/8)"),
+)
+# Anything outside global unicast is reserved, named in the list above or not.
+GLOBAL_UNICAST_IPV6 = ipaddress.ip_network("2000::/3")
+
+
+def parse_networks(networks: str | Iterable[str | IPNetwork]) -> tuple[IPNetwork, ...]:
+    """CIDRs from a comma-separated string (the FETCH_ALLOWED_NETWORKS form) or a list.
+
+    Host bits must be zero ("127.0.0.2/31", not "127.0.0.3/31"); a bare address is a /32
+    or /128. Raises ValueError for anything that is not a network.
+    """
+    if isinstance(networks, str):
+        networks = [part for part in networks.split(",") if part.strip()]
+    parsed = []
+    for network in networks:
+        if isinstance(network, str):
+            network = ipaddress.ip_network(network.strip())
+        parsed.append(network)
+    return tuple(parsed)
+
+
+def _in_any(address: IPAddress, networks: Iterable[IPNetwork]) -> bool:
+    return any(address.version == net.version and address in net for net in networks)
+
+
+def _parse_address(ip: str | IPAddress) -> IPAddress:
+    if isinstance(ip, str):
+        try:
+            ip = ipaddress.ip_address(ip)
+        except ValueError:
+            raise Blocked(f"not an IP address: {ip!r}") from None
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.scope_id:
+            raise Blocked(f"scoped IPv6 address {ip}")
+        if ip in IPV4_MAPPED:  # ::ffff:a.b.c.d is a.b.c.d to the kernel
+            return ip.ipv4_mapped
+    return ip
+
+
+def vet_address(
+    ip: str | IPAddress, *, allowed_networks: Iterable[str | IPNetwork] = ()
+) -> IPAddress:
+    """Return the address to connect to, or raise Blocked if it is not public.
+
+    An address inside one of `allowed_networks` is always allowed (on any port). Otherwise
+    loopback, private, CGNAT, link-local (cloud metadata), multicast, broadcast, reserved,
+    unspecified, documentation and benchmarking ranges are refused in IPv4 and IPv6, and so
+    are NAT64, Teredo, IPv4-compatible and non-global-unicast IPv6 addresses. IPv4-mapped
+    (::ffff:a.b.c.d, returned as a.b.c.d) and 6to4 (2002:AABB:CCDD::) addresses are judged
+    by the IPv4 address they carry.
+    """
+    address = _parse_address(ip)
+    allowed = parse_networks(allowed_networks)
+    if _in_any(address, allowed):
+        return address
+    if isinstance(address, ipaddress.IPv4Address):
+        _vet_ipv4(address)
+        return address
+    if address in SIX_TO_FOUR:
+        embedded = address.sixtofour  # always set inside 2002::/16
+        if embedded is not None and _in_any(embedded, allowed):
+            return address
+        try:
+            _vet_ipv4(embedded or ipaddress.IPv4Address(0))
+        except Blocked as blocked:
+            raise Blocked(f"6to4 address {address} embeds {blocked.reason}") from None
+        return address
+    for network, reason in BLOCKED_IPV6:
+        if address in network:
+            raise Blocked(f"{address} is {reason}")
+    if address not in GLOBAL_UNICAST_IPV6:
+        raise Blocked(f"{address} is reserved (outside 2000::/3)")
+    return address
+
+
+def _vet_ipv4(address: ipaddress.IPv4Address) -> None:
+    for network, reason in BLOCKED_IPV4:
+        if address in network:
+            raise Blocked(f"{address} is {reason}")
+
+
+def vet_port(
+    port: int, address: IPAddress, *, allowed_networks: Iterable[str | IPNetwork] = ()
+) -> None:
+    """Raise Blocked for a port other than 80/443 unless the address is in an allowed network."""
+    if port in STANDARD_PORTS or _in_any(address, parse_networks(allowed_networks)):
+        return
+    raise Blocked(f"port {port} is not allowed (only 80 and 443)")
+
+
+# --- URLs -------------------------------------------------------------------------------
+
+# ASCII control characters, space, DEL and Unicode whitespace: browsers and servers strip
+# or split on them differently, which is how filters are bypassed.
+_UNSAFE_CHARACTER_RE = re.compile(r"[\x00-\x20\x7f\s\u200b-\u200f\u2028\u2029\ufeff]")
+_HOST_RE = re.compile(r"[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?)*")
+# A final label that is a number (decimal, or 0x hex) makes the WHATWG URL parser (and
+# inet_aton) read the whole host as an IPv4 address: "2130706433", "0x7f.1", "127.1".
+_NUMERIC_LABEL_RE = re.compile(r"[0-9]+|0x[0-9a-f]*")
+_CANONICAL_OCTET_RE = re.compile(r"0|[1-9][0-9]{0,2}")
+_PATH_SAFE = "/%:@!$&'()*+,;=~[]"
+_QUERY_SAFE = "/?%:@!$&'()*+,;=~[]"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A URL that passed the checks that need no DNS, split for connecting."""
+
+    url: str  # scheme://host[:port]/path?query, without the fragment
+    scheme: str
+    host: str  # lowercase ASCII (IDNA) name, or an IP address without brackets
+    port: int
+    request_target: str  # path and query, percent-encoded, as sent in the request line
+    address: IPAddress | None  # set when the host is an IP address literal
+
+    @property
+    def host_header(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port == DEFAULT_PORTS[self.scheme] else f"{host}:{self.port}"
+
+
+def _parse_host(parts: SplitResult) -> tuple[str, IPAddress | None]:
+    netloc_host = parts.netloc.rpartition("@")[2]
+    if netloc_host.startswith("["):  # an IPv6 literal (urlsplit validated the brackets)
+        literal = netloc_host[1 : netloc_host.index("]")]
+        if "%" in literal:
+            raise Blocked("scoped IPv6 literal")
+        try:
+            return literal.lower(), ipaddress.IPv6Address(literal)
+        except ValueError:
+            raise Blocked(f"invalid IPv6 literal {literal!r}") from None
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise Blocked("URL has no host")
+    try:
+        # IDNA maps full-width digits and dots to ASCII ("１２７．０．０．１" is 127.0.0.1).
+        host = host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise Blocked(f"invalid host {host!r}") from None
+    labels = host.split(".")
+    if _NUMERIC_LABEL_RE.fullmatch(labels[-1]) or (
+        labels[-1] == "" and len(labels) > 1 and _NUMERIC_LABEL_RE.fullmatch(labels[-2])
+    ):
+        if len(labels) == 4 and all(_CANONICAL_OCTET_RE.fullmatch(label) for label in labels):
+            try:
+                return host, ipaddress.IPv4Address(host)
+            except ValueError:
+                pass  # an octet over 255
+        raise Blocked(f"non-canonical numeric host {host!r}")
+    host = host.removesuffix(".")
+    if not _HOST_RE.fullmatch(host):
+        raise Blocked(f"invalid host {host!r}")
+    return host, None
+
+
+def parse_target(url: str) -> Target:
+    """Split an http(s) URL for connecting, or raise Blocked.
+
+    Refuses other schemes, userinfo ("user@"), backslashes, control characters and
+    whitespace anywhere, hosts spelled as numbers other than a canonical dotted quad
+    (decimal "2130706433", hex "0x7f.1", octal "0177.0.0.1", short "127.1"), scoped IPv6
+    literals and invalid ports. Ports and addresses are vetted separately (`check_url`).
+    """
+    if not isinstance(url, str) or not url:
+        raise Blocked("empty URL")
+    if _UNSAFE_CHARACTER_RE.search(url):
+        raise Blocked("control character or whitespace in URL")
+    if "\\" in url:
+        raise Blocked("backslash in URL")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        raise Blocked(f"unparseable URL: {error}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise Blocked(f"scheme {scheme or '(none)'!r} is not allowed")
+    if "@" in parts.netloc:
+        raise Blocked("userinfo in URL")
+    host, address = _parse_host(parts)
+    if port is None:
+        port = DEFAULT_PORTS[scheme]
+    elif not 0 < port < 65536:
+        raise Blocked(f"invalid port {port}")
+    path = quote(parts.path or "/", safe=_PATH_SAFE)
+    if not path.startswith("/"):
+        path = "/" + path
+    request_target = path + (f"?{quote(parts.query, safe=_QUERY_SAFE)}" if parts.query else "")
+    netloc = f"[{host}]" if ":" in host else host
+    if port != DEFAULT_PORTS[scheme]:
+        netloc = f"{netloc}:{port}"
+    return Target(
+        url=f"{scheme}://{netloc}{request_target}",
+        scheme=scheme,
+        host=host,
+        port=port,
+        request_target=request_target,
+        address=address,
+    )
+
+
+def check_target(target: Target, *, allowed_networks: Iterable[str | IPNetwork] = ()) -> None:
+    """Raise Blocked for what can be refused before DNS: literal addresses and ports.
+
+    An IP-literal host is vetted with `vet_address` and its port with `vet_port`. For a
+    name, a non-standard port is refused when no network is allowed at all (no address
+    could pass); otherwise the port is judged against each resolved address.
+    """
+    allowed = parse_networks(allowed_networks)
+    if target.address is not None:
+        address = vet_address(target.address, allowed_networks=allowed)
+        vet_port(target.port, address, allowed_networks=allowed)
+    elif target.port not in STANDARD_PORTS and not allowed:
+        raise Blocked(f"port {target.port} is not allowed (only 80 and 443)")
+
+
+def check_url(url: str, *, allowed_networks: Iterable[str | IPNetwork] = ()) -> None:
+    """Raise Blocked if the URL may not be fetched, judging by the URL alone (no DNS).
+
+    `parse_target` then `check_target`; names are vetted after resolution, at fetch time.
+    """
+    check_target(parse_target(url), allowed_networks=allowed_networks)
