@@ -63,11 +63,19 @@ INSTALLED_APPS = [
     "csp",
     "adminsortable2",
     "reversion",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "corsheaders",
     "summaries",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything that may answer on its own (CommonMiddleware's redirects), so that
+    # those answers carry CORS headers too; it only acts on CORS_URLS_REGEX (the API).
+    "corsheaders.middleware.CorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -238,3 +246,71 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# --- REST API ---------------------------------------------------------------------------
+# The client API under /api/v1/ (summaries/api/). Everything that is set once for all its
+# views lives here: authentication, permissions, parsing limits, pagination, throttling and
+# error rendering; CORS opens the read endpoints only to the configured origins.
+API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=20)
+API_MAX_PAGE_SIZE = 100
+# Request bodies above this size get a 413; JSON nested deeper than API_MAX_JSON_DEPTH a 400.
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=DATA_UPLOAD_MAX_MEMORY_SIZE)
+API_MAX_JSON_DEPTH = 20
+# What browsers and shared caches may keep an anonymous read for, in seconds.
+API_CACHE_MAX_AGE = env.int("API_CACHE_MAX_AGE", default=60)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first: a 401 then names the Token scheme in WWW-Authenticate.
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["summaries.api.permissions.ReadOrEditorWrite"],
+    "DEFAULT_PARSER_CLASSES": ["summaries.api.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "summaries.api.pagination.CursorPagination",
+    "PAGE_SIZE": API_PAGE_SIZE,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "summaries.api.throttling.AnonThrottle",
+        "summaries.api.throttling.UserThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_THROTTLE_ANON", default="300/minute"),
+        "user": env.str("API_THROTTLE_USER", default="3000/minute"),
+    },
+    # Behind a proxy the client address is the proxy's last X-Forwarded-For entry; without
+    # one, X-Forwarded-For is ignored (a client could otherwise pick its throttle identity).
+    "NUM_PROXIES": env.int("API_NUM_PROXIES", default=1 if SECURE_PROXY_SSL_HEADER else 0),
+    "EXCEPTION_HANDLER": "summaries.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "summaries.api.schema.ApiAutoSchema",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Curation API",
+    "DESCRIPTION": (
+        "Curated summaries of AI videos. Anonymous clients read published summaries; editors "
+        "(token or session) also read drafts and write whole summaries. Errors share one "
+        'shape: `{"error": {"status", "code", "message", "fields"}}`.'
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "LanguageEnum": "summaries.models.LANGUAGE_CHOICES",
+        "SummaryStatusEnum": "summaries.models.Summary.Status",
+        "SourceStateEnum": "summaries.models.Source.State",
+    },
+}
+
+CORS_URLS_REGEX = r"^/api/(v1|schema)/"
+CORS_ALLOWED_ORIGINS = env.list("API_CORS_ALLOWED_ORIGINS", default=[])
+# Read endpoints only: a browser on another origin cannot send a write (no preflight passes).
+CORS_ALLOW_METHODS = ["GET", "HEAD", "OPTIONS"]
+CORS_ALLOW_HEADERS = ["accept", "accept-language", "if-none-match", "if-modified-since"]
+CORS_EXPOSE_HEADERS = ["ETag", "Last-Modified", "Retry-After"]
+CORS_ALLOW_CREDENTIALS = False
+CORS_PREFLIGHT_MAX_AGE = 3600

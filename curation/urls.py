@@ -1,9 +1,10 @@
-"""Table of contents of the site: the editor admin and the reader pages."""
+"""Table of contents of the site: the editor admin, the client API and the reader pages."""
 
 from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
+from summaries.api.docs import docs_view, schema_view
 from summaries.caching import cached_page
 from summaries.sitemaps import SITEMAPS
 from summaries.views_seo import robots_txt
@@ -14,6 +15,9 @@ admin.site.index_title = "Summaries and sources"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", include("summaries.api.urls")),
+    path("api/schema/", schema_view, name="api-schema"),
+    path("api/docs/", docs_view, name="api-docs"),
     path("sitemap.xml", cached_page(sitemap), {"sitemaps": SITEMAPS}, name="sitemap"),
     path("robots.txt", robots_txt, name="robots-txt"),
     path("", include("summaries.urls")),

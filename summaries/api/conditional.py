@@ -1,0 +1,108 @@
+"""ETags, Last-Modified, 304s, If-Match preconditions and Cache-Control for the API.
+
+An ETag is a hash of the representation's data (so it changes whenever anything shown
+changes: the summary, its video, a cited source's check result); a summary's ETag also
+starts with its lock_version. Updates must send one back in If-Match: missing -> 428,
+different from the current one -> 412, and nothing is written.
+"""
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.http import HttpResponseNotModified
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
+from django.utils.http import http_date, parse_etags
+from rest_framework.response import Response
+from rest_framework.utils.encoders import JSONEncoder
+
+from .errors import PreconditionFailed, PreconditionRequired, error_body
+
+SAFE = ("GET", "HEAD")
+
+
+def entity_tag(data, prefix: str = "") -> str:
+    """A strong ETag for serialised data (key order and renderer settings do not matter)."""
+    text = json.dumps(data, cls=JSONEncoder, sort_keys=True, separators=(",", ":"))
+    return f'"{prefix}{hashlib.sha256(text.encode()).hexdigest()[:32]}"'
+
+
+def summary_tag(summary, data) -> str:
+    return entity_tag(data, prefix=f"{summary.lock_version}-")
+
+
+def _opaque(tag: str) -> str:
+    return tag[2:] if tag.startswith("W/") else tag
+
+
+def check_if_match(request, current_tag: str, *, required: bool) -> None:
+    """Raise 428 when If-Match is missing (and required), 412 when it names another version.
+
+    Compared weakly (a W/ prefix added by a proxy is ignored); `*` matches any version.
+    """
+    header = request.META.get("HTTP_IF_MATCH")
+    if not header:
+        if required:
+            raise PreconditionRequired()
+        return
+    tags = parse_etags(header)
+    if tags == ["*"]:
+        return
+    if _opaque(current_tag) not in {_opaque(tag) for tag in tags}:
+        raise PreconditionFailed()
+
+
+def is_private(request) -> bool:
+    user = getattr(request, "user", None)
+    return bool(
+        (user is not None and user.is_authenticated) or request.META.get("HTTP_AUTHORIZATION")
+    )
+
+
+class ConditionalResponseMixin:
+    """Cache headers on every API response, and conditional GET on successful reads.
+
+    Anonymous reads may be kept by browsers and shared caches for API_CACHE_MAX_AGE
+    seconds; signed-in responses are `private, no-store` (they may show drafts); errors
+    are never stored. A view sets `response["ETag"]` / `response.last_modified` itself or
+    gets an ETag hashed from the response data.
+    """
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        patch_vary_headers(response, ("Authorization", "Cookie"))
+        ok = request.method in SAFE and response.status_code == 200
+        if not ok:
+            patch_cache_control(response, no_store=True)
+            return response
+        if is_private(request):
+            patch_cache_control(response, private=True, no_store=True)
+        else:
+            patch_cache_control(response, public=True, max_age=settings.API_CACHE_MAX_AGE)
+        if getattr(response, "data", None) is None:
+            return response
+        if not response.has_header("ETag"):
+            response["ETag"] = entity_tag(response.data)
+        last_modified = getattr(response, "last_modified", None)
+        if last_modified is not None:
+            response["Last-Modified"] = http_date(last_modified.timestamp())
+        conditional = get_conditional_response(
+            request._request,
+            etag=response["ETag"],
+            last_modified=int(last_modified.timestamp()) if last_modified else None,
+            response=response,
+        )
+        if conditional is response or not isinstance(conditional, HttpResponseNotModified):
+            return response if conditional is response else self._as_api_error(conditional)
+        for header in ("ETag", "Last-Modified", "Cache-Control", "Vary"):
+            if response.has_header(header):
+                conditional[header] = response[header]
+        return conditional
+
+    def _as_api_error(self, conditional):
+        # A failed If-Match / If-Unmodified-Since on a read: answer in the API's shape.
+        response = Response(
+            error_body(412, "precondition_failed", "A precondition of the request failed."),
+            status=412,
+        )
+        return super().finalize_response(self.request, response)

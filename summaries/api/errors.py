@@ -1,0 +1,161 @@
+"""One JSON shape for every API error: {"error": {"status", "code", "message", "fields"}}.
+
+`fields` maps the path of each invalid input (`video.duration`, `chapters[2].title`) to its
+messages; it is empty for errors that are not about the input.
+"""
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.signals import got_request_exception
+from django.db import IntegrityError
+from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
+from rest_framework.settings import api_settings
+from rest_framework.views import set_rollback
+
+from summaries.models import EditConflict
+
+logger = logging.getLogger("django.request")
+
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+
+    def __init__(self, limit: int):
+        super().__init__(f"The request body is larger than {limit} bytes.")
+
+
+class PreconditionRequired(exceptions.APIException):
+    status_code = status.HTTP_428_PRECONDITION_REQUIRED
+    default_detail = (
+        "Send If-Match with the ETag of the version you edited (GET the summary to get it)."
+    )
+    default_code = "precondition_required"
+
+
+class PreconditionFailed(exceptions.APIException):
+    status_code = status.HTTP_412_PRECONDITION_FAILED
+    default_detail = (
+        "The summary changed since you read it (If-Match does not match its ETag). "
+        "Nothing was saved: GET it again and reapply your edit."
+    )
+    default_code = "precondition_failed"
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "A concurrent change conflicts with this request; nothing was saved."
+    default_code = "conflict"
+
+
+def flatten_fields(detail, prefix: str = "") -> dict[str, list[str]]:
+    """DRF's nested error detail as {"a.b[2].c": [messages]}."""
+    fields: dict[str, list[str]] = {}
+
+    def walk(item, path):
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(key, int):
+                    walk(value, f"{path}[{key}]")
+                elif key == api_settings.NON_FIELD_ERRORS_KEY:
+                    walk(value, path or key)
+                else:
+                    walk(value, f"{path}.{key}" if path else str(key))
+        elif isinstance(item, list):
+            if all(not isinstance(value, dict | list) for value in item):
+                if item:
+                    fields.setdefault(path or api_settings.NON_FIELD_ERRORS_KEY, []).extend(
+                        str(value) for value in item
+                    )
+                return
+            for index, value in enumerate(item):
+                walk(value, f"{path}[{index}]")
+        else:
+            fields.setdefault(path or api_settings.NON_FIELD_ERRORS_KEY, []).append(str(item))
+
+    walk(detail, prefix)
+    return fields
+
+
+def error_body(status_code: int, code: str, message: str, fields=None) -> dict:
+    return {
+        "error": {
+            "status": status_code,
+            "code": code,
+            "message": message,
+            "fields": fields or {},
+        }
+    }
+
+
+def _validation_message(fields: dict[str, list[str]]) -> str:
+    if len(fields) == 1:
+        (name, messages), *_ = fields.items()
+        return f"{name}: {' '.join(messages)}"
+    return "Invalid input: " + ", ".join(fields) + "."
+
+
+def _as_api_exception(exc):
+    if isinstance(exc, Http404):
+        return exceptions.NotFound()
+    if isinstance(exc, DjangoPermissionDenied):
+        return exceptions.PermissionDenied()
+    if isinstance(exc, DjangoValidationError):
+        return exceptions.ValidationError(detail=as_serializer_error(exc))
+    if isinstance(exc, EditConflict):
+        return PreconditionFailed()
+    if isinstance(exc, IntegrityError):
+        # A unique row written by a concurrent request (same video, same slug).
+        return Conflict()
+    return exc
+
+
+def exception_handler(exc, context):
+    """REST framework's exception handler, in this API's one error shape.
+
+    Anything that is not an API error is logged like Django logs a server error (and
+    reported through got_request_exception) and answered with a JSON 500.
+    """
+    exc = _as_api_exception(exc)
+    request = context.get("request")
+    if not isinstance(exc, exceptions.APIException):
+        django_request = getattr(request, "_request", request)
+        logger.error(
+            "Internal Server Error: %s",
+            getattr(django_request, "path", "?"),
+            exc_info=exc,
+            extra={"status_code": 500, "request": django_request},
+        )
+        got_request_exception.send(sender=None, request=django_request)
+        set_rollback()
+        return Response(
+            error_body(500, "server_error", "Something went wrong on our side."),
+            status=500,
+        )
+
+    headers = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None) is not None:
+        headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+    if isinstance(exc, exceptions.ValidationError):
+        fields = flatten_fields(exc.detail)
+        body = error_body(exc.status_code, "invalid", _validation_message(fields), fields)
+    else:
+        code = getattr(exc.detail, "code", None) or exc.default_code
+        body = error_body(exc.status_code, str(code), str(exc.detail))
+    set_rollback()
+    return Response(body, status=exc.status_code, headers=headers)
+
+
+@csrf_exempt  # a POST to an unknown address is a 404, not a CSRF failure
+def not_found(request, *args, **kwargs):
+    """Unknown addresses under /api/v1/ answer in the API's error shape too."""
+    body = error_body(404, "not_found", "No such API endpoint.")
+    return JsonResponse(body, status=404, headers={"Cache-Control": "no-store"})

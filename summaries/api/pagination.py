@@ -1,0 +1,71 @@
+"""Cursor pagination: stable while content is added, with cursors checked before use."""
+
+import datetime
+
+from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import pagination
+from rest_framework.exceptions import NotFound, ValidationError
+
+from .filters import to_utc
+
+MAX_POSITION_CHARS = 500
+
+
+class CursorPagination(pagination.CursorPagination):
+    """REST framework's cursor pagination, answering 400 (not 404 or 500) to a bad cursor.
+
+    A cursor carries the ordering field's value of the last item seen; a forged one could
+    hold any text, which the database would be asked to compare with a date. The value is
+    therefore parsed with the ordering field before the query runs.
+    """
+
+    page_size_query_param = "page_size"
+    ordering = ("-created_at", "-pk")
+
+    @property
+    def max_page_size(self):
+        return settings.API_MAX_PAGE_SIZE
+
+    def paginate_queryset(self, queryset, request, view=None):
+        self._queryset = queryset
+        return super().paginate_queryset(queryset, request, view)
+
+    def decode_cursor(self, request):
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound:
+            raise ValidationError({self.cursor_query_param: ["Invalid cursor."]}) from None
+        if cursor is not None and cursor.position is not None:
+            cursor = cursor._replace(position=self._checked_position(cursor.position))
+        return cursor
+
+    def _checked_position(self, position: str) -> str:
+        """The position as the database may compare it (times in UTC), or a 400."""
+        invalid = ValidationError({self.cursor_query_param: ["Invalid cursor."]})
+        if len(position) > MAX_POSITION_CHARS or "\x00" in position:
+            raise invalid
+        name = self.ordering[0].lstrip("-")
+        query = self._queryset.query
+        if name in query.annotations:
+            field = query.annotations[name].output_field
+        else:
+            try:
+                field = self._queryset.model._meta.get_field(name)
+            except FieldDoesNotExist:
+                raise invalid from None
+        try:
+            value = field.to_python(position)
+        except (DjangoValidationError, ValueError, TypeError, OverflowError):
+            raise invalid from None
+        if value is None:
+            raise invalid
+        if isinstance(value, datetime.datetime):
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=datetime.UTC)
+            try:
+                return str(to_utc(value))
+            except ValueError:
+                raise invalid from None
+        return position

@@ -1,0 +1,320 @@
+"""Read representations. Every field is listed; nested parts come from prefetched rows only."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from summaries.forms import format_duration
+from summaries.models import (
+    Appearance,
+    Caveat,
+    Channel,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Organisation,
+    Person,
+    Source,
+    Summary,
+    Takeaway,
+    Topic,
+    Video,
+)
+
+
+@extend_schema_field(OpenApiTypes.URI)
+class ApiUrlField(serializers.Field):
+    """The absolute API address of an object looked up by `lookup` (a slug)."""
+
+    def __init__(self, view_name, lookup="slug", **kwargs):
+        self.view_name, self.lookup = view_name, lookup
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, value):
+        slug = value
+        for part in self.lookup.split("."):
+            slug = getattr(slug, part)
+        return reverse(self.view_name, kwargs={"slug": slug}, request=self.context.get("request"))
+
+
+@extend_schema_field(OpenApiTypes.URI)
+class PageUrlField(serializers.Field):
+    """The absolute address of the object's reader page."""
+
+    def __init__(self, **kwargs):
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, value):
+        request = self.context.get("request")
+        url = value.get_absolute_url()
+        return request.build_absolute_uri(url) if request else url
+
+
+# --- Catalogue ---------------------------------------------------------------------------
+
+
+class ChannelRefSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:channel-detail")
+
+    class Meta:
+        model = Channel
+        fields = ["slug", "name", "url"]
+
+
+class PersonRefSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:person-detail")
+
+    class Meta:
+        model = Person
+        fields = ["slug", "name", "url"]
+
+
+class TopicRefSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:topic-detail")
+
+    class Meta:
+        model = Topic
+        fields = ["slug", "name", "url"]
+
+
+class OrganisationRefSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:organisation-detail")
+
+    class Meta:
+        model = Organisation
+        fields = ["slug", "name", "url"]
+
+
+class ChannelSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:channel-detail")
+    html_url = PageUrlField()
+
+    class Meta:
+        model = Channel
+        fields = ["slug", "name", "description", "site_url", "url", "html_url", "updated_at"]
+
+
+class PersonSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:person-detail")
+    html_url = PageUrlField()
+
+    class Meta:
+        model = Person
+        fields = ["slug", "name", "url", "html_url", "updated_at"]
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:topic-detail")
+    html_url = PageUrlField()
+
+    class Meta:
+        model = Topic
+        fields = ["slug", "name", "url", "html_url", "updated_at"]
+
+
+class OrganisationSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:organisation-detail")
+    domains = serializers.ListField(
+        child=serializers.CharField(), source="domain_list", read_only=True
+    )
+
+    class Meta:
+        model = Organisation
+        fields = ["slug", "name", "domains", "url", "updated_at"]
+
+
+class AppearanceSerializer(serializers.ModelSerializer):
+    person = PersonRefSerializer(read_only=True)
+    organisation = OrganisationRefSerializer(read_only=True, allow_null=True)
+
+    class Meta:
+        model = Appearance
+        fields = ["person", "organisation"]
+
+
+class VideoSerializer(serializers.ModelSerializer):
+    url = ApiUrlField("api:video-detail")
+    html_url = PageUrlField()
+    summary_url = ApiUrlField("api:summary-detail")
+    channel = ChannelRefSerializer(read_only=True)
+    duration = serializers.SerializerMethodField(help_text="The length as m:ss or h:mm:ss.")
+    people = AppearanceSerializer(source="appearances", many=True, read_only=True)
+    topics = TopicRefSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Video
+        fields = [
+            "slug",
+            "title",
+            "url",
+            "html_url",
+            "summary_url",
+            "channel",
+            "source_url",
+            "platform",
+            "platform_video_id",
+            "duration_seconds",
+            "duration",
+            "language",
+            "published_on",
+            "thumbnail_url",
+            "blurb",
+            "people",
+            "topics",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_duration(self, video) -> str:
+        return format_duration(video.duration_seconds)
+
+
+class RelatedVideoSerializer(serializers.Serializer):
+    video = VideoSerializer(read_only=True)
+    score = serializers.FloatField(read_only=True)
+    reasons = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+
+# --- Summary parts -----------------------------------------------------------------------
+
+
+class KeyPointSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = KeyPoint
+        fields = ["id", "position", "title", "body", "body_html", "time"]
+
+
+class TakeawaySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Takeaway
+        fields = ["id", "position", "text", "text_html", "time"]
+
+
+class ChapterSerializer(serializers.ModelSerializer):
+    anchor = serializers.CharField(read_only=True, help_text="The fragment id on the page.")
+
+    class Meta:
+        model = Chapter
+        fields = [
+            "id",
+            "position",
+            "anchor",
+            "title",
+            "start_time",
+            "synopsis",
+            "body",
+            "body_html",
+        ]
+
+
+class CaveatSerializer(serializers.ModelSerializer):
+    chapter = serializers.IntegerField(
+        source="chapter_position",
+        read_only=True,
+        allow_null=True,
+        help_text="Position of the chapter it qualifies.",
+    )
+    takeaway = serializers.IntegerField(
+        source="takeaway_position",
+        read_only=True,
+        allow_null=True,
+        help_text="Position of the takeaway it qualifies.",
+    )
+
+    class Meta:
+        model = Caveat
+        fields = ["id", "position", "chapter", "takeaway", "claim", "text", "text_html"]
+
+
+class SourceSerializer(serializers.ModelSerializer):
+    """A cited page and the result of its latest check."""
+
+    class Meta:
+        model = Source
+        fields = [
+            "url",
+            "host",
+            "state",
+            "status_code",
+            "final_url",
+            "title",
+            "content_type",
+            "response_ms",
+            "last_checked_at",
+        ]
+
+
+class CitationSerializer(serializers.ModelSerializer):
+    chapter = serializers.IntegerField(source="chapter_position", read_only=True, allow_null=True)
+    key_point = serializers.IntegerField(
+        source="key_point_position", read_only=True, allow_null=True
+    )
+    takeaway = serializers.IntegerField(source="takeaway_position", read_only=True, allow_null=True)
+    source = SourceSerializer(read_only=True)
+
+    class Meta:
+        model = Citation
+        fields = [
+            "position",
+            "url",
+            "link_text",
+            "claim",
+            "key_phrase",
+            "chapter",
+            "key_point",
+            "takeaway",
+            "source",
+        ]
+
+
+class SummarySerializer(serializers.ModelSerializer):
+    """A whole summary: its video, its parts in order and every source it cites."""
+
+    slug = serializers.SlugField(source="video.slug", read_only=True)
+    url = ApiUrlField("api:summary-detail", lookup="video.slug")
+    html_url = serializers.SerializerMethodField(
+        help_text="The reader page (it answers 404 until the summary is live)."
+    )
+    video = VideoSerializer(read_only=True)
+    key_points = KeyPointSerializer(many=True, read_only=True)
+    takeaways = TakeawaySerializer(many=True, read_only=True)
+    chapters = ChapterSerializer(many=True, read_only=True)
+    caveats = CaveatSerializer(many=True, read_only=True)
+    citations = CitationSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Summary
+        fields = [
+            "slug",
+            "url",
+            "html_url",
+            "status",
+            "publish_at",
+            "first_published_at",
+            "lock_version",
+            "tldr",
+            "video",
+            "key_points",
+            "takeaways",
+            "chapters",
+            "caveats",
+            "citations",
+            "created_at",
+            "updated_at",
+        ]
+        extra_kwargs = {"lock_version": {"help_text": "Raised by one on every save."}}
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_html_url(self, summary) -> str:
+        request = self.context.get("request")
+        url = summary.video.get_absolute_url()
+        return request.build_absolute_uri(url) if request else url
+
+
+class PublishSerializer(serializers.Serializer):
+    publish_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="When it goes live; a future time schedules it. Default: now.",
+    )

@@ -1,0 +1,21 @@
+"""/api/v1/: one router for every endpoint; anything else under it is a JSON 404."""
+
+from django.urls import re_path
+from rest_framework.routers import SimpleRouter
+
+from . import views
+from .errors import not_found
+from .summary_views import SummaryViewSet
+
+app_name = "api"
+
+router = SimpleRouter()
+router.register("channels", views.ChannelViewSet, basename="channel")
+router.register("people", views.PersonViewSet, basename="person")
+router.register("topics", views.TopicViewSet, basename="topic")
+router.register("organisations", views.OrganisationViewSet, basename="organisation")
+router.register("videos", views.VideoViewSet, basename="video")
+router.register("summaries", SummaryViewSet, basename="summary")
+
+# Any other path (also one with characters a slug cannot have) is a JSON 404.
+urlpatterns = [*router.urls, re_path(r"^", not_found)]

@@ -1,0 +1,426 @@
+"""Writes through the API: a whole summary in one transaction, recorded like the admin's.
+
+Input arrives shaped and capped by summaries.api.inputs; the rules that need the database
+or the whole summary live here: duplicate videos, item ids, time order and the video's
+end, caveat targets, and the address policy for cited links.
+"""
+
+from collections import defaultdict
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
+
+import reversion
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+
+from . import platforms, services
+from .citations import normalise_url
+from .forms import format_duration
+from .linkcheck import policy
+from .markdown import render_markdown
+from .models import Appearance, Caveat, Chapter, KeyPoint, Source, Summary, Takeaway, Video
+
+# --- Cited links ------------------------------------------------------------------------
+
+CITABLE_SCHEMES = frozenset({"http", "https"})
+MAX_CITED_URL_CHARS = Source._meta.get_field("url").max_length
+# Names that only resolve inside a network (RFC 6761, RFC 6762, RFC 8375 and common use).
+LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home.arpa")
+
+
+def citable_url_problem(url: str) -> str | None:
+    """Why a link may not be cited (and so never fetched), or None when it may.
+
+    The link checker's address policy as far as it can be judged without DNS
+    (linkcheck.policy's parse_target and check_target, with FETCH_ALLOWED_NETWORKS):
+    http(s) only, no userinfo, ports 80/443, no private, loopback, link-local or otherwise
+    special IP literal in any spelling. Unless networks are allowed, names that only
+    resolve inside a network (localhost, *.local, single labels) are refused too; a public
+    name that resolves to a private address is refused when it is fetched.
+    """
+    url = url.strip()
+    if len(url) > MAX_CITED_URL_CHARS:
+        return f"longer than {MAX_CITED_URL_CHARS} characters."
+    allowed = getattr(settings, "FETCH_ALLOWED_NETWORKS", ())
+    try:
+        target = policy.parse_target(url)
+        policy.check_target(target, allowed_networks=allowed)
+        normalise_url(url)  # what sync_citations keys sources on
+    except policy.Blocked as blocked:
+        return f"{blocked.reason}."
+    except ValueError:
+        return "not a valid web address."
+    host = target.host
+    if not allowed and target.address is None:
+        if "." not in host or host == "localhost" or host.endswith(LOCAL_SUFFIXES):
+            return f"{host} is not a public host name."
+    return None
+
+
+class _Hrefs(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            href = dict(attrs).get("href")
+            if href:
+                self.hrefs.append(href)
+
+
+def link_problems(markdown_text: str) -> list[str]:
+    """A message for each http(s) link of the text that may not be cited.
+
+    Links are read from the rendered, sanitised HTML: what readers get is what is checked
+    (other schemes are dropped by the sanitiser and never become links).
+    """
+    parser = _Hrefs()
+    parser.feed(render_markdown(markdown_text))
+    parser.close()
+    problems = []
+    for href in parser.hrefs:
+        if urlsplit(href.strip()).scheme.lower() not in CITABLE_SCHEMES:
+            continue
+        problem = citable_url_problem(href)
+        if problem:
+            shown = href if len(href) <= 80 else href[:77] + "..."
+            problems.append(f"Link {shown}: {problem}")
+    return problems
+
+
+# --- Whole summaries --------------------------------------------------------------------
+
+# (payload key, model, Markdown fields, time field, label)
+ITEM_KINDS = [
+    ("key_points", KeyPoint, ("body",), "time", "key point"),
+    ("takeaways", Takeaway, ("text",), "time", "takeaway"),
+    ("chapters", Chapter, ("body",), "start_time", "chapter"),
+    ("caveats", Caveat, ("text",), None, "caveat"),
+]
+VIDEO_DEFAULTS = {"language": "en", "thumbnail_url": "", "blurb": ""}
+
+
+class _Errors:
+    """Validation messages keyed by the path of the input they are about."""
+
+    def __init__(self):
+        self.messages = defaultdict(list)
+
+    def add(self, path: str, message) -> None:
+        self.messages[path].extend(message if isinstance(message, list) else [message])
+
+    def add_model_errors(self, prefix: str, error: ValidationError, renames=None) -> None:
+        for name, messages in error.message_dict.items():
+            name = (renames or {}).get(name, name)
+            self.add(prefix if name == "__all__" else f"{prefix}.{name}", messages)
+
+    def raise_if_any(self) -> None:
+        if self.messages:
+            raise ValidationError(dict(self.messages))
+
+
+def _check_permission(user, codename: str) -> None:
+    if not user.has_perm(f"summaries.{codename}"):
+        raise PermissionDenied(f"You need the {codename} permission for this change.")
+
+
+def _prepare_video(video: Video, data: dict, *, full: bool, errors: _Errors) -> None:
+    """Apply the payload's video fields to `video` (unsaved) and validate it."""
+    values = {**VIDEO_DEFAULTS, **data} if full else dict(data)
+    for name in ("title", "channel", "source_url", "language", "published_on", "thumbnail_url"):
+        if name in values:
+            setattr(video, name, values[name])
+    if "blurb" in values:
+        video.blurb = values["blurb"]
+    if "duration" in values:
+        video.duration_seconds = values["duration"]
+    try:
+        video.full_clean(validate_unique=False, validate_constraints=False)
+    except ValidationError as exc:
+        errors.add_model_errors("video", exc, renames={"duration_seconds": "duration"})
+    platform, video_id = platforms.parse_video_url(video.source_url or "")
+    if video_id:
+        twin = Video.objects.filter(platform=platform, platform_video_id=video_id)
+        twin = twin.exclude(pk=video.pk).first()
+        if twin:
+            errors.add(
+                "video.source_url",
+                f"This video is already here as “{twin.title}” (same {platform} id {video_id}).",
+            )
+    seen = set()
+    for index, appearance in enumerate(values.get("people", [])):
+        person = appearance["person"]
+        if person.pk in seen:
+            errors.add(f"video.people[{index}].person", f"{person} is listed twice.")
+        seen.add(person.pk)
+
+
+def _existing_items(summary: Summary | None) -> dict[str, list]:
+    if summary is None or summary.pk is None:
+        return {key: [] for key, *_ in ITEM_KINDS}
+    return {
+        key: list(model.objects.filter(summary=summary).order_by("position", "id"))
+        for key, model, *_ in ITEM_KINDS
+    }
+
+
+def _check_items(data: dict, existing: dict, duration: int, errors: _Errors) -> None:
+    """Item ids, links, times (in order, before the video's end) and caveat targets."""
+    for key, _model, markdown_fields, _time_field, label in ITEM_KINDS:
+        if key not in data:
+            continue
+        known = {item.pk for item in existing[key]}
+        seen = set()
+        for index, item in enumerate(data[key]):
+            item_id = item.get("id")
+            if item_id is not None and (item_id not in known or item_id in seen):
+                why = "is listed twice" if item_id in seen else "is not in this summary"
+                errors.add(f"{key}[{index}].id", f"The {label} with id {item_id} {why}.")
+            seen.add(item_id)
+            for name in markdown_fields:
+                for problem in link_problems(item[name]):
+                    errors.add(f"{key}[{index}].{name}", problem)
+
+    for key, *_, time_field, label in ITEM_KINDS:
+        if time_field is None:
+            continue
+        given = key in data
+        items = (
+            data[key] if given else [{time_field: getattr(i, time_field)} for i in existing[key]]
+        )
+        previous = None
+        for index, item in enumerate(items):
+            seconds = item.get(time_field)
+            if seconds is None:
+                continue
+            path = f"{key}[{index}].{time_field}" if given else "video.duration"
+            if duration and seconds >= duration:
+                errors.add(
+                    path,
+                    f"{label.capitalize()} {index + 1} is at {format_duration(seconds)}, "
+                    f"after the video ends ({format_duration(duration)}).",
+                )
+            if key == "chapters" and previous is not None and seconds <= previous:
+                errors.add(
+                    path,
+                    f"Chapter {index + 1} starts at {format_duration(seconds)}, not after the "
+                    f"chapter before it ({format_duration(previous)}).",
+                )
+            if key == "chapters":
+                previous = seconds
+
+    chapter_count = len(data.get("chapters", existing["chapters"]))
+    takeaway_count = len(data.get("takeaways", existing["takeaways"]))
+    if "caveats" in data:
+        for index, caveat in enumerate(data["caveats"]):
+            chapter, takeaway = caveat.get("chapter"), caveat.get("takeaway")
+            if chapter and takeaway:
+                errors.add(
+                    f"caveats[{index}]", "A caveat qualifies a chapter or a takeaway, not both."
+                )
+            if chapter and chapter > chapter_count:
+                errors.add(f"caveats[{index}].chapter", f"There is no chapter {chapter}.")
+            if takeaway and takeaway > takeaway_count:
+                errors.add(f"caveats[{index}].takeaway", f"There is no takeaway {takeaway}.")
+    else:
+        # Replacing chapters or takeaways would silently delete the caveats attached to them.
+        for key, field in (("chapters", "chapter_id"), ("takeaways", "takeaway_id")):
+            if key not in data:
+                continue
+            kept = {item.get("id") for item in data[key]}
+            if any(
+                getattr(c, field) and getattr(c, field) not in kept for c in existing["caveats"]
+            ):
+                errors.add(
+                    "caveats",
+                    f"Some caveats are attached to {key} this request removes; "
+                    "send the caveats too.",
+                )
+
+
+# What an item left out of a payload's item gets (a sent item replaces the whole row).
+ITEM_DEFAULTS = {
+    KeyPoint: {"time": None},
+    Takeaway: {"time": None},
+    Chapter: {"start_time": None, "synopsis": ""},
+    Caveat: {"claim": ""},
+}
+
+
+def _build_items(key: str, model, items: list[dict], summary: Summary, existing, targets):
+    """Unsaved model objects for the payload's items of one kind, numbered 1..n.
+
+    An item with an id updates that row; a caveat's chapter and takeaway are positions in
+    `targets` (this request's chapters and takeaways, or the summary's when not sent).
+    """
+    by_id = {item.pk: item for item in existing[key]}
+    objects = []
+    for position, item in enumerate(items, start=1):
+        obj = by_id.get(item.get("id")) or model(summary=summary)
+        for name, value in {**ITEM_DEFAULTS[model], **item}.items():
+            if name not in ("id", "chapter", "takeaway"):
+                setattr(obj, name, value)
+        if model is Caveat:
+            chapter, takeaway = item.get("chapter"), item.get("takeaway")
+            obj.chapter = targets["chapters"][chapter - 1] if chapter else None
+            obj.takeaway = targets["takeaways"][takeaway - 1] if takeaway else None
+        obj.position = position
+        objects.append(obj)
+    return objects
+
+
+def _clean_items(key: str, objects: list, errors: _Errors) -> None:
+    for index, obj in enumerate(objects):
+        try:
+            obj.full_clean(
+                exclude=["summary", "chapter", "takeaway", "position"],
+                validate_unique=False,
+                validate_constraints=False,
+            )
+        except ValidationError as exc:
+            errors.add_model_errors(f"{key}[{index}]", exc)
+
+
+def _save_items(model, objects: list, summary: Summary) -> None:
+    """Replace the summary's items of one kind by `objects` (positions unique throughout)."""
+    kept = {obj.pk for obj in objects if obj.pk}
+    services.make_room_for_reorder(model=model, summary=summary)
+    model.objects.filter(summary=summary).exclude(pk__in=kept).delete()
+    for obj in objects:
+        obj.summary = summary
+        obj.save()
+    services.renumber(model=model, summary=summary)
+
+
+def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comment: str):
+    """Validate everything, then write video, summary and parts in one revision."""
+    errors = _Errors()
+    video_data = data.get("video")
+    if video_data is not None:
+        _prepare_video(video, video_data, full=full, errors=errors)
+    if "tldr" in data:
+        summary.tldr = data["tldr"]
+    try:
+        summary.full_clean(exclude=["video"], validate_unique=False, validate_constraints=False)
+    except ValidationError as exc:
+        errors.add_model_errors("", exc)
+
+    items = {key: data.get(key, []) for key, *_ in ITEM_KINDS} if full else data
+    existing = _existing_items(summary)
+    _check_items(items, existing, video.duration_seconds, errors)
+    errors.raise_if_any()
+
+    # Caveats refer to chapters and takeaways by position: this request's, or the summary's.
+    objects, targets = {}, {}
+    for key, model, *_ in ITEM_KINDS:
+        if key in items:
+            objects[key] = _build_items(key, model, items[key], summary, existing, targets)
+            _clean_items(key, objects[key], errors)
+        targets[key] = objects.get(key, existing[key])
+    errors.raise_if_any()
+
+    with reversion.create_revision(manage_manually=True):
+        if video_data is not None:
+            video.save()
+            if "people" in video_data or full:
+                video.appearances.all().delete()
+                Appearance.objects.bulk_create(
+                    Appearance(
+                        video=video,
+                        person=appearance["person"],
+                        organisation=appearance.get("organisation"),
+                        position=position,
+                    )
+                    for position, appearance in enumerate(video_data.get("people", []), 1)
+                )
+            if "topics" in video_data or full:
+                video.topics.set(video_data.get("topics", []))
+        summary.video = video
+        summary.updated_by = user
+        summary.save()
+        if "caveats" in objects:
+            # Kept caveats are detached first, so that deleting the chapter or takeaway they
+            # were attached to does not delete them in cascade.
+            kept = [c.pk for c in objects["caveats"] if c.pk]
+            Caveat.objects.filter(pk__in=kept).update(chapter=None, takeaway=None)
+        for key, model, *_ in ITEM_KINDS:
+            if key in objects:
+                _save_items(model, objects[key], summary)
+        services.refresh_derived_data(summary=summary)
+        # Added last, so that the revision holds the parts as saved (with final positions).
+        reversion.add_to_revision(summary)
+        if video_data is not None:
+            reversion.add_to_revision(video)
+        reversion.set_user(user)
+        reversion.set_comment(comment)
+    return summary
+
+
+@transaction.atomic
+def create_summary(*, data: dict, user) -> Summary:
+    """Create a summary (a draft) with its video and parts from one API request.
+
+    The video is created, or, when a video with the slug exists and has no summary yet,
+    updated and used. Everything is validated before anything is written; on any error
+    nothing is saved (ValidationError keyed by input path). Records one revision (user,
+    comment) holding the summary with its parts and the video; rebuilds citations and the
+    search text. Raises PermissionDenied when the user may not add or change videos.
+    """
+    video_data = data["video"]
+    video = Video.objects.filter(slug=video_data["slug"]).first()
+    if video is None:
+        _check_permission(user, "add_video")
+        video = Video(slug=video_data["slug"])
+    else:
+        _check_permission(user, "change_video")
+        if Summary.objects.filter(video=video).exists():
+            raise ValidationError(
+                {"video.slug": "This video already has a summary; update it with PUT or PATCH."}
+            )
+    summary = Summary(video=video, created_by=user)
+    return _write(
+        summary=summary,
+        video=video,
+        data=data,
+        user=user,
+        full=True,
+        comment="Created through the API.",
+    )
+
+
+@transaction.atomic
+def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summary:
+    """Replace a summary's content (PUT) or the parts the request names (PATCH).
+
+    Lists replace the summary's items of that kind; an item sent with its `id` keeps its
+    row (and its citations' edited key phrases). Validation and atomicity as
+    create_summary. Raises EditConflict when someone saved the summary after it was read
+    (the caller locked the row and compared versions before).
+    """
+    summary._prefetched_objects_cache = {}
+    video = summary.video
+    video_data = data.get("video")
+    if video_data is not None:
+        if "slug" in video_data and video_data["slug"] != video.slug:
+            raise ValidationError({"video.slug": "A summary's video slug cannot change."})
+        _check_permission(user, "change_video")
+    changed = ", ".join(data) or "nothing"
+    return _write(
+        summary=summary,
+        video=video,
+        data=data,
+        user=user,
+        full=not partial,
+        comment=f"Changed through the API ({changed}).",
+    )
+
+
+def request_source_checks(*, summary: Summary, user=None) -> list[Source]:
+    """The sources a re-check of this summary covers.
+
+    Queues nothing yet: the link checker and its Celery task arrive with issue 6, which
+    makes this function enqueue one check per source (delay_on_commit).
+    """
+    return list(Source.objects.filter(citations__summary=summary).distinct())

@@ -1,0 +1,91 @@
+"""Schemathesis fuzzes every API operation in-process, as an anonymous client and as an
+editor: no 5xx response, and every response matches the schema and its content type."""
+
+import os
+
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+from rest_framework.authtoken.models import Token
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+)
+
+from curation.wsgi import application
+from summaries import services
+from tests.factories import (
+    AppearanceFactory,
+    ChapterFactory,
+    EditorFactory,
+    KeyPointFactory,
+    SummaryFactory,
+    TakeawayFactory,
+    TopicFactory,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
+# Bounded so that the whole run (20 operations, two clients) takes a minute or two; raise it
+# for a deeper local run (SCHEMATHESIS_MAX_EXAMPLES=500).
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "25"))
+
+
+@pytest.fixture
+def keep_test_connection():
+    """Django closes "old" connections around each request; in a test that would close the
+    test transaction's connection (PostgreSQL then answers "connection is closed")."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def content(db):
+    """A live summary with every part, a draft and a scheduled one to find (or not)."""
+    live = SummaryFactory(live=True, video__slug="live-summary")
+    AppearanceFactory(video=live.video)
+    live.video.topics.add(TopicFactory(slug="topic"))
+    KeyPointFactory(summary=live)
+    TakeawayFactory(summary=live)
+    ChapterFactory(summary=live, body="[A source](https://example.org/) says 3 times more.")
+    services.refresh_derived_data(summary=live)
+    SummaryFactory(video__slug="draft-summary")
+    return live
+
+
+@pytest.fixture
+def editor_token(db):
+    return Token.objects.create(user=EditorFactory()).key
+
+
+@pytest.fixture
+def unthrottled(settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "1000000/minute", "user": "1000000/minute"},
+    }
+
+
+# Loaded when the module is collected: the schema view needs no database.
+schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
+
+
+@pytest.mark.usefixtures("content", "keep_test_connection", "unthrottled")
+@schema.parametrize()
+@hypothesis_settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_api_conforms_to_its_schema(case, editor_token):
+    case.call_and_validate(checks=CHECKS)
+    case.call_and_validate(headers={"Authorization": f"Token {editor_token}"}, checks=CHECKS)

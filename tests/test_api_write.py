@@ -1,0 +1,635 @@
+"""Writing whole summaries through the API: nested create and update, validation, atomicity,
+optimistic concurrency (If-Match), workflow actions and revision history."""
+
+import copy
+import datetime
+
+import pytest
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+from reversion.models import Version
+
+from summaries import demo_data
+from summaries.models import (
+    Caveat,
+    Channel,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Organisation,
+    Person,
+    Summary,
+    Takeaway,
+    Topic,
+    Video,
+)
+
+from .factories import (
+    ChapterFactory,
+    EditorFactory,
+    SummaryFactory,
+    UserFactory,
+    VideoFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+LIST_URL = "/api/v1/summaries/"
+
+
+def detail_url(slug):
+    return f"/api/v1/summaries/{slug}/"
+
+
+@pytest.fixture
+def editor():
+    return EditorFactory()
+
+
+@pytest.fixture
+def api(editor):
+    """An editor's tool: token authentication, JSON bodies."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=editor).key}")
+    return client
+
+
+@pytest.fixture
+def catalogue():
+    """The channel, organisations, people and topics the example summary refers to."""
+    Channel.objects.create(**{k: v for k, v in demo_data.CHANNEL.items()})
+    for organisation in demo_data.ORGANISATIONS:
+        Organisation.objects.create(**organisation)
+    for person in demo_data.PEOPLE:
+        Person.objects.create(**person)
+    for topic in demo_data.TOPICS:
+        Topic.objects.create(**topic)
+
+
+def example_payload():
+    """The published example (the speed summary) as an editor's tool sends it."""
+    video = demo_data.MAIN_VIDEO
+    summary = demo_data.MAIN_SUMMARY
+    return {
+        "video": {
+            "slug": video["slug"],
+            "title": video["title"],
+            "channel": demo_data.CHANNEL["slug"],
+            "source_url": video["source_url"],
+            "duration": "12:40",
+            "language": "en",
+            "published_on": video["published_on"].isoformat(),
+            "blurb": video["blurb"],
+            "topics": video["topics"],
+            "people": [
+                {"person": person, "organisation": organisation}
+                for person, organisation in video["appearances"]
+            ],
+        },
+        "tldr": summary["tldr"],
+        "key_points": [dict(point, time="1:05") for point in summary["key_points"]],
+        "takeaways": [{"text": text} for text in summary["takeaways"]],
+        "chapters": [dict(chapter) for chapter in summary["chapters"]],
+        "caveats": [dict(caveat) for caveat in summary["caveats"]],
+    }
+
+
+def create_example(api):
+    response = api.post(LIST_URL, example_payload(), format="json")
+    assert response.status_code == 201, response.json()
+    return response
+
+
+def fields_of(response):
+    body = response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"status", "code", "message", "fields"}
+    return body["error"]["fields"]
+
+
+# --- Create -----------------------------------------------------------------------------
+
+
+def test_create_writes_the_whole_summary_in_one_request(api, catalogue, editor):
+    response = create_example(api)
+    body = response.json()
+    slug = demo_data.MAIN_VIDEO["slug"]
+    assert response["Location"].endswith(detail_url(slug))
+    assert response["ETag"].startswith('"1-')
+    assert body["status"] == "draft"
+    assert body["video"]["duration_seconds"] == 760
+    assert [p["person"]["slug"] for p in body["video"]["people"]] == ["matthew-berman"]
+    assert body["video"]["people"][0]["organisation"]["slug"] == "forward-future"
+    assert sorted(t["slug"] for t in body["video"]["topics"]) == sorted(
+        demo_data.MAIN_VIDEO["topics"]
+    )
+    assert [k["position"] for k in body["key_points"]] == [1, 2, 3]
+    assert body["key_points"][0]["time"] == 65
+    assert [c["title"] for c in body["chapters"]] == ["Why speed matters", "Faster model releases"]
+    assert "<a href=" in body["chapters"][1]["body_html"]
+    assert [(c["chapter"], c["takeaway"]) for c in body["caveats"]] == [
+        (2, None),
+        (2, None),
+        (None, 2),
+    ]
+    assert {c["source"]["url"] for c in body["citations"]} == {
+        demo_data.ANTHROPIC_LINK,
+        demo_data.OPENAI_LINK,
+    }
+    assert body["citations"][0]["source"]["state"] == "unchecked"
+
+    summary = Summary.objects.get(video__slug=slug)
+    assert summary.created_by == editor and summary.updated_by == editor
+    assert "Why speed matters" in summary.search_document
+    assert Citation.objects.filter(summary=summary).count() == 2
+
+
+def test_create_records_one_revision_with_the_parts(api, catalogue, editor):
+    create_example(api)
+    summary = Summary.objects.get(video__slug=demo_data.MAIN_VIDEO["slug"])
+    versions = Version.objects.get_for_object(summary)
+    assert versions.count() == 1
+    revision = versions[0].revision
+    assert revision.user == editor
+    assert "API" in revision.get_comment()
+    models = {v.content_type.model for v in revision.version_set.all()}
+    assert {"summary", "keypoint", "takeaway", "chapter", "caveat", "video"} <= models
+    chapter_versions = [v for v in revision.version_set.all() if v.content_type.model == "chapter"]
+    assert sorted(v.field_dict["position"] for v in chapter_versions) == [1, 2]
+
+
+def test_create_uses_an_existing_video_without_a_summary(api, catalogue):
+    video = VideoFactory(slug=demo_data.MAIN_VIDEO["slug"], channel=Channel.objects.get())
+    create_example(api)
+    video.refresh_from_db()
+    assert video.title == demo_data.MAIN_VIDEO["title"]
+    assert video.summary.tldr == demo_data.MAIN_SUMMARY["tldr"]
+
+
+def test_create_refuses_a_video_that_already_has_a_summary(api, catalogue):
+    SummaryFactory(video__slug=demo_data.MAIN_VIDEO["slug"])
+    response = api.post(LIST_URL, example_payload(), format="json")
+    assert response.status_code == 400
+    assert "already has a summary" in fields_of(response)["video.slug"][0]
+
+
+def test_create_needs_an_editor(catalogue):
+    client = APIClient()
+    assert client.post(LIST_URL, example_payload(), format="json").status_code == 401
+    client.force_authenticate(UserFactory())
+    assert client.post(LIST_URL, example_payload(), format="json").status_code == 403
+    assert not Summary.objects.exists()
+
+
+# --- Validation -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        (lambda p: p["video"].update(duration="12:75"), "video.duration", "34:21"),
+        (lambda p: p["video"].update(duration=0), "video.duration", "longer than zero"),
+        (lambda p: p["video"].update(duration=10**9), "video.duration", "longer than a week"),
+        (lambda p: p["video"].update(source_url="ftp://x.example/v"), "video.source_url", "URL"),
+        (
+            lambda p: p["video"].update(source_url="https://u:pw@www.youtube.com/watch?v=abc"),
+            "video.source_url",
+            "user name",
+        ),
+        (lambda p: p["video"].update(channel="nope"), "video.channel", "does not exist"),
+        (lambda p: p["video"].update(topics=["nope"]), "video.topics[0]", "does not exist"),
+        (lambda p: p["video"].update(language="xx"), "video.language", "not a valid choice"),
+        (lambda p: p.update(tldr=""), "tldr", "blank"),
+        (lambda p: p.update(tldr="x" * 4001), "tldr", "4000"),
+        (lambda p: p["chapters"][1].update(title="t" * 201), "chapters[1].title", "200"),
+        (lambda p: p["chapters"][0].update(body="   "), "chapters[0].body", "blank"),
+        (lambda p: p["key_points"][2].update(time="soon"), "key_points[2].time", "34:21"),
+        (lambda p: p.update(chapters=[{"title": "x", "body": "y"}] * 201), "chapters", "200"),
+        (lambda p: p.update(bogus=1), "bogus", "Unknown field"),
+        (lambda p: p["chapters"][0].update(colour="red"), "chapters[0].colour", "Unknown"),
+        (lambda p: p.update(status="published"), "status", "publish"),
+        (lambda p: p["chapters"][0].update(body_html="<p>"), "chapters[0].body_html", "Read-only"),
+    ],
+)
+def test_invalid_input_names_the_field(api, catalogue, change, field, message):
+    payload = example_payload()
+    change(payload)
+    response = api.post(LIST_URL, payload, format="json")
+    assert response.status_code == 400, response.json()
+    fields = fields_of(response)
+    assert field in fields, fields
+    assert message in " ".join(fields[field])
+    assert response.json()["error"]["code"] == "invalid"
+    assert not Summary.objects.exists()
+    assert not Video.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1/admin", "loopback"),
+        ("http://2130706433/", "numeric host"),
+        ("http://0x7f.1/", "numeric host"),
+        ("http://[::ffff:10.0.0.1]/", "private"),
+        ("http://[::127.0.0.1]/", "IPv4-compatible"),
+        ("http://[64:ff9b::7f00:1]/", "NAT64"),
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("https://user:secret@example.com/", "userinfo"),
+        ("https://example.com:22/", "port 22"),
+        ("https://example.com:8443/", "port 8443"),
+        ("http://localhost/", "not a public host"),
+        ("http://printer.local/", "not a public host"),
+        ("http://intranet/", "not a public host"),
+    ],
+)
+def test_cited_links_follow_the_address_policy(api, catalogue, url, why):
+    payload = example_payload()
+    payload["chapters"][0]["body"] += f" See [this]({url})."
+    response = api.post(LIST_URL, payload, format="json")
+    assert response.status_code == 400
+    messages = " ".join(fields_of(response)["chapters[0].body"])
+    assert why in messages
+
+
+def test_time_rules_name_the_item(api, catalogue):
+    payload = example_payload()
+    payload["chapters"][0]["start_time"] = "2:00"
+    payload["chapters"][1]["start_time"] = "1:00"
+    payload["takeaways"][0]["time"] = "13:00"
+    response = api.post(LIST_URL, payload, format="json")
+    fields = fields_of(response)
+    assert "not after the chapter before it" in fields["chapters[1].start_time"][0]
+    assert "after the video ends (12:40)" in fields["takeaways[0].time"][0]
+
+
+def test_caveat_targets_must_exist(api, catalogue):
+    payload = example_payload()
+    payload["caveats"][0]["chapter"] = 3
+    payload["caveats"][1]["takeaway"] = 1
+    fields = fields_of(api.post(LIST_URL, payload, format="json"))
+    assert fields["caveats[0].chapter"] == ["There is no chapter 3."]
+    assert "not both" in fields["caveats[1]"][0]
+
+
+def test_duplicate_platform_video_is_a_field_error(api, catalogue):
+    VideoFactory(title="Twin", source_url="https://youtu.be/DEMOspeed01")
+    fields = fields_of(api.post(LIST_URL, example_payload(), format="json"))
+    assert "already here as “Twin”" in fields["video.source_url"][0]
+
+
+def test_a_failure_after_validation_saves_nothing(api, catalogue, monkeypatch):
+    from summaries import services
+
+    def explode(**kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(services, "refresh_derived_data", explode)
+    api.raise_request_exception = False
+    response = api.post(LIST_URL, example_payload(), format="json")
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "server_error"
+    assert not Summary.objects.exists()
+    assert not Video.objects.exists()
+    assert not KeyPoint.objects.exists()
+    assert not Version.objects.exists()
+
+
+# --- Update -----------------------------------------------------------------------------
+
+
+def test_patch_with_if_match_replaces_the_lists_it_sends(api, catalogue, editor):
+    created = create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    body = created.json()
+    first, second = body["chapters"]
+    payload = {
+        "tldr": "Shorter.",
+        # Swap the chapters, keep both rows, add a third; caveats follow the new order.
+        "chapters": [
+            {"id": second["id"], "title": second["title"], "body": second["body"]},
+            {"id": first["id"], "title": "Renamed", "body": first["body"]},
+            {"title": "New", "body": "A new chapter.", "start_time": 30},
+        ],
+        "caveats": [{"chapter": 1, "claim": "2.5 times faster", "text": "Still careful."}],
+    }
+    response = api.patch(detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"])
+    assert response.status_code == 200, response.json()
+    updated = response.json()
+    assert updated["tldr"] == "Shorter."
+    assert [(c["id"], c["title"]) for c in updated["chapters"]][:2] == [
+        (second["id"], second["title"]),
+        (first["id"], "Renamed"),
+    ]
+    assert [c["position"] for c in updated["chapters"]] == [1, 2, 3]
+    assert updated["caveats"] == [
+        {
+            "id": updated["caveats"][0]["id"],
+            "position": 1,
+            "chapter": 1,
+            "takeaway": None,
+            "claim": "2.5 times faster",
+            "text": "Still careful.",
+            "text_html": "Still careful.",
+        }
+    ]
+    assert len(updated["key_points"]) == 3  # not sent: unchanged
+    assert updated["lock_version"] == body["lock_version"] + 1
+    assert response["ETag"] != created["ETag"]
+    summary = Summary.objects.get(video__slug=slug)
+    assert Version.objects.get_for_object(summary).count() == 2
+    latest = Version.objects.get_for_object(summary).first().revision
+    assert latest.user == editor
+    chapter_titles = {
+        v.field_dict["title"] for v in latest.version_set.all() if v.content_type.model == "chapter"
+    }
+    assert chapter_titles == {"Renamed", second["title"], "New"}
+
+
+def test_put_replaces_everything(api, catalogue):
+    created = create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    payload = example_payload()
+    payload["key_points"] = []
+    payload["caveats"] = []
+    payload["video"]["topics"] = ["agents"]
+    response = api.put(detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"])
+    assert response.status_code == 200, response.json()
+    assert response.json()["key_points"] == []
+    assert [t["slug"] for t in response.json()["video"]["topics"]] == ["agents"]
+    assert not KeyPoint.objects.exists()
+
+
+def test_update_without_if_match_is_428_and_changes_nothing(api, catalogue):
+    create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    response = api.patch(detail_url(slug), {"tldr": "Changed."}, format="json")
+    assert response.status_code == 428
+    assert response.json()["error"]["code"] == "precondition_required"
+    assert Summary.objects.get().tldr == demo_data.MAIN_SUMMARY["tldr"]
+
+
+def test_update_with_a_stale_etag_is_412_and_changes_nothing(api, catalogue):
+    created = create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    first = api.patch(
+        detail_url(slug), {"tldr": "One."}, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
+    assert first.status_code == 200
+    stale = api.patch(
+        detail_url(slug), {"tldr": "Two."}, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
+    assert stale.status_code == 412
+    assert stale.json()["error"]["code"] == "precondition_failed"
+    summary = Summary.objects.get()
+    assert summary.tldr == "One."
+    assert Version.objects.get_for_object(summary).count() == 2
+
+
+def test_if_match_star_and_a_weak_copy_match(api, catalogue):
+    created = create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    weak = api.patch(
+        detail_url(slug), {"tldr": "Weak."}, format="json", HTTP_IF_MATCH="W/" + created["ETag"]
+    )
+    assert weak.status_code == 200
+    star = api.patch(detail_url(slug), {"tldr": "Star."}, format="json", HTTP_IF_MATCH="*")
+    assert star.status_code == 200
+
+
+def test_the_etag_of_a_read_is_the_one_updates_expect(api, catalogue):
+    create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    read = api.get(detail_url(slug))
+    response = api.patch(
+        detail_url(slug), {"tldr": "Ok."}, format="json", HTTP_IF_MATCH=read["ETag"]
+    )
+    assert response.status_code == 200
+
+
+def test_an_admin_edit_in_between_makes_the_etag_stale(api, catalogue):
+    created = create_example(api)
+    summary = Summary.objects.get()
+    summary.tldr = "Edited in the admin."
+    summary.save()
+    response = api.patch(
+        detail_url(summary.video.slug),
+        {"tldr": "API"},
+        format="json",
+        HTTP_IF_MATCH=created["ETag"],
+    )
+    assert response.status_code == 412
+    summary.refresh_from_db()
+    assert summary.tldr == "Edited in the admin."
+
+
+def test_invalid_update_is_atomic(api, catalogue):
+    created = create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    payload = {
+        "tldr": "Would change.",
+        "key_points": [{"title": "New", "body": "x"}],
+        "chapters": [{"title": "Only", "body": "x", "start_time": "99:00"}],
+        "caveats": [],
+    }
+    response = api.patch(detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"])
+    assert response.status_code == 400
+    assert "chapters[0].start_time" in fields_of(response)
+    summary = Summary.objects.get()
+    assert summary.tldr == demo_data.MAIN_SUMMARY["tldr"]
+    assert summary.lock_version == 1
+    assert KeyPoint.objects.count() == 3 and Chapter.objects.count() == 2
+    assert Caveat.objects.count() == 3
+
+
+def test_replacing_chapters_without_their_caveats_is_refused(api, catalogue):
+    created = create_example(api)
+    payload = {"chapters": [{"title": "Only", "body": "x"}]}
+    response = api.patch(
+        detail_url(demo_data.MAIN_VIDEO["slug"]),
+        payload,
+        format="json",
+        HTTP_IF_MATCH=created["ETag"],
+    )
+    assert response.status_code == 400
+    assert "send the caveats too" in fields_of(response)["caveats"][0]
+
+
+def test_item_ids_must_belong_to_the_summary(api, catalogue):
+    created = create_example(api)
+    other = ChapterFactory()
+    payload = {"chapters": [{"id": other.pk, "title": "Stolen", "body": "x"}], "caveats": []}
+    response = api.patch(
+        detail_url(demo_data.MAIN_VIDEO["slug"]),
+        payload,
+        format="json",
+        HTTP_IF_MATCH=created["ETag"],
+    )
+    assert "is not in this summary" in fields_of(response)["chapters[0].id"][0]
+    other.refresh_from_db()
+    assert other.title != "Stolen"
+
+
+def test_the_video_slug_cannot_change(api, catalogue):
+    created = create_example(api)
+    response = api.patch(
+        detail_url(demo_data.MAIN_VIDEO["slug"]),
+        {"video": {"slug": "other"}},
+        format="json",
+        HTTP_IF_MATCH=created["ETag"],
+    )
+    assert response.status_code == 400
+    assert "cannot change" in fields_of(response)["video.slug"][0]
+
+
+def test_update_of_an_unknown_summary_is_404(api):
+    response = api.patch(detail_url("nope"), {"tldr": "x"}, format="json", HTTP_IF_MATCH="*")
+    assert response.status_code == 404
+
+
+# --- Workflow ---------------------------------------------------------------------------
+
+
+def test_publish_schedule_unpublish_and_review(api, catalogue, editor):
+    create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    summary = Summary.objects.get()
+    anonymous = APIClient()
+
+    review = api.post(f"{detail_url(slug)}submit-for-review/")
+    assert review.status_code == 200 and review.json()["status"] == "review"
+
+    tomorrow = timezone.now() + datetime.timedelta(days=1)
+    scheduled = api.post(f"{detail_url(slug)}publish/", {"publish_at": tomorrow.isoformat()})
+    assert scheduled.status_code == 200
+    assert scheduled.json()["status"] == "published"
+    assert anonymous.get(detail_url(slug)).status_code == 404
+
+    live = api.post(f"{detail_url(slug)}publish/", {}, format="json")
+    assert live.status_code == 200
+    assert anonymous.get(detail_url(slug)).status_code == 200
+
+    down = api.post(f"{detail_url(slug)}unpublish/")
+    assert down.status_code == 200 and down.json()["publish_at"] is None
+    assert anonymous.get(detail_url(slug)).status_code == 404
+
+    comments = [v.revision.get_comment() for v in Version.objects.get_for_object(summary)]
+    assert comments[:4] == ["Unpublished", "Published", comments[2], "Sent for review"]
+    assert comments[2].startswith("Scheduled for")
+    assert all(v.revision.user == editor for v in Version.objects.get_for_object(summary))
+
+
+def test_publish_needs_the_publish_permission(catalogue):
+    summary = SummaryFactory()
+    writer = EditorFactory()
+    writer.groups.clear()
+    from django.contrib.auth.models import Permission
+
+    writer.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_summary", "change_summary"])
+    )
+    client = APIClient()
+    client.force_authenticate(writer)
+    url = f"{detail_url(summary.video.slug)}publish/"
+    assert client.post(url).status_code == 403
+    assert client.post(f"{detail_url(summary.video.slug)}submit-for-review/").status_code == 200
+    summary.refresh_from_db()
+    assert summary.status == "review"
+
+
+def test_publishing_a_summary_without_its_text_is_a_field_error(api):
+    summary = SummaryFactory(tldr=" ")
+    response = api.post(f"{detail_url(summary.video.slug)}publish/")
+    assert response.status_code == 400
+    assert "tldr" in fields_of(response)
+
+
+def test_sending_a_published_summary_to_review_is_refused(api):
+    summary = SummaryFactory(live=True)
+    response = api.post(f"{detail_url(summary.video.slug)}submit-for-review/")
+    assert response.status_code == 400
+    assert "Unpublish" in fields_of(response)["status"][0]
+
+
+def test_workflow_actions_honour_an_if_match_when_sent(api):
+    summary = SummaryFactory()
+    response = api.post(f"{detail_url(summary.video.slug)}publish/", HTTP_IF_MATCH='"stale"')
+    assert response.status_code == 412
+    summary.refresh_from_db()
+    assert summary.status == "draft"
+
+
+def test_recheck_sources_answers_202(api, catalogue):
+    create_example(api)
+    response = api.post(f"{detail_url(demo_data.MAIN_VIDEO['slug'])}recheck-sources/")
+    assert response.status_code == 202
+    assert response.json() == {"sources": 2, "queued": 0}
+
+
+def test_session_authentication_enforces_csrf(catalogue, editor):
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(editor)
+    response = client.post(LIST_URL, example_payload(), format="json")
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["error"]["message"]
+    assert client.get(LIST_URL).status_code == 200
+
+
+def test_the_example_round_trip_through_the_api_alone(api, catalogue):
+    """Create, update with If-Match, publish: then anyone reads it and its page is live."""
+    created = create_example(api)
+    slug = demo_data.MAIN_VIDEO["slug"]
+    payload = copy.deepcopy(example_payload())
+    payload["tldr"] += " Revised."
+    updated = api.put(detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"])
+    assert updated.status_code == 200
+    published = api.post(f"{detail_url(slug)}publish/", HTTP_IF_MATCH=updated["ETag"])
+    assert published.status_code == 200
+    public = APIClient().get(detail_url(slug))
+    assert public.status_code == 200
+    assert public.json()["tldr"].endswith("Revised.")
+    assert public["ETag"] == published["ETag"]
+    assert APIClient().get(public.json()["html_url"]).status_code == 200
+    assert Takeaway.objects.count() == 4
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["9999-12-31T23:59:59-20:00", "0001-01-01T00:00:00+20:00", "2026-13-01T00:00", "soon", 5],
+)
+def test_publish_times_out_of_range_are_400(api, value):
+    summary = SummaryFactory()
+    response = api.post(f"{detail_url(summary.video.slug)}publish/", {"publish_at": value})
+    assert response.status_code == 400
+    assert "publish_at" in fields_of(response)
+
+
+def test_publish_time_with_a_large_offset_is_stored_in_utc(api):
+    summary = SummaryFactory()
+    response = api.post(
+        f"{detail_url(summary.video.slug)}publish/", {"publish_at": "2030-01-01T00:00:00+20:00"}
+    )
+    assert response.status_code == 200
+    summary.refresh_from_db()
+    assert summary.publish_at == datetime.datetime(2029, 12, 31, 4, 0, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://example.com/a?b=c", True),
+        ("http://93.184.216.34/page", True),
+        ("https://[2606:2800:220:1:248:1893:25c8:1946]/", True),
+        ("http://１２７.０.０.１/", False),
+        ("http://wiki.internal/", False),
+        ("http://127.0.0.1./", False),
+        ("http://[::1]/", False),
+        ("http://0/", False),
+        ("https://example.com:99999/", False),
+        ("javascript:alert(1)", False),
+    ],
+)
+def test_citable_url_policy(url, allowed):
+    from summaries.api_services import citable_url_problem
+
+    assert (citable_url_problem(url) is None) is allowed, citable_url_problem(url)
