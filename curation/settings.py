@@ -314,3 +314,32 @@ CORS_ALLOW_HEADERS = ["accept", "accept-language", "if-none-match", "if-modified
 CORS_EXPOSE_HEADERS = ["ETag", "Last-Modified", "Retry-After"]
 CORS_ALLOW_CREDENTIALS = False
 CORS_PREFLIGHT_MAX_AGE = 3600
+
+# --- Source checking --------------------------------------------------------------------
+# The link checker (summaries/linkcheck, summaries/checking.py; issue 6). Only public
+# addresses on ports 80/443 are contacted; FETCH_ALLOWED_NETWORKS (comma-separated CIDRs,
+# e.g. 127.0.0.2/31 for tests or an intranet range) opens those ranges on any port.
+FETCH_ALLOWED_NETWORKS = env.list("FETCH_ALLOWED_NETWORKS", default=[])
+FETCH_USER_AGENT = env.str(
+    "FETCH_USER_AGENT",
+    default="curation-linkcheck/1.0 (source checker for curated summaries)",
+)
+FETCH_DEADLINE = env.float("FETCH_DEADLINE", default=10.0)  # seconds for a whole fetch
+FETCH_MAX_BODY = env.int("FETCH_MAX_BODY", default=2_000_000)  # decoded bytes
+FETCH_PER_HOST = env.int("FETCH_PER_HOST", default=2)  # in flight per host, all workers
+FETCH_MAX_IN_FLIGHT = env.int("FETCH_MAX_IN_FLIGHT", default=32)  # per worker process
+FETCH_BATCH_SIZE = env.int("FETCH_BATCH_SIZE", default=50)  # sources per check task
+# Healthy sources are checked again after this many seconds; broken, unverifiable, erring
+# and changed ones (a claim no longer found or the page changed) sooner.
+CHECK_INTERVAL_HEALTHY = env.int("CHECK_INTERVAL_HEALTHY", default=7 * 24 * 3600)
+CHECK_INTERVAL_PROBLEM = env.int("CHECK_INTERVAL_PROBLEM", default=24 * 3600)
+# A claimed source not recorded within this many seconds is claimed again by the sweeper
+# (its batch was lost: broker down at save time, or a worker killed). Longer than the
+# check task's hard time limit.
+CHECK_CLAIM_SECONDS = env.int("CHECK_CLAIM_SECONDS", default=15 * 60)
+CHECK_HISTORY_PER_SOURCE = env.int("CHECK_HISTORY_PER_SOURCE", default=20)
+CELERY_BEAT_SCHEDULE["dispatch-source-checks"] = {
+    "task": "summaries.tasks.dispatch_source_checks",
+    "schedule": env.int("CHECK_DISPATCH_EVERY", default=300),
+    "options": {"expires": 240},
+}

@@ -13,7 +13,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from reversion.admin import VersionAdmin
 
-from . import services
+from . import checking, services
 from .forms import (
     DurationField,
     OrderedInlineFormSet,
@@ -31,6 +31,7 @@ from .models import (
     Organisation,
     Person,
     Source,
+    SourceCheck,
     Summary,
     Takeaway,
     Topic,
@@ -138,12 +139,16 @@ class CitationInline(admin.TabularInline):
     model = Citation
     extra = 0
     can_delete = False
-    fields = ["position", "where", "link", "claim", "key_phrase", "source_state"]
+    fields = ["position", "where", "link", "claim", "key_phrase", "source_state", "claim_check"]
     readonly_fields = fields
     verbose_name_plural = "Citations found in the text (updated on save)"
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("source", "chapter", "takeaway")
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("source", "chapter", "takeaway", "confirmed_by")
+        )
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -172,12 +177,45 @@ class CitationInline(admin.TabularInline):
     def source_state(self, citation):
         return state_badge(citation.source)
 
+    @admin.display(description="Claim")
+    def claim_check(self, citation):
+        """The claim verdict, what the page says, and a button to confirm the citation."""
+        parts = [verdict_badge(citation)]
+        if citation.verdict_excerpt:
+            parts.append(format_html("<br><q>{}</q>", citation.verdict_excerpt))
+        if citation.confirmed_at:
+            who = citation.confirmed_by.get_username() if citation.confirmed_by else "unknown"
+            when = f"{timezone.localtime(citation.confirmed_at):%Y-%m-%d}"
+            parts.append(format_html("<br><small>Confirmed by {}, {}</small>", who, when))
+        if citation.source.fingerprint and citation.source.state in checking.READABLE_STATES:
+            parts.append(
+                format_html(
+                    '<br><button type="submit" name="{}" value="{}" class="button">'
+                    "Save and confirm</button>",
+                    CONFIRM_BUTTON,
+                    citation.pk,
+                )
+            )
+        return format_html_join("", "{}", ((part,) for part in parts))
+
+
+# The summary form's per-citation "confirm" button (handled in SummaryAdmin.save_related).
+CONFIRM_BUTTON = "_confirm_citation"
+
 
 def state_badge(source):
     return format_html(
         '<span class="source-state source-state-{}">{}</span>',
         source.state,
         source.get_state_display(),
+    )
+
+
+def verdict_badge(citation):
+    return format_html(
+        '<span class="claim-verdict claim-verdict-{}">{}</span>',
+        citation.verdict,
+        citation.get_verdict_display(),
     )
 
 
@@ -294,9 +332,33 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
         super().save_related(request, form, formsets, change)
         summary = form.instance
         services.refresh_derived_data(summary=summary)
+        checking.queue_checks_for_summary(summary=summary)
         for warning in services.summary_warnings(summary=summary):
             messages.warning(request, str(warning))
         self._apply_workflow_button(request, summary)
+        self._apply_confirm_button(request, summary)
+
+    def _apply_confirm_button(self, request, summary):
+        """The "Save and confirm" button of a citation: record what its source says now."""
+        pk = request.POST.get(CONFIRM_BUTTON, "")
+        citation = (
+            Citation.objects.select_related("source").filter(summary=summary, pk=pk).first()
+            if pk.isdigit()
+            else None
+        )
+        if citation is None:
+            return
+        try:
+            checking.confirm_citation(citation=citation, user=request.user)
+            messages.success(request, f"Confirmed “{citation.link_text}” against its source.")
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+
+    def response_change(self, request, obj):
+        if CONFIRM_BUTTON in request.POST:
+            request.POST = request.POST.copy()
+            request.POST["_continue"] = "1"  # stay on the page after confirming
+        return super().response_change(request, obj)
 
     def _apply_workflow_button(self, request, summary):
         """The change form's extra buttons: send to review, publish/schedule, unpublish."""
@@ -447,21 +509,99 @@ class TopicAdmin(VersionAdmin):
     prepopulated_fields = {"slug": ["name"]}
 
 
+class ChannelListFilter(admin.SimpleListFilter):
+    """Sources cited by summaries of one channel."""
+
+    title = "channel"
+    parameter_name = "channel"
+
+    def lookups(self, request, model_admin):
+        return [(str(c.pk), c.name) for c in Channel.objects.order_by("name")]
+
+    def queryset(self, request, queryset):
+        if self.value() and self.value().isdigit():
+            cited = Citation.objects.filter(summary__video__channel_id=self.value())
+            return queryset.filter(pk__in=cited.values("source_id"))
+        return queryset
+
+
+class SourceCheckInline(admin.TabularInline):
+    """The latest checks of a source (history is bounded per source)."""
+
+    model = SourceCheck
+    extra = 0
+    can_delete = False
+    fields = ["checked_at", "state", "status_code", "final_url", "error_class", "response_ms"]
+    readonly_fields = fields
+    verbose_name_plural = "Check history"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
-    """Read-only for now: sources are created from citations and checked by the workers."""
+    """The sources report: sources are created from citations and checked by the workers."""
 
-    list_display = ["url", "host", "badge", "status_code", "last_checked_at"]
-    list_filter = ["state", "host"]
-    search_fields = ["url", "title", "host"]
+    class Media:
+        css = {"all": ["summaries/css/admin.css"]}
+
+    list_display = [
+        "url",
+        "host",
+        "badge",
+        "status_code",
+        "title",
+        "citation_count",
+        "last_checked_at",
+        "next_check_at",
+        "ignored",
+    ]
+    list_filter = ["state", "ignored", ChannelListFilter, "last_checked_at", "host"]
+    search_fields = ["url", "title", "host", "final_url"]
     readonly_fields = [f.name for f in Source._meta.fields]
+    inlines = [SourceCheckInline]
+    actions = ["check_now", "ignore", "stop_ignoring"]
+    date_hierarchy = "last_checked_at"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(citation_total=models.Count("citations"))
 
     @admin.display(description="State", ordering="state")
     def badge(self, source):
         return state_badge(source)
+
+    @admin.display(description="Citations", ordering="citation_total")
+    def citation_count(self, source):
+        return source.citation_total
 
     def has_add_permission(self, request):
         return False
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    @admin.action(description="Check selected sources now")
+    def check_now(self, request, queryset):
+        queued = checking.request_checks(sources=queryset)
+        skipped = queryset.count() - len(queued)
+        messages.success(request, f"Queued {len(queued)} source(s) for checking.")
+        if skipped:
+            messages.warning(
+                request, f"{skipped} source(s) skipped: ignored or already being checked."
+            )
+
+    @admin.action(description="Ignore selected sources (never check them)")
+    def ignore(self, request, queryset):
+        for source in queryset:
+            checking.ignore_source(source=source)
+        messages.success(request, f"Ignoring {queryset.count()} source(s).")
+
+    @admin.action(description="Check selected sources again (stop ignoring)")
+    def stop_ignoring(self, request, queryset):
+        for source in queryset:
+            checking.ignore_source(source=source, ignored=False)
+        messages.success(request, f"Checking {queryset.count()} source(s) again.")

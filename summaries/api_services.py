@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
-from . import platforms, services
+from . import checking, platforms, services
 from .citations import normalise_url
 from .forms import format_duration
 from .linkcheck import policy
@@ -349,6 +349,8 @@ def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comm
             if key in objects:
                 _save_items(model, objects[key], summary)
         services.refresh_derived_data(summary=summary)
+        # Checks of new or due sources go to the workers once this transaction commits.
+        checking.queue_checks_for_summary(summary=summary)
         # Added last, so that the revision holds the parts as saved (with final positions).
         reversion.add_to_revision(summary)
         if video_data is not None:
@@ -417,10 +419,12 @@ def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summ
     )
 
 
-def request_source_checks(*, summary: Summary, user=None) -> list[Source]:
-    """The sources a re-check of this summary covers.
+def request_source_checks(*, summary: Summary, user=None) -> tuple[list[Source], list[int]]:
+    """Queue a check of every source the summary cites, now rather than when due.
 
-    Queues nothing yet: the link checker and its Celery task arrive with issue 6, which
-    makes this function enqueue one check per source (delay_on_commit).
+    Returns the sources and the ids actually queued: ignored sources and sources whose
+    check is already under way are skipped (checking.request_checks). The checks are sent
+    to the broker after the transaction commits.
     """
-    return list(Source.objects.filter(citations__summary=summary).distinct())
+    sources = list(Source.objects.filter(citations__summary=summary).distinct())
+    return sources, checking.request_checks(sources=sources)

@@ -19,6 +19,7 @@ from summaries.models import (
     KeyPoint,
     Organisation,
     Person,
+    Source,
     Summary,
     Takeaway,
     Topic,
@@ -559,11 +560,16 @@ def test_workflow_actions_honour_an_if_match_when_sent(api):
     assert summary.status == "draft"
 
 
-def test_recheck_sources_answers_202(api, catalogue):
+def test_saving_queues_checks_and_recheck_queues_them_again(api, catalogue):
     create_example(api)
+    # The save itself claimed both sources for a check (queued when the write commits).
+    assert Source.objects.exclude(check_token="").count() == 2
     response = api.post(f"{detail_url(demo_data.MAIN_VIDEO['slug'])}recheck-sources/")
     assert response.status_code == 202
-    assert response.json() == {"sources": 2, "queued": 0}
+    assert response.json() == {"sources": 2, "queued": 0}  # already under way
+    Source.objects.update(check_token="", claimed_until=None)  # those checks finished
+    response = api.post(f"{detail_url(demo_data.MAIN_VIDEO['slug'])}recheck-sources/")
+    assert response.json() == {"sources": 2, "queued": 2}
 
 
 def test_session_authentication_enforces_csrf(catalogue, editor):

@@ -235,5 +235,7 @@ class SummaryViewSet(
     def recheck_sources(self, request, slug=None):
         """Ask for the summary's cited sources to be checked again (answers 202)."""
         summary = get_object_or_404(Summary.objects.all(), video__slug=slug)
-        sources = api_services.request_source_checks(summary=summary, user=request.user)
-        return Response({"sources": len(sources), "queued": 0}, status=status.HTTP_202_ACCEPTED)
+        sources, queued = api_services.request_source_checks(summary=summary, user=request.user)
+        return Response(
+            {"sources": len(sources), "queued": len(queued)}, status=status.HTTP_202_ACCEPTED
+        )

@@ -1,0 +1,480 @@
+"""Checking cited sources (issue 6): claiming due sources, recording results, claim verdicts.
+
+The network side lives in `summaries.linkcheck` (no ORM); this module decides which sources
+are checked when, and writes what was found. The flow:
+
+1. `queue_checks_for_summary` (after a save), `request_checks` (admin "check now") and
+   `dispatch_due_checks` (celery beat, also the sweeper) *claim* sources: each claimed
+   source gets the batch's token and a lease (`claimed_until`), in one conditional UPDATE,
+   so two racing saves or a duplicate beat tick never claim a source twice. The batch is
+   then queued with `delay_on_commit`.
+2. `check_source_batch` (the worker task and `check_sources` command) fetches the claimed
+   sources through `run_checks` and `record_results` writes the results in bulk: the latest
+   result on the Source, one SourceCheck history row per source and batch token (a batch
+   redone after a lost worker writes no second row), and a verdict per citation.
+3. A batch that is lost (broker down at save time, a worker killed) leaves its sources
+   claimed; once the lease lapses the sweeper claims them again.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from . import linkcheck
+from .linkcheck import CheckResult, HostLimiter, State
+from .models import Citation, Source, SourceCheck, Summary
+from .redis_limiter import get_host_limiter
+
+# States that are checked again sooner (CHECK_INTERVAL_PROBLEM), as are changed claims.
+PROBLEM_STATES = frozenset({State.BROKEN, State.UNVERIFIABLE, State.ERROR})
+READABLE_STATES = frozenset({State.OK, State.REDIRECTED})
+PROBLEM_VERDICTS = frozenset({Citation.Verdict.NOT_FOUND, Citation.Verdict.CHANGED})
+# Results are written in chunks of this size while a batch runs, so that a worker killed
+# mid-batch loses at most one chunk of work (which is redone).
+RECORD_EVERY = 10
+
+_limiter_lock = threading.Lock()
+_limiter: HostLimiter | None = None
+
+
+def _setting(name: str, default):
+    return getattr(settings, name, default)
+
+
+def host_limiter() -> HostLimiter:
+    """This process's per-host limiter: FETCH_PER_HOST requests in flight per host, shared
+    by every worker process through Redis when REDIS_URL is set (see redis_limiter)."""
+    global _limiter
+    with _limiter_lock:
+        if _limiter is None:
+            _limiter = get_host_limiter(int(_setting("FETCH_PER_HOST", 2)))
+        return _limiter
+
+
+def fetch_options() -> dict:
+    """linkcheck.fetch options from the FETCH_* settings."""
+    deadline = float(_setting("FETCH_DEADLINE", 10.0))
+    return {
+        "allowed_networks": list(_setting("FETCH_ALLOWED_NETWORKS", [])),
+        "user_agent": _setting("FETCH_USER_AGENT", linkcheck.DEFAULT_USER_AGENT),
+        "deadline": deadline,
+        "timeout": deadline,
+        "max_body": int(_setting("FETCH_MAX_BODY", 2_000_000)),
+    }
+
+
+def run_checks(
+    needs: dict[str, bool],
+    *,
+    on_result: Callable[[str, CheckResult], None] | None = None,
+    time_budget: float | None = None,
+) -> dict[str, CheckResult]:
+    """Fetch URLs (url -> need_body) with the configured policy, limits and deadline.
+
+    The one network path of workers and the `check_sources` command. URLs not started
+    within `time_budget` seconds are missing from the result.
+    """
+    per_host = int(_setting("FETCH_PER_HOST", 2))
+    return linkcheck.check_many(
+        needs,
+        max_in_flight=int(_setting("FETCH_MAX_IN_FLIGHT", 32)),
+        per_host=per_host,
+        host_limiter=host_limiter(),
+        on_result=on_result,
+        time_budget=time_budget,
+        **fetch_options(),
+    )
+
+
+# --- Claiming ---------------------------------------------------------------------------
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex
+
+
+def _claimable(now: datetime) -> Q:
+    return Q(ignored=False) & (Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+
+
+def _due(now: datetime) -> Q:
+    return Q(next_check_at__isnull=True) | Q(next_check_at__lte=now)
+
+
+def claim_sources(
+    *, queryset: QuerySet[Source], limit: int, now: datetime | None = None
+) -> tuple[str, list[int]]:
+    """Claim at most `limit` unclaimed, not ignored sources of `queryset` for one batch.
+
+    Returns (token, ids); ids is empty when nothing was claimable. Candidates are read in
+    due order (never-checked first) with `SELECT … FOR UPDATE SKIP LOCKED` where the
+    database has it (a concurrent claimer skips them rather than waiting), then claimed with
+    a conditional UPDATE that only takes rows still unclaimed, so that racing callers never
+    share a source on any database (on SQLite, which has no row locks, too). Call inside a
+    transaction to queue the batch on commit.
+    """
+    now = now or timezone.now()
+    token = new_token()
+    # Never-checked sources (no next_check_at) first, then the longest overdue.
+    candidates = queryset.filter(_claimable(now)).order_by(
+        F("next_check_at").asc(nulls_first=True), "id"
+    )
+    with transaction.atomic():
+        if connection.features.has_select_for_update_skip_locked:
+            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+        ids = list(candidates.values_list("pk", flat=True)[:limit])
+        if not ids:
+            return token, []
+        lease = timedelta(seconds=int(_setting("CHECK_CLAIM_SECONDS", 900)))
+        Source.objects.filter(_claimable(now), pk__in=ids).update(
+            check_token=token, claimed_until=now + lease
+        )
+        claimed = list(
+            Source.objects.filter(pk__in=ids, check_token=token)
+            .order_by("id")
+            .values_list("pk", flat=True)
+        )
+    return token, claimed
+
+
+def _queue(token: str, ids: list[int]) -> None:
+    from . import tasks  # tasks import this module
+
+    tasks.check_source_batch.delay_on_commit(ids, token)
+
+
+def _batch_size() -> int:
+    return int(_setting("FETCH_BATCH_SIZE", 50))
+
+
+def dispatch_due_checks(*, now: datetime | None = None, max_batches: int = 200) -> list[int]:
+    """Claim due sources in batches and queue one check task per batch; the beat task.
+
+    Due: not ignored, not claimed (or the claim lapsed: the sweeper case), and never checked
+    or past `next_check_at`. Reads one batch of ids at a time from the (ignored,
+    next_check_at) index, never every source. Returns the ids queued.
+    """
+    now = now or timezone.now()
+    queued: list[int] = []
+    for _ in range(max_batches):
+        with transaction.atomic():
+            token, ids = claim_sources(
+                queryset=Source.objects.filter(_due(now)), limit=_batch_size(), now=now
+            )
+            if ids:
+                _queue(token, ids)
+        queued += ids
+        if len(ids) < _batch_size():
+            break
+    return queued
+
+
+sweep_sources = dispatch_due_checks  # the sweeper is the dispatcher: lapsed claims are due
+
+
+@transaction.atomic
+def queue_checks_for_summary(*, summary: Summary, now: datetime | None = None) -> list[int]:
+    """After a summary was saved: queue checks of its sources that need one.
+
+    A source is checked when it is due (never checked, or its interval passed) or when one
+    of the summary's citations of it has a key phrase but no verdict yet; a source shared by
+    many citations is checked once. Checks are queued when the transaction commits; if the
+    broker is down then, the save still succeeds and the sweeper picks the sources up once
+    their claim lapses. Returns the ids claimed.
+    """
+    now = now or timezone.now()
+    new_phrase = Citation.objects.filter(
+        source=OuterRef("pk"), summary=summary, verdict=Citation.Verdict.UNCHECKED
+    ).exclude(key_phrase="")
+    queryset = Source.objects.filter(citations__summary=summary).filter(
+        _due(now) | Exists(new_phrase)
+    )
+    queryset = Source.objects.filter(pk__in=queryset.values("pk"))
+    return _claim_and_queue(queryset, now)
+
+
+def _claim_and_queue(queryset: QuerySet[Source], now: datetime) -> list[int]:
+    claimed: list[int] = []
+    while True:
+        token, ids = claim_sources(queryset=queryset, limit=_batch_size(), now=now)
+        if ids:
+            _queue(token, ids)
+        claimed += ids
+        if len(ids) < _batch_size():
+            return claimed
+
+
+@transaction.atomic
+def request_checks(*, sources: Iterable[Source], now: datetime | None = None) -> list[int]:
+    """Check these sources now (admin "check now"), whether due or not.
+
+    Ignored sources and sources already being checked are skipped. Returns the ids queued.
+    """
+    now = now or timezone.now()
+    ids = [source.pk for source in sources]
+    return _claim_and_queue(Source.objects.filter(pk__in=ids), now)
+
+
+@transaction.atomic
+def ignore_source(*, source: Source, ignored: bool = True) -> Source:
+    """Stop (or resume) checking a source; an ignored source is never claimed."""
+    source.ignored = ignored
+    source.save(update_fields=["ignored", "updated_at"])
+    return source
+
+
+# --- Checking and recording -------------------------------------------------------------
+
+
+@dataclass
+class BatchOutcome:
+    recorded: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)  # not (or no longer) claimed by us
+    remaining: list[int] = field(default_factory=list)  # not started within the budget
+
+
+def _needs_body(source_ids: list[int]) -> set[int]:
+    return set(
+        Citation.objects.filter(source_id__in=source_ids)
+        .exclude(key_phrase="")
+        .values_list("source_id", flat=True)
+    )
+
+
+def check_source_batch(
+    *,
+    source_ids: list[int],
+    token: str,
+    time_budget: float | None = None,
+    on_result: Callable[[Source, CheckResult], None] | None = None,
+) -> BatchOutcome:
+    """Check the sources this batch claimed and record the results (workers and command).
+
+    Sources no longer claimed with `token` (already recorded by an earlier delivery of the
+    same batch, re-claimed after the lease lapsed, or ignored) are skipped: redelivering a
+    batch is harmless. Results are written every RECORD_EVERY sources. URLs not started
+    within `time_budget` are returned as `remaining`, still claimed, for the caller to queue.
+    """
+    outcome = BatchOutcome()
+    sources = list(Source.objects.filter(pk__in=source_ids, check_token=token).order_by("id"))
+    outcome.skipped = sorted(set(source_ids) - {s.pk for s in sources})
+    if not sources:
+        return outcome
+    with_body = _needs_body([s.pk for s in sources])
+    by_url: dict[str, list[Source]] = defaultdict(list)
+    for source in sources:
+        by_url[source.url].append(source)
+    pending: dict[int, CheckResult] = {}
+
+    def flush() -> None:
+        if pending:
+            outcome.recorded += record_results(token=token, results=dict(pending))
+            pending.clear()
+
+    def collect(url: str, result: CheckResult) -> None:
+        for source in by_url[url]:
+            pending[source.pk] = result
+            if on_result is not None:
+                on_result(source, result)
+        if len(pending) >= RECORD_EVERY:
+            flush()
+
+    needs = {s.url: s.pk in with_body for s in sources}
+    results = run_checks(needs, on_result=collect, time_budget=time_budget)
+    flush()
+    outcome.remaining = sorted(s.pk for s in sources if s.url not in results)
+    return outcome
+
+
+def _citation_verdict(citation: Citation, result: CheckResult) -> tuple[str, str]:
+    if not linkcheck.normalise_phrase(citation.key_phrase):
+        return Citation.Verdict.NO_PHRASE, ""
+    if result.state not in READABLE_STATES or result.text is None:
+        return Citation.Verdict.UNAVAILABLE, ""
+    found = linkcheck.verdict(
+        result.text, citation.key_phrase, citation.confirmed_fingerprint, result.fingerprint
+    )
+    excerpt = linkcheck.find_phrase(result.text, citation.key_phrase) or ""
+    return found, excerpt
+
+
+def _clip(value: str | None, model, name: str) -> str:
+    return (value or "")[: model._meta.get_field(name).max_length]
+
+
+@transaction.atomic
+def record_results(
+    *, token: str, results: dict[int, CheckResult], now: datetime | None = None
+) -> list[int]:
+    """Write check results of sources claimed with `token`, in bulk; return the ids written.
+
+    Per source: the latest result on the Source (its claim released and its next check
+    scheduled: CHECK_INTERVAL_PROBLEM for broken, unverifiable and erring sources and for
+    sources with a citation not found or changed, CHECK_INTERVAL_HEALTHY otherwise), one
+    SourceCheck row (unique per source and token: idempotent), history trimmed to
+    CHECK_HISTORY_PER_SOURCE rows, and a verdict on each of its citations. Sources no longer
+    claimed with `token` are left alone.
+    """
+    now = now or timezone.now()
+    locked = Source.objects.filter(pk__in=list(results), check_token=token)
+    if connection.features.has_select_for_update:
+        locked = locked.select_for_update()
+    sources = list(locked.order_by("id"))
+    if not sources:
+        return []
+    healthy = timedelta(seconds=int(_setting("CHECK_INTERVAL_HEALTHY", 7 * 24 * 3600)))
+    problem = timedelta(seconds=int(_setting("CHECK_INTERVAL_PROBLEM", 24 * 3600)))
+
+    citations = defaultdict(list)
+    for citation in Citation.objects.filter(source__in=sources).order_by("id"):
+        citations[citation.source_id].append(citation)
+    changed_citations = []
+    checks = []
+    for source in sources:
+        result = results[source.pk]
+        chain = [[url, status] for url, status in result.redirect_chain]
+        source.state = str(result.state)
+        source.status_code = result.status
+        source.final_url = _clip(result.final_url, Source, "final_url")
+        source.redirect_chain = chain
+        source.title = _clip(result.title, Source, "title")
+        source.content_type = _clip(result.content_type, Source, "content_type")
+        source.response_ms = result.response_ms
+        source.fingerprint = result.fingerprint or ""
+        source.error_class = str(result.error_class or "")
+        source.error = _clip(result.error, Source, "error")
+        source.last_checked_at = result.checked_at
+        source.check_token, source.claimed_until = "", None
+        trouble = result.state in PROBLEM_STATES
+        for citation in citations[source.pk]:
+            citation.verdict, citation.verdict_excerpt = _citation_verdict(citation, result)
+            citation.verdict_checked_at = result.checked_at
+            changed_citations.append(citation)
+            trouble = trouble or citation.verdict in PROBLEM_VERDICTS
+        source.next_check_at = now + (problem if trouble else healthy)
+        source.updated_at = now
+        checks.append(
+            SourceCheck(
+                source=source,
+                token=token,
+                checked_at=result.checked_at,
+                state=source.state,
+                status_code=result.status,
+                final_url=source.final_url,
+                redirect_chain=chain,
+                title=source.title,
+                content_type=source.content_type,
+                response_ms=result.response_ms,
+                fingerprint=source.fingerprint,
+                error_class=source.error_class,
+                error=source.error,
+                attempts=min(result.attempts, 32767),
+            )
+        )
+    Source.objects.bulk_update(
+        sources,
+        [
+            "state",
+            "status_code",
+            "final_url",
+            "redirect_chain",
+            "title",
+            "content_type",
+            "response_ms",
+            "fingerprint",
+            "error_class",
+            "error",
+            "last_checked_at",
+            "next_check_at",
+            "check_token",
+            "claimed_until",
+            "updated_at",
+        ],
+    )
+    SourceCheck.objects.bulk_create(checks, ignore_conflicts=True)
+    Citation.objects.bulk_update(
+        changed_citations, ["verdict", "verdict_excerpt", "verdict_checked_at"]
+    )
+    _trim_history([s.pk for s in sources])
+    return [s.pk for s in sources]
+
+
+def _trim_history(source_ids: list[int]) -> None:
+    keep = int(_setting("CHECK_HISTORY_PER_SOURCE", 20))
+    for source_id in source_ids:
+        old = SourceCheck.objects.filter(source_id=source_id).order_by("-checked_at", "-id")
+        stale = list(old.values_list("pk", flat=True)[keep:])
+        if stale:
+            SourceCheck.objects.filter(pk__in=stale).delete()
+
+
+def give_up_batch(*, source_ids: list[int], token: str, reason: str) -> list[int]:
+    """Record sources a batch could not check after its last attempt as errors."""
+    results = {
+        pk: CheckResult(
+            url=url,
+            state=State.ERROR,
+            final_url=url,
+            error_class=linkcheck.ErrorClass.TIMEOUT,
+            error=reason,
+        )
+        for pk, url in Source.objects.filter(pk__in=source_ids, check_token=token).values_list(
+            "pk", "url"
+        )
+    }
+    return record_results(token=token, results=results) if results else []
+
+
+def extend_claim(*, source_ids: list[int], token: str, now: datetime | None = None) -> int:
+    """Renew the lease of sources still claimed with `token` (a batch continued later)."""
+    now = now or timezone.now()
+    lease = timedelta(seconds=int(_setting("CHECK_CLAIM_SECONDS", 900)))
+    return Source.objects.filter(pk__in=source_ids, check_token=token).update(
+        claimed_until=now + lease
+    )
+
+
+# --- Editors ----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def confirm_citation(*, citation: Citation, user=None, now: datetime | None = None) -> Citation:
+    """An editor reviewed the citation against its source as it is now.
+
+    Records the source's current fingerprint and the excerpt where the key phrase was last
+    found; later checks report "changed" when the page's fingerprint differs. A "changed"
+    verdict becomes "supported". Raises ValidationError when the source has no readable
+    check yet (nothing to confirm against).
+    """
+    source = citation.source
+    if source.state not in READABLE_STATES or not source.fingerprint:
+        raise ValidationError(
+            f"{source.url} has no readable check yet; check it before confirming the citation."
+        )
+    citation.confirmed_fingerprint = source.fingerprint
+    citation.confirmed_excerpt = citation.verdict_excerpt
+    citation.confirmed_at = now or timezone.now()
+    citation.confirmed_by = user if user is not None and user.is_authenticated else None
+    if citation.verdict == Citation.Verdict.CHANGED:
+        citation.verdict = Citation.Verdict.SUPPORTED
+    citation.save(
+        update_fields=[
+            "confirmed_fingerprint",
+            "confirmed_excerpt",
+            "confirmed_at",
+            "confirmed_by",
+            "verdict",
+        ]
+    )
+    return citation

@@ -1,0 +1,152 @@
+"""A per-host limit shared by every worker process through Redis (issue 6, section 4).
+
+`RedisHostLimiter` implements `linkcheck.HostLimiter`: at most `per_host` requests in flight
+per host across all processes using the same Redis, and a pause per host shared by all of
+them. Each slot is a member of a sorted set scored by its expiry, so a worker killed while
+holding slots cannot leak them: they lapse after `slot_ttl` seconds (longer than a fetch
+deadline, which bounds how long a request holds its slot). When Redis cannot be reached,
+the limiter falls back to this process's own limit (the check goes on, less polite).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections import defaultdict
+
+import redis
+from django.conf import settings
+
+from .linkcheck import HostLimiter, InProcessHostLimiter
+
+logger = logging.getLogger(__name__)
+
+# KEYS: slots, pause. ARGV: per_host, slot ttl (ms), member. Returns 1 when a slot was taken,
+# 0 when the host is full, or -pause_ms when it is paused. Redis's own clock is used, so
+# processes on machines with skewed clocks agree.
+_ACQUIRE = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local paused = redis.call('PTTL', KEYS[2])
+if paused > 0 then return -paused end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], now_ms + tonumber(ARGV[2]), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+return 1
+"""
+# KEYS: pause. ARGV: pause (ms). Extends a pause, never shortens it.
+_PAUSE = """
+local current = redis.call('PTTL', KEYS[1])
+if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end
+return 1
+"""
+POLL = 0.02  # seconds between attempts while a host is full
+
+
+class RedisHostLimiter:
+    """At most `per_host` requests in flight per host across processes sharing `client`."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        per_host: int = 2,
+        *,
+        slot_ttl: float = 30.0,
+        prefix: str = "curation:linkcheck",
+    ) -> None:
+        if per_host < 1:
+            raise ValueError("per_host must be at least 1")
+        self.client = client
+        self.per_host = per_host
+        self.slot_ttl_ms = max(1, int(slot_ttl * 1000))
+        self.prefix = prefix
+        self.fallback = InProcessHostLimiter(per_host)
+        self._acquire = client.register_script(_ACQUIRE)
+        self._pause = client.register_script(_PAUSE)
+        # The slots this process holds, per thread and host: fetch releases a slot in the
+        # thread that acquired it. None marks a slot taken from the fallback.
+        self._held = threading.local()
+
+    def _keys(self, host: str) -> tuple[str, str]:
+        return f"{self.prefix}:slots:{host}", f"{self.prefix}:pause:{host}"
+
+    def _stack(self, host: str) -> list[str | None]:
+        if not hasattr(self._held, "slots"):
+            self._held.slots = defaultdict(list)
+        return self._held.slots[host]
+
+    def acquire(self, host: str, *, timeout: float | None = None) -> bool:
+        give_up_at = None if timeout is None else time.monotonic() + timeout
+        member = uuid.uuid4().hex
+        while True:
+            try:
+                answer = int(
+                    self._acquire(
+                        keys=self._keys(host), args=[self.per_host, self.slot_ttl_ms, member]
+                    )
+                )
+            except redis.RedisError as error:
+                logger.warning("host limiter: Redis unavailable (%s); limiting per process", error)
+                remaining = None if give_up_at is None else max(0.0, give_up_at - time.monotonic())
+                if self.fallback.acquire(host, timeout=remaining):
+                    self._stack(host).append(None)
+                    return True
+                return False
+            if answer == 1:
+                self._stack(host).append(member)
+                return True
+            wait = POLL if answer == 0 else min(-answer / 1000, 1.0)
+            if give_up_at is not None:
+                left = give_up_at - time.monotonic()
+                if left <= 0:
+                    return False
+                wait = min(wait, left)
+            time.sleep(wait)
+
+    def release(self, host: str) -> None:
+        stack = self._stack(host)
+        if not stack:
+            return
+        member = stack.pop()
+        if member is None:
+            self.fallback.release(host)
+            return
+        try:
+            self.client.zrem(self._keys(host)[0], member)
+        except redis.RedisError as error:  # the slot lapses on its own
+            logger.warning("host limiter: could not release a slot (%s)", error)
+
+    def pause(self, host: str, seconds: float) -> None:
+        self.fallback.pause(host, seconds)
+        try:
+            self._pause(keys=[self._keys(host)[1]], args=[max(1, int(seconds * 1000))])
+        except redis.RedisError as error:
+            logger.warning("host limiter: could not share a pause (%s)", error)
+
+    def wait_time(self, host: str) -> float:
+        local = self.fallback.wait_time(host)
+        try:
+            remaining = self.client.pttl(self._keys(host)[1])
+        except redis.RedisError:
+            return local
+        return max(local, remaining / 1000 if remaining and remaining > 0 else 0.0)
+
+    def in_flight(self, host: str) -> int:
+        """Slots currently held for host by every process (expired ones not counted)."""
+        now_ms = int(time.time() * 1000)
+        return int(self.client.zcount(self._keys(host)[0], now_ms, "+inf"))
+
+
+def get_host_limiter(per_host: int) -> HostLimiter:
+    """The limiter for this process: shared through Redis when REDIS_URL is set."""
+    url = getattr(settings, "REDIS_URL", "")
+    if not url:
+        return InProcessHostLimiter(per_host)
+    deadline = float(getattr(settings, "FETCH_DEADLINE", 10.0))
+    client = redis.Redis.from_url(
+        url, socket_connect_timeout=2, socket_timeout=2, health_check_interval=30
+    )
+    return RedisHostLimiter(client, per_host, slot_ttl=deadline + 5)

@@ -1,0 +1,474 @@
+"""summaries.checking and its tasks against a real loopback server (issue 6).
+
+The test server listens on 127.0.0.2 (allowed through FETCH_ALLOWED_NETWORKS); 127.0.0.1
+plays the internal address that must never be reached. Tasks are called directly; commit
+hooks are captured with django_capture_on_commit_callbacks.
+"""
+
+import os
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+import redis
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils import timezone
+
+from summaries import checking, services, tasks
+from summaries.linkcheck import InProcessHostLimiter
+from summaries.models import Citation, Source, SourceCheck
+from summaries.redis_limiter import RedisHostLimiter, get_host_limiter
+from tests.admin_forms import form_fields
+from tests.factories import ChapterFactory, EditorFactory
+from tests.test_linkcheck_fetch import Server, page, redirect, title_page
+
+pytestmark = pytest.mark.django_db
+
+FETCH_SETTINGS = {
+    "FETCH_ALLOWED_NETWORKS": ["127.0.0.2/31"],
+    "FETCH_DEADLINE": 3.0,
+}
+
+
+@pytest.fixture(autouse=True)
+def fetch_settings(settings):
+    for name, value in FETCH_SETTINGS.items():
+        setattr(settings, name, value)
+    return settings
+
+
+def start_server(host: str) -> Server:
+    server = Server(host, host)
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def site():
+    server = start_server("127.0.0.2")
+    yield server
+    server.stopping.set()
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def internal():
+    server = start_server("127.0.0.1")
+    yield server
+    server.stopping.set()
+    server.shutdown()
+    server.server_close()
+
+
+def url(server: Server, path: str) -> str:
+    return f"http://{server.server_address[0]}:{server.port}{path}"
+
+
+def cite(*links: tuple[str, str], phrases: dict[str, str] | None = None):
+    """A summary whose chapter cites each (claim text, url); returns (summary, citations)."""
+    body = " ".join(f"{claim} [source]({link})." for claim, link in links)
+    chapter = ChapterFactory(body=body)
+    summary = chapter.summary
+    services.refresh_derived_data(summary=summary)
+    for link, phrase in (phrases or {}).items():
+        Citation.objects.filter(summary=summary, url=link).update(
+            key_phrase=phrase, key_phrase_edited=True
+        )
+    return summary, list(Citation.objects.filter(summary=summary).order_by("position"))
+
+
+def queued(callbacks) -> list[tuple]:
+    """The (source_ids, token, ...) of each check_source_batch queued on commit."""
+    return [
+        callback.args
+        for callback in callbacks
+        if getattr(getattr(callback, "task", None), "name", "") == tasks.check_source_batch.name
+    ]
+
+
+def run_batches(callbacks) -> None:
+    for args in queued(callbacks):
+        tasks.check_source_batch(*args)
+
+
+# --- Queueing on save -------------------------------------------------------------------
+
+
+def test_a_save_queues_one_check_per_source_after_commit(site, django_capture_on_commit_callbacks):
+    link = url(site, "/a")
+    summary, _ = cite(("It is fast", link), ("It is cheap", link))
+    with django_capture_on_commit_callbacks() as callbacks:
+        claimed = checking.queue_checks_for_summary(summary=summary)
+    batches = queued(callbacks)
+    assert len(batches) == 1
+    ids, token = batches[0]
+    source = Source.objects.get(url=link)
+    assert claimed == ids == [source.pk]
+    assert source.check_token == token and source.claimed_until > timezone.now()
+    assert site.hits["/a"] == 0  # nothing is fetched before the worker runs
+
+
+def test_a_second_save_or_racing_dispatch_queues_nothing_twice(
+    site, django_capture_on_commit_callbacks
+):
+    summary, _ = cite(("It is fast", url(site, "/a")))
+    with django_capture_on_commit_callbacks() as callbacks:
+        checking.queue_checks_for_summary(summary=summary)
+        checking.queue_checks_for_summary(summary=summary)
+        checking.dispatch_due_checks()
+    assert len(queued(callbacks)) == 1
+
+
+def test_a_broker_down_at_commit_does_not_break_the_save(
+    site, django_capture_on_commit_callbacks, monkeypatch
+):
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.check_source_batch, "delay", broker_down)
+    summary, _ = cite(("It is fast", url(site, "/a")))
+    with django_capture_on_commit_callbacks(execute=True):
+        checking.queue_checks_for_summary(summary=summary)  # no exception
+    source = Source.objects.get()
+    assert source.check_token  # claimed: the sweeper takes it once the claim lapses
+    later = timezone.now() + timedelta(seconds=checking._setting("CHECK_CLAIM_SECONDS", 0) + 1)
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert checking.dispatch_due_checks(now=later) == [source.pk]
+    assert len(queued(callbacks)) == 1
+
+
+# --- The check task ---------------------------------------------------------------------
+
+
+def test_the_task_records_results_verdicts_and_history(
+    site, internal, django_capture_on_commit_callbacks
+):
+    ok, missing, gone, sneaky = (url(site, p) for p in ("/ok", "/missing", "/gone", "/sneaky"))
+    site.routes["/ok"] = page(body=title_page("Fast &amp; cheap", "It is 2.5× faster than before."))
+    site.routes["/missing"] = page(body=title_page("Other", "Nothing about speed."))
+    site.routes["/sneaky"] = redirect(302, url(internal, "/secret"))
+    internal.routes["/secret"] = page(body="secret")
+    summary, _ = cite(
+        ("It is 2.5 times faster", ok),
+        ("It is 2.5 times faster", missing),
+        ("It went", gone),
+        ("It hides", sneaky),
+        phrases={ok: "2.5 times faster", missing: "2.5 times faster"},
+    )
+    with django_capture_on_commit_callbacks() as callbacks:
+        checking.queue_checks_for_summary(summary=summary)
+    run_batches(callbacks)
+
+    sources = {s.url: s for s in Source.objects.all()}
+    assert sources[ok].state == "ok"
+    assert sources[ok].title == "Fast & cheap"
+    assert sources[ok].status_code == 200 and sources[ok].fingerprint
+    assert sources[gone].state == "broken" and sources[gone].status_code == 404
+    assert sources[sneaky].state == "blocked" and sources[sneaky].error_class == "blocked"
+    assert internal.hits["/secret"] == 0
+    for source in sources.values():
+        assert source.last_checked_at and not source.check_token and not source.claimed_until
+    assert SourceCheck.objects.count() == 4
+
+    verdicts = {c.url: c for c in Citation.objects.filter(summary=summary)}
+    assert verdicts[ok].verdict == "supported"
+    assert "2.5× faster" in verdicts[ok].verdict_excerpt
+    assert verdicts[missing].verdict == "not_found"
+    assert verdicts[gone].verdict in ("unavailable", "no_phrase")
+
+    # Healthy sources come back after the healthy interval, problems sooner.
+    healthy = sources[ok].next_check_at - sources[ok].last_checked_at
+    assert healthy > timedelta(days=6)
+    for problem in (missing, gone):
+        assert sources[problem].next_check_at - sources[problem].last_checked_at < timedelta(days=2)
+
+
+def test_a_redelivered_batch_fetches_and_writes_nothing_again(
+    site, django_capture_on_commit_callbacks
+):
+    site.routes["/a"] = page(body=title_page("A"))
+    summary, _ = cite(("It is", url(site, "/a")))
+    with django_capture_on_commit_callbacks() as callbacks:
+        checking.queue_checks_for_summary(summary=summary)
+    run_batches(callbacks)
+    hits = site.hits["/a"]
+    run_batches(callbacks)  # a late ack or a redelivery
+    assert site.hits["/a"] == hits
+    assert SourceCheck.objects.count() == 1
+
+
+def test_recording_the_same_batch_twice_keeps_one_history_row(site):
+    source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
+    result = checking.run_checks({source.url: False})[source.url]
+    assert checking.record_results(token=token, results={source.pk: result}) == ids
+    Source.objects.filter(pk=source.pk).update(check_token=token)  # as if not yet recorded
+    checking.record_results(token=token, results={source.pk: result})
+    assert SourceCheck.objects.filter(source=source).count() == 1
+
+
+def test_history_is_bounded_per_source(site, settings):
+    settings.CHECK_HISTORY_PER_SOURCE = 2
+    site.routes["/a"] = page(body=title_page("A"))
+    source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    for _ in range(3):
+        Source.objects.filter(pk=source.pk).update(next_check_at=None)
+        token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
+        assert checking.check_source_batch(source_ids=ids, token=token).recorded == ids
+    assert SourceCheck.objects.filter(source=source).count() == 2
+
+
+def test_a_batch_out_of_time_is_continued_then_given_up(
+    site, monkeypatch, django_capture_on_commit_callbacks
+):
+    source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
+    monkeypatch.setattr(tasks, "_time_budget", lambda: 0.0)
+    with django_capture_on_commit_callbacks() as callbacks:
+        tasks.check_source_batch(ids, token)
+    assert queued(callbacks) == [(ids, token, 2)]
+    assert site.hits["/a"] == 0
+    tasks.check_source_batch(ids, token, tasks.CHECK_MAX_ATTEMPTS)
+    source.refresh_from_db()
+    assert source.state == "error" and source.error_class == "timeout"
+    assert not source.check_token
+
+
+def test_a_batch_for_a_deleted_or_reclaimed_source_does_nothing(site):
+    source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    outcome = checking.check_source_batch(source_ids=[source.pk, 999999], token="not-ours")
+    assert outcome.skipped == [source.pk, 999999] and not outcome.recorded
+    assert site.hits["/a"] == 0
+
+
+# --- Dispatch and sweep -----------------------------------------------------------------
+
+
+def test_dispatch_claims_due_sources_in_batches(settings, django_capture_on_commit_callbacks):
+    settings.FETCH_BATCH_SIZE = 2
+    now = timezone.now()
+    never = [Source.objects.create(url=f"https://e.test/{i}", host="e.test") for i in range(3)]
+    overdue = Source.objects.create(
+        url="https://e.test/old", host="e.test", next_check_at=now - timedelta(hours=1)
+    )
+    Source.objects.create(
+        url="https://e.test/fresh", host="e.test", next_check_at=now + timedelta(hours=1)
+    )
+    Source.objects.create(url="https://e.test/ignored", host="e.test", ignored=True)
+    with django_capture_on_commit_callbacks() as callbacks:
+        claimed = checking.dispatch_due_checks(now=now)
+    assert sorted(claimed) == sorted([s.pk for s in never] + [overdue.pk])
+    assert [len(args[0]) for args in queued(callbacks)] == [2, 2]
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert checking.dispatch_due_checks(now=now) == []  # a duplicate beat tick
+    assert queued(callbacks) == []
+
+
+def test_the_dispatch_task_queues_batches(django_capture_on_commit_callbacks):
+    Source.objects.create(url="https://e.test/a", host="e.test")
+    with django_capture_on_commit_callbacks() as callbacks:
+        tasks.dispatch_source_checks()
+    assert len(queued(callbacks)) == 1
+
+
+def test_the_sweeper_reclaims_sources_whose_batch_was_lost():
+    source = Source.objects.create(url="https://e.test/a", host="e.test")
+    now = timezone.now()
+    first, _ = checking.claim_sources(queryset=Source.objects.all(), limit=10, now=now)
+    assert checking.sweep_sources(now=now + timedelta(minutes=1)) == []
+    lapsed = now + timedelta(seconds=checking._setting("CHECK_CLAIM_SECONDS", 0) + 1)
+    assert checking.sweep_sources(now=lapsed) == [source.pk]
+    source.refresh_from_db()
+    assert source.check_token != first
+
+
+def test_check_now_claims_sources_that_are_not_due(django_capture_on_commit_callbacks):
+    later = timezone.now() + timedelta(days=3)
+    source = Source.objects.create(url="https://e.test/a", host="e.test", next_check_at=later)
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert checking.request_checks(sources=[source]) == [source.pk]
+        assert checking.request_checks(sources=[source]) == []  # already being checked
+    assert len(queued(callbacks)) == 1
+
+
+def test_ignored_sources_are_never_claimed():
+    source = Source.objects.create(url="https://e.test/a", host="e.test")
+    checking.ignore_source(source=source)
+    assert checking.request_checks(sources=[source]) == []
+    assert checking.dispatch_due_checks() == []
+    checking.ignore_source(source=source, ignored=False)
+    assert checking.dispatch_due_checks() == [source.pk]
+
+
+# --- Editors confirm --------------------------------------------------------------------
+
+
+def test_confirm_records_the_fingerprint_and_later_changes_are_reported(
+    site, django_capture_on_commit_callbacks, django_user_model
+):
+    link = url(site, "/a")
+    site.routes["/a"] = page(body=title_page("A", "It is 2.5x faster."))
+    summary, [citation] = cite(("It is 2.5 times faster", link), phrases={link: "2.5x faster"})
+    editor = django_user_model.objects.create(username="ed", is_staff=True)
+
+    with pytest.raises(ValidationError):
+        checking.confirm_citation(citation=citation, user=editor)  # not checked yet
+
+    def check():
+        with django_capture_on_commit_callbacks() as callbacks:
+            checking.request_checks(sources=[citation.source])
+        run_batches(callbacks)
+        return Citation.objects.select_related("source").get(pk=citation.pk)
+
+    citation = check()
+    assert citation.verdict == "supported"
+    checking.confirm_citation(citation=citation, user=editor)
+    citation.refresh_from_db()
+    assert citation.confirmed_fingerprint == citation.source.fingerprint
+    assert "2.5x faster" in citation.confirmed_excerpt
+    assert citation.confirmed_by == editor
+
+    site.routes["/a"] = page(body=title_page("A", "It is 2.5x faster, they said. Not now."))
+    citation = check()
+    assert citation.verdict == "changed"
+    checking.confirm_citation(citation=citation, user=editor)
+    citation.refresh_from_db()
+    assert citation.verdict == "supported"
+    assert citation.confirmed_fingerprint == citation.source.fingerprint
+
+
+# --- Admin ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def editor(client):
+    user = EditorFactory(username="checker")
+    client.force_login(user)
+    return user
+
+
+def test_sources_report_opens_with_filters_and_search(client, editor):
+    summary, [citation] = cite(("It is fast", "https://e.test/a"))
+    Source.objects.create(url="https://e.test/b", host="e.test", state="broken")
+    changelist = reverse("admin:summaries_source_changelist")
+    channel = summary.video.channel_id
+    for query in ("", "?state=broken", f"?channel={channel}", "?q=e.test", "?ignored__exact=1"):
+        response = client.get(changelist + query)
+        assert response.status_code == 200, query
+    response = client.get(f"{changelist}?channel={channel}")
+    assert list(response.context["cl"].result_list) == [citation.source]
+    response = client.get(f"{changelist}?last_checked_at__isnull=True")
+    assert response.status_code == 200
+    change = reverse("admin:summaries_source_change", args=[citation.source_id])
+    assert client.get(change).status_code == 200
+
+
+def test_check_now_and_ignore_actions(client, editor, django_capture_on_commit_callbacks):
+    source = Source.objects.create(url="https://e.test/a", host="e.test")
+    changelist = reverse("admin:summaries_source_changelist")
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(
+            changelist, {"action": "check_now", "_selected_action": [source.pk]}, follow=True
+        )
+    assert response.status_code == 200
+    assert queued(callbacks) == [([source.pk], Source.objects.get().check_token)]
+    response = client.post(
+        changelist, {"action": "ignore", "_selected_action": [source.pk]}, follow=True
+    )
+    assert Source.objects.get().ignored
+    client.post(changelist, {"action": "stop_ignoring", "_selected_action": [source.pk]})
+    assert not Source.objects.get().ignored
+
+
+def test_saving_a_summary_queues_checks_and_confirm_button_confirms(
+    client, editor, site, django_capture_on_commit_callbacks
+):
+    link = url(site, "/a")
+    site.routes["/a"] = page(body=title_page("A", "It is 2.5x faster."))
+    summary, [citation] = cite(("It is 2.5 times faster", link), phrases={link: "2.5x faster"})
+    change = reverse("admin:summaries_summary_change", args=[summary.pk])
+    response = client.get(change)
+    data = form_fields(response)
+    assert "Not checked yet" in response.content.decode()
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(change, data)
+    assert response.status_code == 302
+    run_batches(callbacks)
+
+    response = client.get(change)
+    content = response.content.decode()
+    assert "claim-verdict-supported" in content and "source-state-ok" in content
+    assert f'name="_confirm_citation" value="{citation.pk}"' in content
+    data = {**form_fields(response), "_confirm_citation": str(citation.pk)}
+    response = client.post(change, data)
+    assert response.status_code == 302 and response.url == change  # stays on the page
+    citation.refresh_from_db()
+    assert citation.confirmed_by == editor
+    assert citation.confirmed_fingerprint == Source.objects.get().fingerprint
+
+
+# --- The Redis host limiter -------------------------------------------------------------
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+needs_redis = pytest.mark.skipif(not REDIS_URL, reason="REDIS_URL is not set")
+
+
+def redis_limiter(per_host=2, slot_ttl=5.0, url=REDIS_URL):
+    client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+    prefix = f"curation-test:{uuid.uuid4().hex}"
+    return RedisHostLimiter(client, per_host, slot_ttl=slot_ttl, prefix=prefix)
+
+
+@needs_redis
+def test_redis_limiter_holds_the_per_host_limit_across_processes():
+    first = redis_limiter()
+    second = RedisHostLimiter(first.client, 2, slot_ttl=5.0, prefix=first.prefix)  # another process
+    assert first.acquire("a.test", timeout=0)
+    assert second.acquire("a.test", timeout=0)
+    assert not first.acquire("a.test", timeout=0.05)
+    assert not second.acquire("a.test", timeout=0)
+    assert second.acquire("b.test", timeout=0)  # other hosts are not affected
+    first.release("a.test")
+    assert second.acquire("a.test", timeout=0)
+    assert first.in_flight("a.test") == 2
+
+
+@needs_redis
+def test_redis_limiter_slots_of_a_killed_worker_lapse():
+    dead = redis_limiter(per_host=1, slot_ttl=0.2)
+    assert dead.acquire("a.test", timeout=0)  # never released: the worker was killed
+    alive = RedisHostLimiter(dead.client, 1, slot_ttl=0.2, prefix=dead.prefix)
+    assert not alive.acquire("a.test", timeout=0)
+    assert alive.acquire("a.test", timeout=2)
+
+
+@needs_redis
+def test_redis_limiter_shares_pauses():
+    first = redis_limiter()
+    second = RedisHostLimiter(first.client, 2, prefix=first.prefix)
+    first.pause("a.test", 0.3)
+    assert 0 < second.wait_time("a.test") <= 0.3
+    second.pause("a.test", 0.01)  # a shorter pause does not shorten it
+    assert second.wait_time("a.test") > 0.1
+    assert not second.acquire("a.test", timeout=0.05)
+    assert second.acquire("a.test", timeout=2)
+
+
+def test_redis_limiter_falls_back_to_the_process_limit_when_redis_is_down():
+    limiter = redis_limiter(per_host=1, url="redis://127.0.0.1:1/0")
+    assert limiter.acquire("a.test", timeout=0)
+    assert not limiter.acquire("a.test", timeout=0.05)
+    limiter.release("a.test")
+    assert limiter.acquire("a.test", timeout=0)
+    limiter.pause("a.test", 0.2)
+    assert limiter.wait_time("a.test") > 0
+
+
+def test_the_limiter_is_per_process_without_redis(settings):
+    settings.REDIS_URL = ""
+    assert isinstance(get_host_limiter(2), InProcessHostLimiter)
+    settings.REDIS_URL = "redis://127.0.0.1:6379/15"
+    assert isinstance(get_host_limiter(2), RedisHostLimiter)
