@@ -303,6 +303,7 @@ SPECTACULAR_SETTINGS = {
         "LanguageEnum": "summaries.models.LANGUAGE_CHOICES",
         "SummaryStatusEnum": "summaries.models.Summary.Status",
         "SourceStateEnum": "summaries.models.Source.State",
+        "CitationVerdictEnum": "summaries.models.Citation.Verdict",
     },
 }
 

@@ -107,8 +107,12 @@ def test_summary_detail_nests_every_part(client):
         "title": "The page",
         "content_type": "",
         "response_ms": None,
+        "redirect_chain": [],
+        "error_class": "",
         "last_checked_at": None,
     }
+    assert citation["verdict"] == "unchecked"
+    assert citation["verdict_excerpt"] == ""
     person = body["video"]["people"][0]
     assert set(person) == {"person", "organisation"}
     assert person["organisation"]["url"].startswith("http://testserver/api/v1/organisations/")

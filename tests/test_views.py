@@ -305,3 +305,15 @@ def test_more_from_this_channel_shows_card_details(client):
     ]:
         assert text in more, text
     assert VideoFactory._meta.model.objects.count() == 2
+
+
+def test_sources_that_no_longer_support_their_claim_are_marked(client):
+    summary, _ = rich_summary(chapters=1, sources=2)
+    first, second = summary.citations.order_by("position")
+    first.source.state = "broken"
+    first.source.save()
+    second.verdict = "changed"
+    second.save()
+    content = client.get(summary.get_absolute_url()).content.decode()
+    assert 'source-state-broken">Broken' in content
+    assert "Source changed since confirmed" in content

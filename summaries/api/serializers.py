@@ -241,6 +241,8 @@ class SourceSerializer(serializers.ModelSerializer):
             "title",
             "content_type",
             "response_ms",
+            "redirect_chain",
+            "error_class",
             "last_checked_at",
         ]
 
@@ -265,6 +267,10 @@ class CitationSerializer(serializers.ModelSerializer):
             "key_point",
             "takeaway",
             "source",
+            "verdict",
+            "verdict_excerpt",
+            "verdict_checked_at",
+            "confirmed_at",
         ]
 
 
