@@ -26,7 +26,7 @@ ERRORS = {
     "404": "No such object, or not published (drafts are invisible to anonymous clients).",
     "406": "The Accept header asks for something other than JSON.",
     "409": "A concurrent request wrote a conflicting row; nothing was saved.",
-    "412": "If-Match names another version: the summary changed since it was read.",
+    "412": "If-Match names another version: it changed since it was read.",
     "413": "The request body is too large.",
     "415": "The body is not JSON (send `Content-Type: application/json`).",
     "428": "If-Match is required: send the ETag of the version being changed.",

@@ -1,9 +1,15 @@
-"""Read endpoints for the catalogue: channels, people, topics, organisations and videos."""
+"""The catalogue: channels, people, topics and organisations (read by anyone, created and
+changed by editors; never deleted through the API) and videos (read only)."""
 
+import reversion
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django_filters import rest_framework as filters
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, viewsets
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
 from rest_framework import serializers as drf_serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -11,8 +17,9 @@ from rest_framework.response import Response
 from summaries.models import Channel, Organisation, Person, Topic, Video
 from summaries.related import related_videos
 
-from . import serializers
-from .conditional import ConditionalResponseMixin
+from . import catalogue_inputs, serializers
+from .conditional import ConditionalResponseMixin, check_if_match, entity_tag
+from .errors import PreconditionFailed, PreconditionRequired
 from .filters import DateTimeFilter, OrderingFilter, SearchFilter, VideoFilter
 from .permissions import can_see_unpublished
 
@@ -53,39 +60,169 @@ def _updated_since_filter(model_class):
     return UpdatedSinceFilter
 
 
-class CatalogViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
+CATALOGUE_IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    required=True,
+    description="The ETag of the version being changed (from a GET). 428 without it.",
+)
+
+
+PRECONDITION_REQUIRED = "Send If-Match with the ETag of the version you edited (GET it to get it)."
+PRECONDITION_FAILED = (
+    "It changed since you read it (If-Match does not match its ETag). "
+    "Nothing was saved: GET it again and reapply your edit."
+)
+
+
+class CatalogueWriteMixin:
+    """POST creates, PUT replaces, PATCH changes the fields sent; each write is a revision.
+
+    Updates need If-Match with the object's current ETag (the one a GET answers):
+    missing -> 428, another version -> 412, and nothing is written.
+    """
+
+    input_class = None
+
+    def _input(self, request, instance=None, *, partial=False):
+        payload = self.input_class(
+            instance, data=request.data, partial=partial, context=self.get_serializer_context()
+        )
+        payload.is_valid(raise_exception=True)
+        return payload.to_model_values(payload.validated_data)
+
+    def _respond(self, instance, status_code=status.HTTP_200_OK, headers=None):
+        data = self.get_serializer(instance).data
+        response = Response(data, status=status_code, headers=headers)
+        response["ETag"] = entity_tag(data)
+        return response
+
+    @staticmethod
+    def _save(instance, values: dict, *, user, comment: str):
+        for name, value in values.items():
+            setattr(instance, name, value)
+        instance.full_clean(validate_unique=False, validate_constraints=False)
+        with reversion.create_revision():
+            instance.save()
+            reversion.set_user(user)
+            reversion.set_comment(comment)
+        return instance
+
+    def create(self, request, *args, **kwargs):
+        values = self._input(request)
+        with transaction.atomic():
+            instance = self._save(
+                self.get_queryset().model(),
+                values,
+                user=request.user,
+                comment="Created through the API.",
+            )
+        url = reverse(f"api:{self.basename}-detail", kwargs={"slug": instance.slug})
+        return self._respond(
+            instance, status.HTTP_201_CREATED, headers={"Location": request.build_absolute_uri(url)}
+        )
+
+    def _update(self, request, *, partial):
+        with transaction.atomic():
+            instance = get_object_or_404(
+                self.get_queryset().select_for_update(), slug=self.kwargs["slug"]
+            )
+            current = entity_tag(self.get_serializer(instance).data)
+            try:
+                check_if_match(request, current, required=True)
+            except PreconditionRequired:
+                raise PreconditionRequired(PRECONDITION_REQUIRED) from None
+            except PreconditionFailed:
+                raise PreconditionFailed(PRECONDITION_FAILED) from None
+            values = self._input(request, instance, partial=partial)
+            changed = ", ".join(values) or "nothing"
+            self._save(
+                instance,
+                values,
+                user=request.user,
+                comment=f"Changed through the API ({changed}).",
+            )
+        return self._respond(instance)
+
+    def update(self, request, *args, **kwargs):
+        return self._update(request, partial=False)
+
+    def partial_update(self, request, *args, **kwargs):
+        return self._update(request, partial=True)
+
+
+def catalogue_writes(input_class, output_class, kind):
+    """The schema of a catalogue view's create, update and partial_update."""
+    return extend_schema_view(
+        create=extend_schema(
+            request=input_class,
+            responses={201: output_class},
+            description=f"Create a {kind} (editors).",
+        ),
+        update=extend_schema(
+            request=input_class,
+            parameters=[CATALOGUE_IF_MATCH],
+            description=f"Replace the {kind}: optional fields left out become empty.",
+        ),
+        partial_update=extend_schema(
+            request=input_class,
+            parameters=[CATALOGUE_IF_MATCH],
+            description="Change only the fields sent.",
+        ),
+    )
+
+
+class CatalogViewSet(
+    CatalogueWriteMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    ApiViewSet,
+):
     search_fields = ["name"]
     ordering_choices = _name_orderings()
     default_ordering = "name"
 
 
+@catalogue_writes(catalogue_inputs.ChannelInput, serializers.ChannelSerializer, "channel")
 class ChannelViewSet(CatalogViewSet):
     """Channels (every channel is public; its videos follow their summaries' state)."""
 
     queryset = Channel.objects.all()
     serializer_class = serializers.ChannelSerializer
+    input_class = catalogue_inputs.ChannelInput
     filterset_class = _updated_since_filter(Channel)
 
 
+@catalogue_writes(catalogue_inputs.PersonInput, serializers.PersonSerializer, "person")
 class PersonViewSet(CatalogViewSet):
     """People who appear in videos."""
 
     queryset = Person.objects.all()
     serializer_class = serializers.PersonSerializer
+    input_class = catalogue_inputs.PersonInput
     filterset_class = _updated_since_filter(Person)
 
 
+@catalogue_writes(catalogue_inputs.TopicInput, serializers.TopicSerializer, "topic")
 class TopicViewSet(CatalogViewSet):
     queryset = Topic.objects.all()
     serializer_class = serializers.TopicSerializer
+    input_class = catalogue_inputs.TopicInput
     filterset_class = _updated_since_filter(Topic)
 
 
+@catalogue_writes(
+    catalogue_inputs.OrganisationInput, serializers.OrganisationSerializer, "organisation"
+)
 class OrganisationViewSet(CatalogViewSet):
     """Organisations people speak for, with the web domains they publish on."""
 
     queryset = Organisation.objects.all()
     serializer_class = serializers.OrganisationSerializer
+    input_class = catalogue_inputs.OrganisationInput
     filterset_class = _updated_since_filter(Organisation)
 
 
