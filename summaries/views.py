@@ -89,10 +89,9 @@ class ChannelDetailView(VideoListView):
         context["channel"] = self.owner
         context["topic_choices"] = Topic.objects.filter(videos__in=live).distinct()
         context["person_choices"] = Person.objects.filter(videos__in=live).distinct()
+        languages = set(live.values_list("language", flat=True))
         context["language_choices"] = [
-            (code, name)
-            for code, name in LANGUAGE_CHOICES
-            if code in set(live.values_list("language", flat=True))
+            (code, name) for code, name in LANGUAGE_CHOICES if code in languages
         ]
         return context
 
