@@ -77,6 +77,8 @@ MIDDLEWARE = [
     # those answers carry CORS headers too; it only acts on CORS_URLS_REGEX (the API).
     "corsheaders.middleware.CorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Right after static files: a cached reader page skips everything below.
+    "summaries.caching.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -339,6 +341,13 @@ CHECK_INTERVAL_PROBLEM = env.int("CHECK_INTERVAL_PROBLEM", default=24 * 3600)
 # check task's hard time limit.
 CHECK_CLAIM_SECONDS = env.int("CHECK_CLAIM_SECONDS", default=15 * 60)
 CHECK_HISTORY_PER_SOURCE = env.int("CHECK_HISTORY_PER_SOURCE", default=20)
+# Stored "Related" lists: recompute this many missing or day-old lists per beat tick.
+RELATED_REFRESH_BATCH = env.int("RELATED_REFRESH_BATCH", default=200)
+CELERY_BEAT_SCHEDULE["refresh-stale-related"] = {
+    "task": "summaries.tasks.refresh_stale_related",
+    "schedule": env.int("RELATED_REFRESH_EVERY", default=600),
+    "options": {"expires": 540},
+}
 CELERY_BEAT_SCHEDULE["dispatch-source-checks"] = {
     "task": "summaries.tasks.dispatch_source_checks",
     "schedule": env.int("CHECK_DISPATCH_EVERY", default=300),

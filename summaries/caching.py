@@ -1,15 +1,21 @@
 """Whole-page caching for reader pages, invalidated by a content generation number.
 
-Every cached page's key includes the current generation; any save or delete of content
-bumps it, so all pages are rebuilt on their next request (edits are rare, reads are many).
-A page's lifetime never reaches past the next scheduled publish time, so a scheduled
-summary appears on every page when it goes live, with no periodic job.
+Every cached page is stored with the generation it was rendered at; any save or delete of
+content bumps the generation, so every page is rebuilt on its next request (edits are rare,
+reads are many). A page's lifetime never reaches past the next scheduled publish time, so a
+scheduled summary appears on every page when it goes live, with no periodic job.
+
+Views opt in with `CachedPageMixin` or `cached_page`; `PageCacheMiddleware`, placed right
+after WhiteNoise, answers anonymous readers from the cache before the rest of the middleware
+stack, URL resolution and the view run, in one cache round trip (the generation and the
+page are read together).
 """
 
 import functools
 import hashlib
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.http import HttpResponse
@@ -19,6 +25,10 @@ from django.utils.cache import patch_cache_control
 GENERATION_KEY = "content-generation"
 PAGE_TTL = 300  # seconds; the generation makes stale pages unreachable anyway
 BROWSER_TTL = 60  # what browsers and proxies may keep without asking again
+# Set on a response by a view that allows the page cache to keep it.
+CACHEABLE_ATTRIBUTE = "curation_page_cache"
+# Headers that belong to one response, never to a stored page.
+_UNSTORED_HEADERS = frozenset({"set-cookie", "date", "content-length"})
 
 
 def current_generation() -> int:
@@ -63,45 +73,103 @@ def page_ttl() -> int:
     return PAGE_TTL if until_next is None else min(PAGE_TTL, until_next)
 
 
-def serve_cached(request, render):
-    """The response of `render()` for this request, from the cache when possible.
-
-    Only anonymous GET/HEAD requests are cached (staff see previews and admin links), and
-    only 200 responses are stored.
-    """
-    if request.method not in ("GET", "HEAD") or request.user.is_authenticated:
-        return render()
+def page_key(request) -> str:
     # The host is part of the key: pages carry absolute canonical URLs.
     address = f"{request.get_host()}{request.get_full_path()}"
-    key = f"page:{current_generation()}:{hashlib.sha256(address.encode()).hexdigest()}"
-    cached = cache.get(key)
-    if cached is not None:
-        content, content_type = cached
-        response = HttpResponse(content, content_type=content_type)
-    else:
-        response = render()
-        if response.status_code != 200:
+    return f"page:{hashlib.sha256(address.encode()).hexdigest()}"
+
+
+def may_serve_cached(request) -> bool:
+    """Only anonymous GET/HEAD requests share cached pages.
+
+    Anyone with a session cookie may be logged in (staff see previews and admin links);
+    telling would cost a session read, so they are always served fresh.
+    """
+    return (
+        request.method in ("GET", "HEAD")
+        and settings.SESSION_COOKIE_NAME not in request.COOKIES
+        and "HTTP_AUTHORIZATION" not in request.META
+    )
+
+
+def lookup(key: str) -> tuple[int, HttpResponse | None]:
+    """(current generation, the cached page or None) in one cache round trip."""
+    found = cache.get_many([GENERATION_KEY, key])
+    generation = found.get(GENERATION_KEY)
+    if generation is None:
+        return current_generation(), None
+    stored = found.get(key)
+    if stored is None or stored[0] != generation:
+        return generation, None
+    _, content, headers = stored
+    response = HttpResponse(content)
+    for name, value in headers:
+        response[name] = value
+    response["Content-Length"] = str(len(content))
+    return generation, response
+
+
+def store(key: str, generation: int, response) -> None:
+    headers = [(k, v) for k, v in response.items() if k.lower() not in _UNSTORED_HEADERS]
+    cache.set(key, (generation, response.content, headers), page_ttl())
+
+
+def is_storable(request, response) -> bool:
+    return (
+        getattr(response, CACHEABLE_ATTRIBUTE, False)
+        and response.status_code == 200
+        and not response.streaming
+        and not response.cookies
+        and not request.user.is_authenticated
+    )
+
+
+class PageCacheMiddleware:
+    """Answer anonymous readers from the page cache; store pages that views marked."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not may_serve_cached(request):
+            return self.get_response(request)
+        key = page_key(request)
+        generation, response = lookup(key)
+        if response is not None:
             return response
-        if hasattr(response, "render"):
-            response.render()
-        cache.set(key, (response.content, response["Content-Type"]), page_ttl())
+        response = self.get_response(request)
+        if is_storable(request, response):
+            store(key, generation, response)
+        return response
+
+
+def mark_cacheable(response):
+    """Let the page cache keep this response, and browsers for BROWSER_TTL seconds."""
+    setattr(response, CACHEABLE_ATTRIBUTE, True)
     patch_cache_control(response, public=True, max_age=BROWSER_TTL)
     return response
 
 
 def cached_page(view):
-    """Decorate a function view (or a feed) with serve_cached."""
+    """Decorate a function view (or a feed) so its anonymous 200 responses are cached."""
 
     @functools.wraps(view)
     def wrapper(request, *args, **kwargs):
-        return serve_cached(request, lambda: view(request, *args, **kwargs))
+        response = view(request, *args, **kwargs)
+        if response.status_code == 200 and not request.user.is_authenticated:
+            mark_cacheable(response)
+        return response
 
     return wrapper
 
 
 class CachedPageMixin:
-    """Serve a class-based reader view through serve_cached."""
+    """Mark a class-based reader view's anonymous 200 responses as cacheable."""
+
+    page_cache = True
 
     def dispatch(self, request, *args, **kwargs):
-        parent = super().dispatch
-        return serve_cached(request, lambda: parent(request, *args, **kwargs))
+        response = super().dispatch(request, *args, **kwargs)
+        if self.page_cache and response.status_code == 200 and not request.user.is_authenticated:
+            mark_cacheable(response)
+        return response

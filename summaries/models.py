@@ -163,6 +163,12 @@ class Video(TimestampedModel):
     )
     people = models.ManyToManyField(Person, through="Appearance", related_name="videos", blank=True)
     topics = models.ManyToManyField(Topic, related_name="videos", blank=True)
+    related_refreshed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the stored related videos were last computed (empty: never).",
+    )
 
     objects = VideoQuerySet.as_manager()
 
@@ -181,7 +187,12 @@ class Video(TimestampedModel):
                 name="video_platform_id_unique",
             ),
         ]
-        indexes = [models.Index(fields=["channel", "-published_on"], name="video_channel_date")]
+        indexes = [
+            models.Index(fields=["channel", "-published_on"], name="video_channel_date"),
+            # Lists newest first walk this index and stop after one page.
+            models.Index(fields=["-published_on", "-id"], name="video_date_id"),
+            models.Index(fields=["related_refreshed_at"], name="video_related_refreshed"),
+        ]
 
     def __str__(self):
         return self.title
@@ -201,6 +212,33 @@ class Video(TimestampedModel):
         return platforms.video_url_at(
             self.source_url, self.platform, self.platform_video_id, seconds
         )
+
+
+class RelatedLink(models.Model):
+    """One stored "Related" entry of a video, computed by `related.refresh_related`.
+
+    Precomputed so that a summary page does not rank the catalogue on every request; pages
+    still show only the entries whose video is live when the page is read.
+    """
+
+    video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="related_links")
+    related = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    score = models.FloatField()
+    reasons = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["video", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["video", "position"], name="related_link_position"),
+            models.UniqueConstraint(fields=["video", "related"], name="related_link_unique"),
+            models.CheckConstraint(
+                condition=~Q(video=models.F("related")), name="related_link_not_self"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.video_id} → {self.related_id} ({self.score})"
 
 
 class Appearance(models.Model):

@@ -2,13 +2,17 @@
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import (
     Case,
     Count,
+    F,
     FilteredRelation,
     IntegerField,
     OuterRef,
+    Prefetch,
     Q,
     QuerySet,
     Subquery,
@@ -16,8 +20,10 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Substr
+from django.utils import timezone
 
-from .models import Appearance, Citation, Source, Video
+from . import caching
+from .models import Appearance, Citation, RelatedLink, Source, Video
 
 # Scoring weights. A shared person is the strongest sign that two videos belong together
 # (the same voice, the same line of work); citing the same page means both discuss the same
@@ -252,3 +258,116 @@ def related_videos(video: Video, *, limit: int = 10, now=None) -> list[RelatedVi
         )
         for score, _, pk in ranked
     ]
+
+
+# --- Stored related videos -----------------------------------------------------------------
+
+# Entries stored per video: more than a page shows, so that a stored video going offline
+# (unpublished) leaves enough live ones behind until the next refresh.
+STORED_COUNT = 20
+# Refreshed on publish and unpublish (the video and its neighbours), and by celery beat
+# once older than this, so that other videos' edits and new videos reach every list.
+MAX_AGE = timedelta(hours=24)
+
+
+def refresh_related(*, video: Video, now=None) -> list[RelatedLink]:
+    """Compute `video`'s related videos and store them, replacing the previous entries.
+
+    Idempotent: running it twice stores the same rows. A video that is not live gets no
+    entries and counts as never refreshed, so that its page computes the list when it goes
+    live (at a scheduled time, say) until the next beat refresh stores one. Makes cached
+    pages stale.
+    """
+    now = now or timezone.now()
+    live = Video.objects.published(now).filter(pk=video.pk).exists()
+    found = related_videos(video, limit=STORED_COUNT, now=now) if live else []
+    links = [
+        RelatedLink(
+            video=video, related=item.video, position=n, score=item.score, reasons=item.reasons
+        )
+        for n, item in enumerate(found, start=1)
+    ]
+    with transaction.atomic():
+        RelatedLink.objects.filter(video=video).delete()
+        RelatedLink.objects.bulk_create(links)
+        Video.objects.filter(pk=video.pk).update(related_refreshed_at=now if live else None)
+        caching.bump_generation()
+    return links
+
+
+def neighbours(video: Video) -> list[int]:
+    """Ids of the videos whose related lists may change when `video` goes live or offline:
+    those it lists and those that list it (relatedness is nearly symmetric)."""
+    listed = RelatedLink.objects.filter(video=video).values_list("related_id", flat=True)
+    listing = RelatedLink.objects.filter(related=video).values_list("video_id", flat=True)
+    return sorted((set(listed) | set(listing)) - {video.pk})
+
+
+def stale_videos(*, limit: int, now=None) -> list[int]:
+    """Ids of live videos whose stored list is missing or older than MAX_AGE, oldest first."""
+    now = now or timezone.now()
+    return list(
+        Video.objects.published(now)
+        .filter(Q(related_refreshed_at__isnull=True) | Q(related_refreshed_at__lt=now - MAX_AGE))
+        .order_by(F("related_refreshed_at").asc(nulls_first=True), "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def related_for_page(video: Video, *, limit: int = 10) -> list[RelatedVideo]:
+    """The related videos a page shows: the stored list, or computed now if never stored.
+
+    Stored: three queries (the live entries with video and channel, their people with
+    organisations, their topics), whatever the size of the catalogue. Entries whose video
+    is no longer live are skipped.
+    """
+    if video.related_refreshed_at is None:
+        return related_videos(video, limit=limit)
+    live = Video.objects.published().values("pk")
+    links = (
+        RelatedLink.objects.filter(video=video, related__in=live)
+        .select_related("related__channel")
+        .prefetch_related(
+            Prefetch(
+                "related__appearances",
+                queryset=Appearance.objects.select_related("person", "organisation"),
+            ),
+            "related__topics",
+        )
+        .order_by("position")[:limit]
+    )
+    return [
+        RelatedVideo(video=link.related, score=link.score, reasons=link.reasons) for link in links
+    ]
+
+
+def refresh_related_around(*, video: Video, now=None) -> list[int]:
+    """Refresh `video`'s list and the lists of its neighbours, before and after.
+
+    Called when the video goes live or offline: it may enter or leave the lists of the
+    videos it is related to. Returns the ids refreshed.
+    """
+    before = set(neighbours(video))
+    refresh_related(video=video, now=now)
+    refreshed = [video.pk]
+    for pk in sorted(before | set(neighbours(video))):
+        other = Video.objects.filter(pk=pk).first()
+        if other is not None:
+            refresh_related(video=other, now=now)
+            refreshed.append(pk)
+    return refreshed
+
+
+def refresh_stale_related(*, limit: int = 200, now=None) -> list[int]:
+    """Refresh at most `limit` live videos whose list is missing or old (celery beat)."""
+    ids = stale_videos(limit=limit, now=now)
+    for video in Video.objects.filter(pk__in=ids).order_by("pk"):
+        refresh_related(video=video, now=now)
+    return ids
+
+
+def queue_refresh_around(video_id: int) -> None:
+    """Queue `refresh_related_around` for after the current transaction commits."""
+    from . import tasks  # tasks import the services that call this
+
+    tasks.refresh_related_around.delay_on_commit(video_id)

@@ -8,8 +8,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 
-from . import checking, services
-from .models import Summary
+from . import checking, related, services
+from .models import Summary, Video
 
 logger = logging.getLogger(__name__)
 
@@ -128,3 +128,44 @@ def dispatch_source_checks() -> None:
     A duplicate tick claims nothing twice.
     """
     checking.dispatch_due_checks()
+
+
+# --- Related videos -----------------------------------------------------------------------
+
+
+@shared_task(
+    base=OnCommitTask,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=120,
+    time_limit=150,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=2,
+    retry_jitter=True,
+    max_retries=3,
+)
+def refresh_related_around(video_id: int) -> None:
+    """Recompute the stored related videos of a video that went live or offline, and of
+    its neighbours. Idempotent; a deleted video is skipped."""
+    video = Video.objects.filter(pk=video_id).first()
+    if video is None:
+        return
+    related.refresh_related_around(video=video)
+
+
+@shared_task(
+    base=OnCommitTask,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=240,
+    time_limit=300,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=2,
+    retry_jitter=True,
+    max_retries=3,
+)
+def refresh_stale_related() -> None:
+    """Recompute a bounded batch of missing or old related lists (celery beat)."""
+    related.refresh_stale_related(limit=settings.RELATED_REFRESH_BATCH)

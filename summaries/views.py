@@ -160,7 +160,7 @@ class SummaryDetailView(CachedPageMixin, DetailView):
             published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6]
         )
         context["chapters"] = presentation.chapters_for_page(self.object)
-        context["related"] = related.related_videos(video, limit=RELATED_COUNT)
+        context["related"] = related.related_for_page(video, limit=RELATED_COUNT)
         context["social"] = seo.social_meta(self.object, self.request)
         context["jsonld"] = seo.json_ld_script(seo.video_object_jsonld(self.object, self.request))
         return context
@@ -169,6 +169,8 @@ class SummaryDetailView(CachedPageMixin, DetailView):
 @method_decorator([staff_member_required, never_cache], name="dispatch")
 class SummaryPreviewView(SummaryDetailView):
     """Exactly the reader page, for any state, for staff only and never cached."""
+
+    page_cache = False
 
     def summaries(self):
         return Summary.objects.all()

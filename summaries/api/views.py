@@ -15,7 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from summaries.models import Channel, Organisation, Person, Topic, Video
-from summaries.related import related_videos
+from summaries.related import STORED_COUNT, related_for_page
 
 from . import catalogue_inputs, serializers
 from .conditional import ConditionalResponseMixin, check_if_match, entity_tag
@@ -24,7 +24,7 @@ from .filters import DateTimeFilter, OrderingFilter, SearchFilter, VideoFilter
 from .permissions import can_see_unpublished
 
 SLUG_PATTERN = r"[-a-zA-Z0-9_]+"
-RELATED_DEFAULT, RELATED_MAX = 10, 20
+RELATED_DEFAULT, RELATED_MAX = 10, STORED_COUNT
 
 
 class ApiViewSet(ConditionalResponseMixin, viewsets.GenericViewSet):
@@ -267,7 +267,7 @@ class VideoViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet)
         video = self.get_object()
         query = RelatedQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        related = related_videos(video, limit=query.validated_data["limit"])
+        related = related_for_page(video, limit=query.validated_data["limit"])
         serializer = serializers.RelatedVideoSerializer(
             related, many=True, context=self.get_serializer_context()
         )
