@@ -49,7 +49,7 @@ django.setup()
 from django.db import connection, connections, transaction  # noqa: E402
 from django.utils.text import slugify  # noqa: E402
 
-from summaries import caching, platforms  # noqa: E402
+from summaries import caching, platforms, related  # noqa: E402
 from summaries.citations import extract_citations  # noqa: E402
 from summaries.markdown import html_to_text, render_inline_markdown, render_markdown  # noqa: E402
 from summaries.models import (  # noqa: E402
@@ -61,6 +61,7 @@ from summaries.models import (  # noqa: E402
     KeyPoint,
     Organisation,
     Person,
+    RelatedLink,
     Source,
     Summary,
     Takeaway,
@@ -600,8 +601,9 @@ def delete_generated() -> Counter:
     ]
     statements += [
         (model, _sql("DELETE", model, f"video_id IN ({videos})"))
-        for model in (Summary, Appearance, VideoTopic)
+        for model in (Summary, Appearance, VideoTopic, RelatedLink)
     ]
+    statements.append((RelatedLink, _sql("DELETE", RelatedLink, f"related_id IN ({videos})")))
     statements += [
         (model, _sql("DELETE", model, "slug LIKE %s"))
         for model in (Video, Channel, Person, Organisation, Topic)
@@ -855,6 +857,8 @@ def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> i
     counts["Source (new)"] = sources.created
     written = time.perf_counter() - started
     analyse()
+    store_related(context, workers)
+    analyse()
     caching.bump_generation()  # bulk_create sends no signals: make cached pages stale
     elapsed = time.perf_counter() - started
     print("created:", ", ".join(f"{name} {n}" for name, n in counts.items()))
@@ -864,6 +868,28 @@ def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> i
         f"{workers} worker processes)"
     )
     return 0
+
+
+def _refresh_related(ids: list[int]) -> int:
+    for video in Video.objects.filter(pk__in=ids):
+        related.refresh_related(video=video)
+    connections.close_all()
+    return len(ids)
+
+
+def store_related(context, workers: int) -> None:
+    """Store every generated video's related list, as publishing and beat would."""
+    started = time.perf_counter()
+    ids = list(Video.objects.filter(slug__startswith=PREFIX).values_list("pk", flat=True))
+    chunks = [ids[i : i + 100] for i in range(0, len(ids), 100)]
+    connections.close_all()  # each forked process opens its own connection
+    done = 0
+    with context.Pool(workers) as pool:
+        for n in pool.imap_unordered(_refresh_related, chunks):
+            done += n
+            if done % 2000 < n:
+                print(f"  related: {done}/{len(ids)}, {time.perf_counter() - started:.0f} s")
+    print(f"stored related videos of {done} videos in {time.perf_counter() - started:.1f} s")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """Reader pages. Only live summaries are public; staff preview anything at /preview/."""
 
 from django.contrib.admin.views.decorators import staff_member_required
-from django.db.models import Prefetch
+from django.db.models import Exists, OuterRef, Prefetch
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
@@ -22,17 +22,13 @@ from .models import (
 )
 
 PAGE_SIZE = 20
+FILTER_NAMES = ("topic", "person", "language")
 RELATED_COUNT = 10
 
 
 def published_videos():
-    """Live videos, newest first, with what a card shows."""
-    return (
-        Video.objects.published()
-        .with_listing_data()
-        .select_related("summary")
-        .order_by("-published_on", "-id")
-    )
+    """Live videos, newest first, with what a card shows (cards show no summary field)."""
+    return Video.objects.published().with_listing_data().order_by("-published_on", "-id")
 
 
 class HomeView(CachedPageMixin, ListView):
@@ -68,12 +64,22 @@ class VideoListView(CachedPageMixin, ListView):
         if language in dict(LANGUAGE_CHOICES):
             self.filters["language"] = language
             videos = videos.filter(language=language)
-        return videos.distinct()
+        # Only joins through people or topics can repeat a video; DISTINCT over every
+        # column is costly on a long list, so it is added only then.
+        if (
+            self.lookup in ("people", "topics")
+            or "topic" in self.filters
+            or "person" in self.filters
+        ):
+            videos = videos.distinct()
+        return videos
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["owner"] = self.owner
         context["filters"] = self.filters
+        # Every key present: a missing one costs the template a dir() per <option>.
+        context["selected"] = {name: self.filters.get(name, "") for name in FILTER_NAMES}
         context["filter_query"] = "&".join(f"{k}={v}" for k, v in self.filters.items())
         return context
 
@@ -85,11 +91,18 @@ class ChannelDetailView(VideoListView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        live = Video.objects.published().filter(channel=self.owner)
+        live = Video.objects.published().filter(channel=self.owner).order_by()
         context["channel"] = self.owner
-        context["topic_choices"] = Topic.objects.filter(videos__in=live).distinct()
-        context["person_choices"] = Person.objects.filter(videos__in=live).distinct()
-        languages = set(live.values_list("language", flat=True))
+        # EXISTS per topic or person (a few hundred rows) rather than DISTINCT over the
+        # joins of every video of the channel.
+        # Plain rows: the form needs only names and slugs (hundreds of options).
+        context["topic_choices"] = Topic.objects.filter(
+            Exists(Video.topics.through.objects.filter(topic=OuterRef("pk"), video__in=live))
+        ).values("slug", "name")
+        context["person_choices"] = Person.objects.filter(
+            Exists(Appearance.objects.filter(person=OuterRef("pk"), video__in=live))
+        ).values("slug", "name")
+        languages = set(live.values_list("language", flat=True).distinct())
         context["language_choices"] = [
             (code, name) for code, name in LANGUAGE_CHOICES if code in languages
         ]

@@ -1,19 +1,27 @@
 import datetime
+import io
 from itertools import count
 
 import pytest
+from django.core.cache import cache
+from django.core.management import call_command
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from summaries import services
-from summaries.models import Citation, Source, Summary
+from summaries.models import Citation, RelatedLink, Source, Summary, Video
 from summaries.related import (
+    MAX_AGE,
     W_PERSON,
     W_SOURCE,
     W_TEXT,
     W_TITLE_WORD,
     W_TOPIC,
+    refresh_related,
+    refresh_stale_related,
+    related_for_page,
     related_videos,
+    stale_videos,
 )
 
 from .factories import (
@@ -213,3 +221,100 @@ def test_query_count_does_not_grow_with_candidates_or_results(size, django_asser
     assert len(results) == size
     assert all("Organisation" in card for card in cards)
     assert all(r.reasons for r in results)
+
+
+# --- Stored related lists ------------------------------------------------------------------
+
+
+def test_stored_list_matches_the_computed_one_and_is_what_pages_show(
+    world, django_assert_num_queries
+):
+    links = refresh_related(video=world)
+    world.refresh_from_db()
+
+    assert world.related_refreshed_at is not None
+    assert [link.related.title for link in links] == [r.video.title for r in related_videos(world)]
+    with django_assert_num_queries(3):  # entries with video and channel, people, topics
+        shown = related_for_page(world, limit=3)
+    assert ordered(shown) == ordered(related_videos(world, limit=3))
+    # Idempotent: the same rows again, not twice as many.
+    refresh_related(video=world)
+    assert RelatedLink.objects.filter(video=world).count() == len(links)
+
+
+def test_a_stored_entry_that_goes_offline_is_not_shown(world):
+    refresh_related(video=world)
+    world.refresh_from_db()
+    keynote = Summary.objects.get(video__title="B Keynote")
+    services.unpublish_summary(summary=keynote)
+
+    titles = [r.video.title for r in related_for_page(world)]
+
+    assert "B Keynote" not in titles
+    assert titles[0] == "I Roadmap for robots"
+
+
+def test_a_video_never_refreshed_computes_its_list_on_the_page(world):
+    assert world.related_refreshed_at is None
+    assert ordered(related_for_page(world)) == ordered(related_videos(world))
+
+
+def test_publishing_refreshes_the_video_and_its_neighbours(
+    world, django_capture_on_commit_callbacks, celery_eager
+):
+    keynote = Video.objects.get(title="B Keynote")
+    refresh_related(video=keynote)
+    draft = Summary.objects.get(video__title="F Draft with Altman")
+    assert "F Draft with Altman" not in titles_stored(keynote)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.publish_summary(summary=draft)
+
+    assert "F Draft with Altman" in titles_stored(keynote)
+    assert "B Keynote" in titles_stored(draft.video)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.unpublish_summary(summary=draft)
+
+    assert "F Draft with Altman" not in titles_stored(keynote)
+    draft.video.refresh_from_db()
+    assert draft.video.related_refreshed_at is None  # its page computes a list if it returns
+    assert not RelatedLink.objects.filter(video=draft.video).exists()
+
+
+def titles_stored(video):
+    return list(
+        RelatedLink.objects.filter(video=video)
+        .order_by("position")
+        .values_list("related__title", flat=True)
+    )
+
+
+def test_beat_refreshes_missing_and_old_lists_first_and_bounded(world):
+    now = timezone.now()
+    live = list(Video.objects.published().order_by("pk"))
+    for video in live[1:]:
+        refresh_related(video=video, now=now)
+    old = live[1]
+    Video.objects.filter(pk=old.pk).update(related_refreshed_at=now - MAX_AGE * 2)
+
+    assert stale_videos(limit=10, now=now) == [live[0].pk, old.pk]
+    assert refresh_stale_related(limit=1, now=now) == [live[0].pk]
+    assert stale_videos(limit=10, now=now) == [old.pk]
+    call_command("refresh_related", stdout=io.StringIO())
+    assert stale_videos(limit=10, now=now) == []
+
+
+def test_summary_page_with_stored_related_uses_fewer_queries(
+    client, world, django_assert_num_queries, django_assert_max_num_queries
+):
+    url = world.get_absolute_url()
+    with django_assert_max_num_queries(10_000) as computed:
+        assert client.get(url).status_code == 200
+    cache.clear()
+    refresh_related(video=world)
+    cache.clear()
+    with django_assert_num_queries(len(computed.captured_queries) - 3):
+        content = client.get(url).content.decode()
+    assert content.index("B Keynote") < content.index("C Benchmarks")
+    assert "also features Sam Altman" in content

@@ -1,9 +1,19 @@
 from django import template
 
 from summaries.forms import format_duration
+from summaries.models import LANGUAGE_CHOICES
 from summaries.presentation import host_of, text_fragment_url
 
 register = template.Library()
+
+# get_language_display flattens the ~100 choices on every call; cards call it often.
+_LANGUAGE_NAMES = dict(LANGUAGE_CHOICES)
+
+
+@register.filter
+def language_name(code):
+    """English for "en"; the code itself when unknown."""
+    return _LANGUAGE_NAMES.get(code, code)
 
 
 @register.filter
