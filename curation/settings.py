@@ -142,7 +142,7 @@ _cache_location = CACHE_URL or REDIS_URL
 if _cache_location:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "summaries.redis_cache.RedisCache",
             "LOCATION": _cache_location,
             "KEY_PREFIX": "curation",
             "TIMEOUT": 300,

@@ -61,7 +61,7 @@ def test_database_is_the_one_database_url_names(db):
 
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL is not set")
 def test_cache_is_redis_when_redis_url_is_set():
-    assert type(caches["default"]).__name__ == "RedisCache"
+    assert type(caches["default"]).__name__ == "RedisCache"  # summaries.redis_cache
     cache.set("curation-integration-check", "ok", 30)
     assert cache.get("curation-integration-check") == "ok"
     cache.delete("curation-integration-check")

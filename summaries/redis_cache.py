@@ -1,0 +1,28 @@
+"""Django's Redis cache backend, with one client object per connection pool.
+
+Django's RedisCacheClient builds a new `redis.Redis` for every cache call, and each one
+fills a table of ~170 response callbacks: about 0.13 ms, a third of serving a cached page.
+The client is thread-safe and only wraps its pool (which handles forks itself), so one
+per pool is enough.
+"""
+
+from django.core.cache.backends import redis as django_redis
+
+
+class ReusingRedisCacheClient(django_redis.RedisCacheClient):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._clients = {}
+
+    def get_client(self, key=None, *, write=False):
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+        return client
+
+
+class RedisCache(django_redis.RedisCache):
+    def __init__(self, server, params):
+        super().__init__(server, params)
+        self._class = ReusingRedisCacheClient
