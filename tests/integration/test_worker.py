@@ -65,3 +65,6 @@ def test_cache_is_redis_when_redis_url_is_set():
     cache.set("curation-integration-check", "ok", 30)
     assert cache.get("curation-integration-check") == "ok"
     cache.delete("curation-integration-check")
+    # One client object per pool, not one per call (see summaries/redis_cache.py).
+    client = caches["default"]._cache.get_client()
+    assert caches["default"]._cache.get_client(write=True) is client
