@@ -120,7 +120,7 @@ def is_storable(request, response) -> bool:
         and response.status_code == 200
         and not response.streaming
         and not response.cookies
-        and not request.user.is_authenticated
+        and not getattr(getattr(request, "user", None), "is_authenticated", False)
     )
 
 
