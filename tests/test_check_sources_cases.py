@@ -11,7 +11,7 @@ import time
 import pytest
 from django.core.management import call_command
 
-from tests.test_checking import internal, url  # noqa: F401, F811 - fixture
+from tests.test_checking import url
 from tests.test_linkcheck_fetch import (  # noqa: F401 - make_server is a fixture
     by_method,
     hang,
@@ -37,7 +37,12 @@ def fetch_settings(settings):
 
 @pytest.fixture
 def servers(make_server):  # noqa: F811
-    return make_server("127.0.0.2", "a.test"), make_server("127.0.0.3", "b.test")
+    """Two allowed hosts and 127.0.0.1, which must never be fetched."""
+    return (
+        make_server("127.0.0.2", "a.test"),
+        make_server("127.0.0.3", "b.test"),
+        make_server("127.0.0.1", "internal.test"),
+    )
 
 
 def strict(server, *, limit: int = 2):
@@ -75,10 +80,8 @@ def retry_after_route(times: list[float]):
     return route
 
 
-def test_every_case_is_classified_and_the_internal_address_is_never_fetched(  # noqa: F811
-    servers, internal, tmp_path
-):
-    a, b = servers
+def test_every_case_is_classified_and_the_internal_address_is_never_fetched(servers, tmp_path):
+    a, b, internal = servers
     retry_times: list[float] = []
     strict_route, strict_state = strict(b)
     routes = {
