@@ -389,14 +389,14 @@ class _Fetch:
                 if outcome.status not in REDIRECT_STATUSES or not location:
                     return self._finish(result, outcome)
                 result.redirect_chain.append((target.url, outcome.status))
+                # The last response received, also when the next hop is refused or fails.
+                result.status = outcome.status
                 if len(result.redirect_chain) > options.max_redirects:
-                    result.status = outcome.status
                     return _broken(result, ErrorClass.TOO_MANY_REDIRECTS, "too many redirects")
                 next_url = urljoin(target.url, _fix_location(location))
                 result.final_url = next_url
                 target = parse_target(next_url)
                 if target.url in seen:
-                    result.status = outcome.status
                     return _broken(result, ErrorClass.REDIRECT_LOOP, f"loops back to {next_url}")
                 seen.add(target.url)
         except Blocked as blocked:
