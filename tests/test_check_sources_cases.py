@@ -178,10 +178,10 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
         if len(ra_times) == 1:
             send(handler, 429, b"", Retry_After="1")
         else:
-            send(handler, 200, title_page("Recovered").encode())
+            send(handler, 200, title_page("Recovered", "Served after the wait.").encode())
 
     d.routes["/ra429"] = retry_after
-    d.routes["/flaky"] = sequence(page(503), page(body=title_page("Back")))
+    d.routes["/flaky"] = sequence(page(503), page(body=title_page("Back", "Back in business.")))
     e.routes.update(
         {
             "/big": stream(20_000_000, content_length=True),
@@ -204,8 +204,9 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
         A["/missing"]: row("broken", 404, A["/missing"], error_class="http"),
         A["/gone"]: row("broken", 410, A["/gone"], error_class="http", claim="unavailable"),
         B["/error"]: row("broken", 500, B["/error"], error_class="http"),
-        url(d, "/flaky"): row("ok", 200, url(d, "/flaky"), "Back"),
-        url(d, "/ra429"): row("ok", 200, url(d, "/ra429"), "Recovered"),
+        # GET first (a claim), so that the second request is a retry, not HEAD's fallback.
+        url(d, "/flaky"): row("ok", 200, url(d, "/flaky"), "Back", claim="supported"),
+        url(d, "/ra429"): row("ok", 200, url(d, "/ra429"), "Recovered", claim="supported"),
         **{url(c, f"/s{n}"): row("ok", 200, url(c, f"/s{n}")) for n in range(6)},
         # Permanent moves elsewhere: the link should be updated.
         A["/m301"]: row("redirected", 200, B["/final"], "Final", claim="supported"),
@@ -275,6 +276,8 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
         A["/png"]: "2.5x",
         A["/png-as-html"]: "2.5x",
         A["/without"]: "2.5 times faster",
+        url(d, "/flaky"): "back in business",
+        url(d, "/ra429"): "after the wait",
         A["/bomb"]: "anything",  # a phrase makes the checker read the body
         url(e, "/big"): "anything",
         url(e, "/big-stream"): "anything",
@@ -312,12 +315,15 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
     assert a.methods("/gone") == a.methods("/challenge") == ["GET"]
     assert b.methods("/error")[:2] == ["HEAD", "GET"] and len(b.methods("/error")) >= 3
     assert b.hits["/reset"] >= 3
-    assert d.methods("/flaky") == ["HEAD", "GET"]
+    assert d.methods("/flaky") == ["GET", "GET"]  # 503, retried: 200
 
     # 429 with Retry-After: 1: retried once, and not before the second had passed (the
     # first back-off alone would be at most 0.5 s).
+    assert d.methods("/ra429") == ["GET", "GET"]
     assert len(ra_times) == 2 and gaps(ra_times)[0] >= 1.0
-    assert len(f.request_times) >= 2 and min(gaps(f.request_times)) >= 1.0
+    # A 429 every time: HEAD, GET and a retried GET, a second apart; then the deadline.
+    assert f.methods("/wall429")[:3] == ["HEAD", "GET", "GET"]
+    assert min(gaps(f.request_times)) >= 1.0
 
     # The crowded host: two at a time (in parallel), never three, so never a 429.
     assert crowd == {"in_flight": 0, "peak": 2, "refused": 0}
