@@ -5,10 +5,12 @@
         .venv/bin/python bench/profile_page.py /videos/SLUG/ /channels/SLUG/ /
 
 bench/run_pages.py runs it (with its environment) when a target is missed. Each request gets
-a query string of its own, so every one misses the page cache and renders in full, exactly
-as in the uncached wrk runs. Prints, per page: wall time per request, the number of queries
-and their total time, the slowest queries, the time spent in the main parts of the page
-(related videos, chapters, SEO data, template rendering) and the top functions by own time.
+a query string of its own, so every one misses the page cache and renders the page, exactly
+as in the uncached wrk runs (fragments shared by many pages, such as a channel's filter
+choices, come from the cache there too). Prints, per page: wall time per request, the same
+with every cached fragment stale (as right after an edit), the number of queries and their
+total time, the slowest queries, the time spent in the main parts of the page (related
+videos, chapters, SEO data, template rendering) and the top functions by own time.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from django.core.handlers.wsgi import WSGIHandler  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
+
+from summaries.caching import bump_generation  # noqa: E402
 
 # (label, file suffix, function name): cumulative time of these is reported per request.
 PARTS = [
@@ -84,6 +88,15 @@ def profile(path: str, requests: int) -> None:
         sql_ms.append(sum(float(q["time"]) for q in captured.captured_queries) * 1000)
         queries.extend(captured.captured_queries)
 
+    # As after an edit: the page and every fragment it reads (a channel's filter choices,
+    # a list's length) are stale.
+    cold = []
+    for n in range(requests):
+        bump_generation()
+        started = time.perf_counter()
+        _get(client, path, 500 + n)
+        cold.append((time.perf_counter() - started) * 1000)
+
     profiler = cProfile.Profile()
     profiler.enable()
     for n in range(requests):
@@ -95,6 +108,10 @@ def profile(path: str, requests: int) -> None:
         f"wall {statistics.median(times):.1f} ms per request (median of {requests}, "
         f"max {max(times):.1f}); {statistics.median(query_counts):.0f} queries, "
         f"SQL {statistics.median(sql_ms):.1f} ms"
+    )
+    print(
+        f"cold {statistics.median(cold):.1f} ms per request (median of {requests}, "
+        f"max {max(cold):.1f}): every cached fragment stale, as right after an edit"
     )
     slowest: dict[str, list[float]] = {}
     for query in queries:

@@ -114,6 +114,28 @@ def store(key: str, generation: int, response) -> None:
     cache.set(key, (generation, response.content, headers), page_ttl())
 
 
+def cached_fragment(name: str, compute):
+    """`compute()`, or what it returned before if no content has changed since.
+
+    For parts of pages that are costly and shared by many of them (a channel's filter
+    choices, the number of videos in a list). Kept like a page: with the generation it was
+    computed at, never past the next scheduled publication, so it is as fresh as the page
+    cache. A value computed while content changes carries the old generation, so it is
+    recomputed on the next read.
+    """
+    key = f"fragment:{name}"
+    found = cache.get_many([GENERATION_KEY, key])
+    generation = found.get(GENERATION_KEY)
+    stored = found.get(key)
+    if generation is not None and stored is not None and stored[0] == generation:
+        return stored[1]
+    if generation is None:
+        generation = current_generation()
+    value = compute()
+    cache.set(key, (generation, value), page_ttl())
+    return value
+
+
 def is_storable(request, response) -> bool:
     return (
         getattr(response, CACHEABLE_ATTRIBUTE, False)

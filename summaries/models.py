@@ -113,15 +113,18 @@ class Topic(TimestampedModel):
 
 
 class VideoQuerySet(models.QuerySet):
-    def with_listing_data(self):
-        """What a video card shows: channel, people with their affiliations, topics."""
+    def with_card_data(self):
+        """What a video card shows: channel, people with their affiliations."""
         return self.select_related("channel").prefetch_related(
             models.Prefetch(
                 "appearances",
                 queryset=Appearance.objects.select_related("person", "organisation"),
             ),
-            "topics",
         )
+
+    def with_listing_data(self):
+        """What a video card shows, and its topics (API lists, related videos' reasons)."""
+        return self.with_card_data().prefetch_related("topics")
 
     def published(self, now=None):
         """Videos whose summary is published and whose publish time has been reached."""

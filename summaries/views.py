@@ -1,14 +1,19 @@
 """Reader pages. Only live summaries are public; staff preview anything at /preview/."""
 
+import hashlib
+from urllib.parse import urlencode
+
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.paginator import Paginator
 from django.db.models import Exists, OuterRef, Prefetch
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
+from django.utils.functional import cached_property
 from django.views.decorators.cache import never_cache
 from django.views.generic import DetailView, ListView
 
 from . import presentation, related, search, seo
-from .caching import CachedPageMixin
+from .caching import CachedPageMixin, cached_fragment
 from .models import (
     LANGUAGE_CHOICES,
     Appearance,
@@ -28,10 +33,43 @@ RELATED_COUNT = 10
 
 def published_videos():
     """Live videos, newest first, with what a card shows (cards show no summary field)."""
-    return Video.objects.published().with_listing_data().order_by("-published_on", "-id")
+    return Video.objects.published().with_card_data().order_by("-published_on", "-id")
 
 
-class HomeView(CachedPageMixin, ListView):
+class CachedCountPaginator(Paginator):
+    """A paginator that keeps the list's length in the fragment cache.
+
+    Counting the live videos of a long list costs more than fetching its page; the number
+    changes only when content does.
+    """
+
+    def __init__(self, object_list, per_page, *, count_key, **kwargs):
+        super().__init__(object_list, per_page, **kwargs)
+        self.count_key = count_key
+
+    @cached_property
+    def count(self):
+        return cached_fragment(self.count_key, lambda: Paginator.count.func(self))
+
+
+class CachedCountMixin:
+    """For list views: count through CachedCountPaginator under the key `count_key()`."""
+
+    def count_key(self):
+        raise NotImplementedError
+
+    def get_paginator(self, queryset, per_page, orphans=0, allow_empty_first_page=True, **kwargs):
+        return CachedCountPaginator(
+            queryset,
+            per_page,
+            orphans=orphans,
+            allow_empty_first_page=allow_empty_first_page,
+            count_key=self.count_key(),
+            **kwargs,
+        )
+
+
+class HomeView(CachedPageMixin, CachedCountMixin, ListView):
     template_name = "summaries/home.html"
     context_object_name = "videos"
     paginate_by = PAGE_SIZE
@@ -39,8 +77,30 @@ class HomeView(CachedPageMixin, ListView):
     def get_queryset(self):
         return published_videos()
 
+    def count_key(self):
+        return "count:home"
 
-class VideoListView(CachedPageMixin, ListView):
+
+def channel_filter_choices(channel) -> dict[str, list[tuple[str, str]]]:
+    """(value, label) pairs of the topics, people and languages of a channel's live videos."""
+    live = Video.objects.published().filter(channel=channel).order_by()
+    # EXISTS per topic or person (a few hundred rows) rather than DISTINCT over the
+    # joins of every video of the channel.
+    topics = Topic.objects.filter(
+        Exists(Video.topics.through.objects.filter(topic=OuterRef("pk"), video__in=live))
+    )
+    people = Person.objects.filter(
+        Exists(Appearance.objects.filter(person=OuterRef("pk"), video__in=live))
+    )
+    languages = set(live.values_list("language", flat=True).distinct())
+    return {
+        "topic": list(topics.values_list("slug", "name")),
+        "person": list(people.values_list("slug", "name")),
+        "language": [(code, name) for code, name in LANGUAGE_CHOICES if code in languages],
+    }
+
+
+class VideoListView(CachedPageMixin, CachedCountMixin, ListView):
     """Videos of one channel, person or topic, filterable by topic, person and language."""
 
     context_object_name = "videos"
@@ -83,6 +143,11 @@ class VideoListView(CachedPageMixin, ListView):
         context["filter_query"] = "&".join(f"{k}={v}" for k, v in self.filters.items())
         return context
 
+    def count_key(self):
+        # Filter values come from the query string: hashed, so the key stays short.
+        filters = hashlib.sha256(urlencode(sorted(self.filters.items())).encode()).hexdigest()
+        return f"count:{self.lookup}:{self.owner.pk}:{filters}"
+
 
 class ChannelDetailView(VideoListView):
     template_name = "summaries/channel_detail.html"
@@ -91,21 +156,11 @@ class ChannelDetailView(VideoListView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        live = Video.objects.published().filter(channel=self.owner).order_by()
         context["channel"] = self.owner
-        # EXISTS per topic or person (a few hundred rows) rather than DISTINCT over the
-        # joins of every video of the channel.
-        # Plain rows: the form needs only names and slugs (hundreds of options).
-        context["topic_choices"] = Topic.objects.filter(
-            Exists(Video.topics.through.objects.filter(topic=OuterRef("pk"), video__in=live))
-        ).values("slug", "name")
-        context["person_choices"] = Person.objects.filter(
-            Exists(Appearance.objects.filter(person=OuterRef("pk"), video__in=live))
-        ).values("slug", "name")
-        languages = set(live.values_list("language", flat=True).distinct())
-        context["language_choices"] = [
-            (code, name) for code, name in LANGUAGE_CHOICES if code in languages
-        ]
+        # Shared by every page and filter of the channel, and costly on a long channel.
+        context["choices"] = cached_fragment(
+            f"channel-choices:{self.owner.pk}", lambda: channel_filter_choices(self.owner)
+        )
         return context
 
 

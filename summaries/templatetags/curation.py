@@ -1,4 +1,5 @@
 from django import template
+from django.utils.html import format_html_join
 
 from summaries.forms import format_duration
 from summaries.models import LANGUAGE_CHOICES
@@ -39,3 +40,16 @@ def text_fragment(url, phrase):
 def host(value):
     """anthropic.com for www.anthropic.com or a full URL."""
     return host_of(value if "://" in value else f"https://{value}")
+
+
+@register.simple_tag
+def options(choices, selected):
+    """<option>s for (value, label) pairs, the selected value marked.
+
+    A channel's filter form has hundreds; a template loop spends ~10 µs on each.
+    """
+    return format_html_join(
+        "",
+        '<option value="{}"{}>{}</option>',
+        ((value, " selected" if value == selected else "", label) for value, label in choices),
+    )
