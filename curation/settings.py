@@ -152,6 +152,11 @@ if _cache_location:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Bytes of cached pages each process keeps a copy of, so that a hit reads only the content
+# generation from Redis (summaries/caching.py). Pointless with the in-process cache.
+PAGE_CACHE_LOCAL_BYTES = env.int(
+    "PAGE_CACHE_LOCAL_BYTES", default=32 * 1024 * 1024 if _cache_location else 0
+)
 
 # --- Celery -----------------------------------------------------------------------------
 if REDIS_URL:

@@ -1,11 +1,19 @@
 """The page cache middleware: who gets cached pages, what a cached page carries."""
 
+import datetime
+
 import pytest
+import time_machine
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connection
+from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
-from summaries import caching
+from summaries import caching, services
+from summaries.models import Summary
 
 from .factories import SummaryFactory, UserFactory
 
@@ -65,6 +73,11 @@ def stored_pages():
     return [key for key in cache._cache if ":page:" in key]
 
 
+def drop_stored_pages():
+    for key in stored_pages():
+        cache.delete(key.split(":", 2)[2])  # ":1:page:…" is the key "page:…", version 1
+
+
 def test_error_pages_and_post_requests_are_not_cached(client):
     assert client.get("/videos/missing/").status_code == 404
     assert client.post(reverse("summaries:home")).status_code == 405
@@ -72,3 +85,82 @@ def test_error_pages_and_post_requests_are_not_cached(client):
     assert not caching.may_serve_cached(client.post("/").wsgi_request)
     client.get(reverse("summaries:home"))
     assert len(stored_pages()) == 1
+
+
+@pytest.fixture
+def local_copies(settings):
+    """Pages kept in this process too, as with Redis (set before the client's first request)."""
+    settings.PAGE_CACHE_LOCAL_BYTES = 1024 * 1024
+
+
+def test_a_local_copy_serves_hits_without_reading_the_page_from_the_cache(
+    client, local_copies, django_assert_num_queries
+):
+    summary = SummaryFactory(live=True, tldr="Kept words.")
+    url = summary.get_absolute_url()
+    client.get(url)
+    drop_stored_pages()  # only this process's copy is left
+    with django_assert_num_queries(0):
+        again = client.get(url)
+    assert "Kept words." in again.content.decode()
+    assert again["Content-Security-Policy"]
+
+
+def test_a_local_copy_is_dropped_by_an_edit(client, local_copies):
+    summary = SummaryFactory(live=True, tldr="Before.")
+    url = summary.get_absolute_url()
+    client.get(url)
+    client.get(url)
+    summary.tldr = "After."
+    summary.save()
+    assert "After." in client.get(url).content.decode()
+    services.unpublish_summary(summary=summary)
+    assert client.get(url).status_code == 404
+
+
+def test_a_local_copy_never_survives_a_restarted_cache(client, local_copies):
+    summary = SummaryFactory(live=True, tldr="Before.")
+    url = summary.get_absolute_url()
+    cache.clear()
+    client.get(url)  # the copy has the first generation of a fresh cache
+    # Changed with no signal, then the shared cache is emptied (a Redis restart): the
+    # numbering starts again, and must not meet the copy's generation.
+    type(summary).objects.filter(pk=summary.pk).update(tldr="After.")
+    cache.clear()
+    caching.current_generation()  # as any other request after the restart does
+    assert "After." in client.get(url).content.decode()
+
+
+def test_a_page_larger_than_the_local_budget_is_read_from_the_cache(
+    client, settings, django_assert_num_queries
+):
+    settings.PAGE_CACHE_LOCAL_BYTES = 100  # smaller than any page
+    summary = SummaryFactory(live=True)
+    url = summary.get_absolute_url()
+    client.get(url)
+    with django_assert_num_queries(0):
+        assert client.get(url).status_code == 200  # from the shared cache
+    drop_stored_pages()
+    with CaptureQueriesContext(connection) as rendered:
+        assert client.get(url).status_code == 200
+    assert rendered.captured_queries  # no local copy: rendered again
+
+
+def test_a_local_copy_expires_when_a_scheduled_summary_goes_live(client, local_copies):
+    SummaryFactory(live=True)
+    at = timezone.now() + datetime.timedelta(minutes=2)
+    SummaryFactory(video__title="Coming soon", status=Summary.Status.PUBLISHED, publish_at=at)
+    home = reverse("summaries:home")
+    assert "Coming soon" not in client.get(home).content.decode()
+    assert "Coming soon" not in client.get(home).content.decode()  # a local copy now
+    with time_machine.travel(at + datetime.timedelta(seconds=5)):
+        assert "Coming soon" in client.get(home).content.decode()
+
+
+def test_a_page_stored_by_an_earlier_release_is_rendered_again(client):
+    summary = SummaryFactory(live=True, tldr="Current words.")
+    url = summary.get_absolute_url()
+    key = caching.page_key(RequestFactory().get(url))
+    cache.set(key, (caching.current_generation(), b"old format", []))
+    response = client.get(url)
+    assert "Current words." in response.content.decode()

@@ -68,3 +68,22 @@ def test_cache_is_redis_when_redis_url_is_set():
     # One client object per pool, not one per call (see summaries/redis_cache.py).
     client = caches["default"]._cache.get_client()
     assert caches["default"]._cache.get_client(write=True) is client
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL is not set")
+def test_an_edit_reaches_every_process_keeping_local_copies(db, settings):
+    from django.test import Client
+
+    from tests.factories import SummaryFactory
+
+    settings.PAGE_CACHE_LOCAL_BYTES = 1024 * 1024
+    summary = SummaryFactory(live=True, tldr="Before the edit.")
+    url = summary.get_absolute_url()
+    # Two clients, two middleware instances: each keeps its own copies, as two workers do.
+    first, second = Client(), Client()
+    for reader in (first, second, first, second):
+        assert "Before the edit." in reader.get(url).content.decode()
+    summary.tldr = "After the edit."
+    summary.save()  # bumps the generation in Redis
+    for reader in (second, first):
+        assert "After the edit." in reader.get(url).content.decode()
