@@ -387,6 +387,11 @@ def pick_pages(args, env: dict) -> tuple[str, str, dict]:
     return slug, channel, info
 
 
+def page_keys(cache) -> int:
+    """Pages stored in the cache database (fragments and the generation are not counted)."""
+    return sum(1 for _ in cache.scan_iter(match="*:page:*", count=1000))
+
+
 def redis_client(url: str):
     import redis  # installed with celery[redis]
 
@@ -435,13 +440,13 @@ def measure_once(args, port, target, cache, lua, run_id, load: OtherLoad) -> Res
         status, _ = http_get(f"http://{HOST}:{port}{target.path}")  # warm (or keep warm)
         if status != 200:
             raise SystemExit(f"{target.path} answered {status}")
-    keys_before = cache.dbsize()
+    keys_before = page_keys(cache)
     load.start()
     output = run_wrk(args, port, target, run_id, lua)
     others = load.stop()
     rps, p50, p99, requests, errors = parse_wrk(output)
     server_idle(args.drain_timeout, args.max_busy)
-    new_keys = cache.dbsize() - keys_before
+    new_keys = page_keys(cache) - keys_before
     say(
         f"  {target.label:<24} {rps:9.1f} req/s  p50 {p50:8.2f} ms  p99 {p99:8.2f} ms"
         f"  requests {requests:6d}  errors {errors}  new keys {new_keys}"
