@@ -359,11 +359,27 @@ def refresh_related_around(*, video: Video, now=None) -> list[int]:
 
 
 def refresh_stale_related(*, limit: int = 200, now=None) -> list[int]:
-    """Refresh at most `limit` live videos whose list is missing or old (celery beat)."""
-    ids = stale_videos(limit=limit, now=now)
-    for video in Video.objects.filter(pk__in=ids).order_by("pk"):
-        refresh_related(video=video, now=now)
-    return ids
+    """Refresh live videos whose list is missing or old, about `limit` lists a run (beat).
+
+    A live video with no list has just gone live (at its scheduled time: publishing one
+    for later refreshes nothing) or was never refreshed; the lists of its neighbours may
+    now include it, so they are refreshed with it. Returns the ids refreshed, in order.
+    """
+    refreshed: dict[int, None] = {}  # ordered set
+    for pk in stale_videos(limit=limit, now=now):
+        if len(refreshed) >= limit:
+            break
+        if pk in refreshed:  # already refreshed as a neighbour
+            continue
+        video = Video.objects.filter(pk=pk).first()
+        if video is None:
+            continue
+        if video.related_refreshed_at is None:
+            refreshed.update(dict.fromkeys(refresh_related_around(video=video, now=now)))
+        else:
+            refresh_related(video=video, now=now)
+            refreshed[pk] = None
+    return list(refreshed)
 
 
 def queue_refresh_around(video_id: int) -> None:

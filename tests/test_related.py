@@ -299,10 +299,28 @@ def test_beat_refreshes_missing_and_old_lists_first_and_bounded(world):
     Video.objects.filter(pk=old.pk).update(related_refreshed_at=now - MAX_AGE * 2)
 
     assert stale_videos(limit=10, now=now) == [live[0].pk, old.pk]
+    Video.objects.filter(pk=live[0].pk).update(related_refreshed_at=now - MAX_AGE * 3)
     assert refresh_stale_related(limit=1, now=now) == [live[0].pk]
     assert stale_videos(limit=10, now=now) == [old.pk]
     call_command("refresh_related", stdout=io.StringIO())
     assert stale_videos(limit=10, now=now) == []
+
+
+def test_beat_adds_a_video_that_went_live_to_its_neighbours_lists(world):
+    keynote = Video.objects.get(title="B Keynote")
+    for video in Video.objects.published():
+        refresh_related(video=video)
+    assert "G Scheduled with Altman" not in titles_stored(keynote)
+    scheduled = Video.objects.get(title="G Scheduled with Altman")
+    later = scheduled.summary.publish_at + datetime.timedelta(minutes=1)
+
+    refreshed = refresh_stale_related(now=later)
+
+    assert refreshed[0] == scheduled.pk  # its own list first, then its neighbours'
+    assert keynote.pk in refreshed
+    assert "G Scheduled with Altman" in titles_stored(keynote)
+    assert "B Keynote" in titles_stored(scheduled)
+    assert stale_videos(limit=10, now=later) == []
 
 
 def test_summary_page_with_stored_related_uses_fewer_queries(
