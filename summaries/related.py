@@ -314,26 +314,28 @@ def stale_videos(*, limit: int, now=None) -> list[int]:
     )
 
 
-def related_for_page(video: Video, *, limit: int = 10) -> list[RelatedVideo]:
+def related_for_page(video: Video, *, limit: int = 10, topics: bool = True) -> list[RelatedVideo]:
     """The related videos a page shows: the stored list, or computed now if never stored.
 
     Stored: three queries (the live entries with video and channel, their people with
-    organisations, their topics), whatever the size of the catalogue. Entries whose video
-    is no longer live are skipped.
+    organisations, their topics; two without `topics`, for cards that do not show them),
+    whatever the size of the catalogue. Entries whose video is no longer live are skipped.
     """
     if video.related_refreshed_at is None:
         return related_videos(video, limit=limit)
     live = Video.objects.published().values("pk")
+    prefetch = [
+        Prefetch(
+            "related__appearances",
+            queryset=Appearance.objects.select_related("person", "organisation"),
+        )
+    ]
+    if topics:
+        prefetch.append("related__topics")
     links = (
         RelatedLink.objects.filter(video=video, related__in=live)
         .select_related("related__channel")
-        .prefetch_related(
-            Prefetch(
-                "related__appearances",
-                queryset=Appearance.objects.select_related("person", "organisation"),
-            ),
-            "related__topics",
-        )
+        .prefetch_related(*prefetch)
         .order_by("position")[:limit]
     )
     return [

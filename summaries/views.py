@@ -204,6 +204,7 @@ class SummaryDetailView(CachedPageMixin, DetailView):
     def get_object(self, queryset=None):
         queryset = (
             self.summaries()
+            .defer("search_document")  # the whole text again, for search only
             .select_related("video", "video__channel")
             .prefetch_related(
                 Prefetch(
@@ -228,7 +229,8 @@ class SummaryDetailView(CachedPageMixin, DetailView):
             published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6]
         )
         context["chapters"] = presentation.chapters_for_page(self.object)
-        context["related"] = related.related_for_page(video, limit=RELATED_COUNT)
+        # Cards show no topics; the reasons beside them are stored text.
+        context["related"] = related.related_for_page(video, limit=RELATED_COUNT, topics=False)
         context["social"] = seo.social_meta(self.object, self.request)
         context["jsonld"] = seo.json_ld_script(seo.video_object_jsonld(self.object, self.request))
         return context
