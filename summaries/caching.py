@@ -149,6 +149,21 @@ class LocalPages:
             self.pages[key] = stored
 
 
+def _read(key: str) -> tuple[int, tuple | None]:
+    """(current generation, what `key` holds if it was stored at that generation).
+
+    One cache round trip: what is stored under a key starts with its generation.
+    """
+    found = cache.get_many([GENERATION_KEY, key])
+    generation = found.get(GENERATION_KEY)
+    if generation is None:
+        return current_generation(), None
+    stored = found.get(key)
+    if stored is None or stored[0] != generation:
+        return generation, None
+    return generation, stored
+
+
 def lookup(key: str, local: LocalPages) -> tuple[int, HttpResponse | None]:
     """(current generation, the cached page or None), in one cache round trip.
 
@@ -159,16 +174,10 @@ def lookup(key: str, local: LocalPages) -> tuple[int, HttpResponse | None]:
         generation = cache.get(GENERATION_KEY)
         if generation == copy[0]:
             return generation, _response(copy)
-    found = cache.get_many([GENERATION_KEY, key])
-    generation = found.get(GENERATION_KEY)
-    if generation is None:
-        return current_generation(), None
-    stored = found.get(key)
+    generation, stored = _read(key)
     # A stored page is (generation, content, headers, expires at); a tuple of another
     # length was stored by an earlier release.
-    if stored is None or len(stored) != 4 or stored[0] != generation:
-        return generation, None
-    if stored[3] <= time.time():
+    if stored is None or len(stored) != 4 or stored[3] <= time.time():
         return generation, None
     local.keep(key, stored)
     return generation, _response(stored)
@@ -192,13 +201,9 @@ def cached_fragment(name: str, compute):
     recomputed on the next read.
     """
     key = f"fragment:{name}"
-    found = cache.get_many([GENERATION_KEY, key])
-    generation = found.get(GENERATION_KEY)
-    stored = found.get(key)
-    if generation is not None and stored is not None and stored[0] == generation:
+    generation, stored = _read(key)
+    if stored is not None:
         return stored[1]
-    if generation is None:
-        generation = current_generation()
     value = compute()
     cache.set(key, (generation, value), page_ttl())
     return value
