@@ -31,7 +31,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from . import linkcheck
+from . import caching, linkcheck
 from .linkcheck import CheckResult, HostLimiter, State
 from .models import Citation, Source, SourceCheck, Summary
 from .redis_limiter import get_host_limiter
@@ -341,6 +341,7 @@ def record_results(
         citations[citation.source_id].append(citation)
     changed_citations = []
     checks = []
+    shown_before = _shown_on_pages(sources, citations)
     for source in sources:
         result = results[source.pk]
         chain = [[url, status] for url, status in result.redirect_chain]
@@ -407,7 +408,18 @@ def record_results(
         changed_citations, ["verdict", "verdict_excerpt", "verdict_checked_at"]
     )
     _trim_history([s.pk for s in sources])
+    if _shown_on_pages(sources, citations) != shown_before:
+        # Written in bulk, so no save signal tells the page cache; most checks find a
+        # source as it was and leave cached pages alone.
+        caching.bump_generation()
     return [s.pk for s in sources]
+
+
+def _shown_on_pages(sources: list[Source], citations: dict[int, list[Citation]]) -> tuple:
+    """What reader pages show of these sources' checks: each state and claim verdict."""
+    return tuple(
+        (source.state, tuple(c.verdict for c in citations[source.pk])) for source in sources
+    )
 
 
 def _trim_history(source_ids: list[int]) -> None:

@@ -16,8 +16,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import checking, services, tasks
-from summaries.linkcheck import InProcessHostLimiter
+from summaries import caching, checking, services, tasks
+from summaries.linkcheck import CheckResult, InProcessHostLimiter, State
 from summaries.models import Citation, Source, SourceCheck
 from summaries.redis_limiter import RedisHostLimiter, get_host_limiter
 from tests.admin_forms import form_fields
@@ -472,3 +472,33 @@ def test_the_limiter_is_per_process_without_redis(settings):
     assert isinstance(get_host_limiter(2), InProcessHostLimiter)
     settings.REDIS_URL = "redis://127.0.0.1:6379/15"
     assert isinstance(get_host_limiter(2), RedisHostLimiter)
+
+
+def _record(source: Source, state: State, status: int | None) -> None:
+    token, ids = checking.claim_sources(queryset=Source.objects.filter(pk=source.pk), limit=1)
+    assert ids == [source.pk]
+    result = CheckResult(url=source.url, state=state, final_url=source.url, status=status)
+    checking.record_results(token=token, results={source.pk: result})
+
+
+def test_a_recorded_check_result_reaches_the_cached_summary_page(client):
+    """Results are written in bulk (no save signals); the page must still show them."""
+    summary, citations = cite(("It is fast", "https://example.com/fast"))
+    services.publish_summary(summary=summary)
+    page_url = summary.get_absolute_url()
+    assert "source-state-unchecked" in client.get(page_url).content.decode()  # now cached
+
+    _record(citations[0].source, State.BROKEN, 404)
+
+    assert "source-state-broken" in client.get(page_url).content.decode()
+
+
+def test_a_check_that_changes_nothing_shown_keeps_cached_pages(client):
+    """Most checks find a source as it was: they must not empty the page cache each time."""
+    summary, citations = cite(("It is fast", "https://example.com/fast"))
+    services.publish_summary(summary=summary)
+    source = citations[0].source
+    _record(source, State.OK, 200)
+    generation = caching.current_generation()
+    _record(source, State.OK, 200)
+    assert caching.current_generation() == generation
