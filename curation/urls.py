@@ -22,3 +22,7 @@ urlpatterns = [
     path("robots.txt", robots_txt, name="robots-txt"),
     path("", include("summaries.urls")),
 ]
+
+# Reader pages get Django's error pages; API paths the API's JSON error shape.
+handler400 = "summaries.api.errors.bad_request"
+handler500 = "summaries.api.errors.server_error"

@@ -5,6 +5,7 @@ import re
 
 import pytest
 from django.contrib.staticfiles import finders
+from django.core.exceptions import DisallowedRedirect, RequestDataTooBig, TooManyFilesSent
 from django.test import override_settings
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
@@ -12,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.settings import api_settings
 from rest_framework.test import APIClient
 
-from summaries.api.errors import flatten_fields
+from summaries.api.errors import exception_handler, flatten_fields
 from summaries.api.parsers import json_depth_exceeds
 
 from .factories import EditorFactory, SummaryFactory
@@ -111,6 +112,69 @@ def test_server_errors_use_the_shape(monkeypatch):
     client.raise_request_exception = False
     error = error_of(client.get("/api/v1/channels/"), 500)
     assert error["code"] == "server_error" and "boom" not in error["message"]
+
+
+# --- Requests Django refuses as suspicious: a 400 in the API's shape, never a 500 ------
+
+TOO_MANY_PARAMETERS = "&".join(["a"] * 1001)  # DATA_UPLOAD_MAX_NUMBER_FIELDS is 1000
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/summaries/", "/api/v1/channels/", "/api/schema/", "/api/docs/"]
+)
+def test_too_many_query_parameters_is_a_json_400(path):
+    client = APIClient(raise_request_exception=False)
+    error = error_of(client.get(f"{path}?{TOO_MANY_PARAMETERS}"), 400)
+    assert error["code"] == "too_many_parameters"
+    assert "1000" in error["message"]
+
+
+def test_too_many_query_parameters_on_a_write_is_a_json_400(editor_client):
+    editor_client.raise_request_exception = False
+    response = editor_client.post(f"/api/v1/summaries/?{TOO_MANY_PARAMETERS}", {}, format="json")
+    assert error_of(response, 400)["code"] == "too_many_parameters"
+
+
+def test_a_form_body_with_too_many_fields_is_not_parsed_at_all():
+    """Session auth's CSRF check reads the body through the API's parsers: JSON only."""
+    client = APIClient(raise_request_exception=False, enforce_csrf_checks=True)
+    client.force_login(EditorFactory())
+    client.cookies["csrftoken"] = "x" * 32
+    response = client.post(
+        "/api/v1/summaries/",
+        TOO_MANY_PARAMETERS,
+        content_type="application/x-www-form-urlencoded",
+        HTTP_X_CSRFTOKEN="x" * 32,
+    )
+    assert error_of(response, 415)["code"] == "unsupported_media_type"
+
+
+@pytest.mark.parametrize(
+    ("exception", "status", "code"),
+    [
+        (RequestDataTooBig("big"), 413, "payload_too_large"),
+        (TooManyFilesSent("files"), 400, "too_many_files"),
+        (DisallowedRedirect("somewhere"), 400, "bad_request"),
+    ],
+)
+def test_every_suspicious_operation_raised_in_a_view_is_a_4xx(exception, status, code):
+    response = exception_handler(exception, {})
+    assert response.status_code == status
+    assert response.data["error"]["code"] == code
+
+
+@pytest.mark.parametrize("path", ["/api/v1/summaries/", "/api/schema/", "/api/v1/nothing/"])
+def test_a_host_header_not_allowed_is_a_json_400(path):
+    client = APIClient(raise_request_exception=False)
+    error = error_of(client.get(path, HTTP_HOST="evil.example"), 400)
+    assert error["code"] == "bad_request"
+    assert "evil.example" not in error["message"]  # nothing of the request echoed back
+
+
+def test_reader_pages_keep_their_html_400(client):
+    response = client.get(f"/?{TOO_MANY_PARAMETERS}")
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
 
 
 def test_nested_field_paths():

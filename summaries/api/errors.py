@@ -6,13 +6,23 @@ messages; it is empty for errors that are not about the input.
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import (
+    DisallowedHost,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.signals import got_request_exception
 from django.db import IntegrityError
 from django.http import Http404, JsonResponse
+from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.settings import api_settings
@@ -29,6 +39,14 @@ class PayloadTooLarge(exceptions.APIException):
 
     def __init__(self, limit: int):
         super().__init__(f"The request body is larger than {limit} bytes.")
+
+
+class BadRequest(exceptions.APIException):
+    """A request Django refuses as suspicious (too many fields, a bad Host, …)."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "The request is malformed."
+    default_code = "bad_request"
 
 
 class PreconditionRequired(exceptions.APIException):
@@ -101,7 +119,28 @@ def _validation_message(fields: dict[str, list[str]]) -> str:
     return "Invalid input: " + ", ".join(fields) + "."
 
 
+def _suspicious(exc: SuspiciousOperation) -> exceptions.APIException:
+    """The API error for what Django refuses as suspicious; the request is never echoed.
+
+    Logged to django.security.<name> as Django's own handler does for reader pages.
+    """
+    logging.getLogger(f"django.security.{type(exc).__name__}").warning(str(exc))
+    if isinstance(exc, RequestDataTooBig):
+        return PayloadTooLarge(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    if isinstance(exc, TooManyFieldsSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return BadRequest(
+            f"Too many query or form parameters: at most {limit}.", code="too_many_parameters"
+        )
+    if isinstance(exc, TooManyFilesSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        return BadRequest(f"Too many files: at most {limit}.", code="too_many_files")
+    return BadRequest()
+
+
 def _as_api_exception(exc):
+    if isinstance(exc, SuspiciousOperation):
+        return _suspicious(exc)
     if isinstance(exc, Http404):
         return exceptions.NotFound()
     if isinstance(exc, DjangoPermissionDenied):
@@ -124,6 +163,11 @@ def exception_handler(exc, context):
     """
     exc = _as_api_exception(exc)
     request = context.get("request")
+    if request is not None:
+        # Errors are JSON on every API view, also those that render YAML or HTML (the
+        # schema, its docs) and when content negotiation itself failed.
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
     if not isinstance(exc, exceptions.APIException):
         django_request = getattr(request, "_request", request)
         logger.error(
@@ -154,8 +198,35 @@ def exception_handler(exc, context):
     return Response(body, status=exc.status_code, headers=headers)
 
 
+def _json_error(status_code: int, code: str, message: str) -> JsonResponse:
+    body = error_body(status_code, code, message)
+    return JsonResponse(body, status=status_code, headers={"Cache-Control": "no-store"})
+
+
 @csrf_exempt  # a POST to an unknown address is a 404, not a CSRF failure
 def not_found(request, *args, **kwargs):
     """Unknown addresses under /api/v1/ answer in the API's error shape too."""
-    body = error_body(404, "not_found", "No such API endpoint.")
-    return JsonResponse(body, status=404, headers={"Cache-Control": "no-store"})
+    return _json_error(404, "not_found", "No such API endpoint.")
+
+
+def _is_api(request) -> bool:
+    return request.path_info.startswith("/api/")
+
+
+def bad_request(request, exception=None):
+    """handler400: what Django refused before any view ran (a Host header not allowed, too
+    many parameters read by middleware). API paths answer in the API's shape."""
+    if not _is_api(request):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, SuspiciousOperation) and not isinstance(exception, DisallowedHost):
+        api_error = _as_api_exception(exception)
+        code = getattr(api_error.detail, "code", None) or api_error.default_code
+        return _json_error(api_error.status_code, str(code), str(api_error.detail))
+    return _json_error(400, BadRequest.default_code, str(BadRequest.default_detail))
+
+
+def server_error(request):
+    """handler500: API paths answer in the API's shape (a view's own errors already do)."""
+    if not _is_api(request):
+        return defaults.server_error(request)
+    return _json_error(500, "server_error", "Something went wrong on our side.")
