@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import gzip
 import hashlib
+import ipaddress
 import json
 import socket
 import ssl
@@ -473,6 +474,60 @@ def test_a_redirect_to_an_internal_address_is_never_followed(site, internal, loc
     assert result.redirect_chain == [(site.url("/go"), 302)]
     assert result.attempts == 1  # the refusal was not retried
     assert internal.connections == 0 and sum(internal.hits.values()) == 0
+
+
+@pytest.fixture
+def outside_connections(monkeypatch):
+    """Refuse, and record, any connection to an address outside 127.0.0.0/8 and ::1.
+
+    The loopback test servers are reached as usual; a fetch that would leave the machine
+    gets "connection refused" before a packet is sent.
+    """
+    attempts: list[tuple[str, int]] = []
+    connect = socket.socket.connect
+
+    def guarded(self, address):
+        if not ipaddress.ip_address(address[0]).is_loopback:
+            attempts.append((address[0], address[1]))
+            raise ConnectionRefusedError(f"test refused a connection to {address}")
+        return connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    return attempts
+
+
+@pytest.mark.parametrize("location", ["http://public.test:443/page", "https://public.test:80/page"])
+def test_a_redirect_to_the_other_schemes_port_on_a_public_address_is_blocked(
+    site, location, outside_connections
+):
+    """From an allowed server, a hop to a public name must still use its scheme's port."""
+    hosts = {**HOSTS, "public.test": "8.8.8.8"}
+    site.routes["/go"] = redirect(302, location)
+    result = fetch(site.url("/go"), need_body=True, **{**FAST, "resolver": lambda h: [hosts[h]]})
+    assert (result.state, result.error_class) == ("blocked", "blocked")
+    assert "port" in result.error
+    assert result.redirect_chain == [(site.url("/go"), 302)]
+    assert result.final_url == location
+    assert result.attempts == 1  # the allowed hop only; the refusal was not retried
+    assert outside_connections == []
+
+
+def test_a_6to4_address_carrying_an_allowed_ipv4_address_is_blocked(outside_connections):
+    """2002:7f00:2:: embeds the allowed 127.0.0.2 but is an IPv6 address: never contacted.
+
+    Port 80, so that only the address can be the reason for the refusal.
+    """
+    calls: list[str] = []
+
+    def sixtofour(host):
+        calls.append(host)
+        return ["2002:7f00:2::"]
+
+    result = fetch("http://sixtofour.test/", need_body=True, **{**FAST, "resolver": sixtofour})
+    assert (result.state, result.error_class, result.attempts) == ("blocked", "blocked", 0)
+    assert "6to4" in result.error and "127.0.0.2" in result.error
+    assert calls == ["sixtofour.test"]
+    assert outside_connections == []
 
 
 def test_names_are_resolved_once_per_fetch(site, internal):

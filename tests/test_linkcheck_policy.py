@@ -30,6 +30,7 @@ STUB_HOSTS = {
     "nat64.test": ["64:ff9b::7f00:1"],
     "mixed.test": ["127.0.0.2", "192.168.1.1"],
     "allowed.test": ["127.0.0.2"],
+    "public.test": ["8.8.8.8"],
     "zero.test": ["0.0.0.0"],  # noqa: S104 - an address to refuse, not to bind
     "garbage.test": ["not-an-address"],
 }
@@ -169,14 +170,116 @@ def test_allowed_networks_open_exactly_their_range():
     assert str(vet_address("fd00::5", allowed_networks=["fd00::/64"])) == "fd00::5"
 
 
-def test_ports_other_than_80_and_443_need_an_allowed_network():
+@pytest.mark.parametrize(
+    ("address", "ipv6_range"),
+    [
+        ("2002:7f00:2::", "2002::/16"),  # 6to4 of 127.0.0.2
+        ("2002:7f00:3:1::1", "2002::/16"),  # 6to4 of 127.0.0.3
+        ("64:ff9b::7f00:2", "64:ff9b::/96"),  # NAT64 of 127.0.0.2
+        ("::127.0.0.2", "::/96"),  # IPv4-compatible
+        ("::ffff:0:7f00:2", "::ffff:0:0:0/96"),  # IPv4-translated (SIIT)
+        ("2001:0:808:808:0:0:80ff:fffd", "2001::/32"),  # Teredo, client 127.0.0.2
+        ("64:ff9b:1:7f00:0:200::", "64:ff9b:1::/48"),  # local-use NAT64 (/48 form)
+    ],
+)
+def test_an_embedded_ipv4_address_never_makes_an_ipv6_address_allowed(address, ipv6_range):
+    """Allowing 127.0.0.2 allows that IPv4 address, not IPv6 addresses that carry it.
+
+    Whether or not the IPv6 range itself is allowed, an address that embeds an IPv4
+    address the public rules refuse stays refused.
+    """
+    for allowed in (["127.0.0.2/31"], [ipv6_range], ["127.0.0.2/31", ipv6_range], ["::/0"]):
+        with pytest.raises(Blocked):
+            vet_address(address, allowed_networks=allowed)
+
+
+def test_an_ipv6_address_is_allowed_on_its_own_merits():
+    # A 6to4 address that carries a public IPv4 address is public, with or without a list.
+    for allowed in ((), ["127.0.0.2/31"], ["2002::/16"]):
+        assert str(vet_address("2002:808:808::1", allowed_networks=allowed)) == "2002:808:808::1"
+    # An allowed IPv6 network opens its addresses, unless they carry a refused IPv4 address.
+    assert str(vet_address("64:ff9b::808:808", allowed_networks=["64:ff9b::/96"])) == (
+        "64:ff9b::808:808"
+    )
+    with pytest.raises(Blocked, match="6to4"):
+        vet_address("2002:a9fe:a9fe::1", allowed_networks=["2002:a9fe::/32"])
+    with pytest.raises(Blocked, match="NAT64"):
+        vet_address("64:ff9b::a9fe:a9fe", allowed_networks=["64:ff9b::/96"])
+    # :: and ::1 are not IPv4-compatible addresses: an allowed ::1 stays allowed.
+    assert str(vet_address("::1", allowed_networks=["::1/128"])) == "::1"
+    # IPv4-mapped addresses are the IPv4 address itself, judged and connected to as IPv4.
+    assert str(vet_address("::ffff:127.0.0.2", allowed_networks=["127.0.0.2/31"])) == ("127.0.0.2")
+    with pytest.raises(Blocked):
+        vet_address("::ffff:127.0.0.2", allowed_networks=["::ffff:0:0/96"])
+
+
+def test_ports_other_than_the_schemes_own_need_an_allowed_network():
     allowed = parse_networks("127.0.0.2/31")
     public = ipaddress.ip_address("8.8.8.8")
-    vet_port(80, public)
-    vet_port(443, public)
-    with pytest.raises(Blocked, match="port 8080"):
-        vet_port(8080, public, allowed_networks=allowed)
-    vet_port(8080, ipaddress.ip_address("127.0.0.2"), allowed_networks=allowed)
+    vet_port(80, public, scheme="http")
+    vet_port(443, public, scheme="https")
+    for scheme, port in (("http", 443), ("https", 80), ("http", 8080), ("https", 8443)):
+        with pytest.raises(Blocked, match=f"port {port}"):
+            vet_port(port, public, scheme=scheme, allowed_networks=allowed)
+    for scheme, port in (("http", 443), ("https", 80), ("http", 8080)):
+        vet_port(port, ipaddress.ip_address("127.0.0.2"), scheme=scheme, allowed_networks=allowed)
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed_networks", "passes"),
+    [
+        # The port follows the scheme: http is 80, https is 443, never the other way round.
+        ("http://example.com:80/", (), True),
+        ("https://example.com:443/", (), True),
+        ("http://example.com:443/", (), False),
+        ("https://example.com:80/", (), False),
+        ("http://8.8.8.8:80/", (), True),
+        ("https://8.8.8.8:443/", (), True),
+        ("http://8.8.8.8:443/", (), False),
+        ("https://8.8.8.8:80/", (), False),
+        ("https://[2606:4700:4700::1111]:443/", (), True),
+        ("http://[2606:4700:4700::1111]:443/", (), False),
+        ("https://[2606:4700:4700::1111]:80/", (), False),
+        # An allowed network opens any port on its own addresses, and only on those.
+        ("http://127.0.0.2:443/", ("127.0.0.2/31",), True),
+        ("https://127.0.0.3:80/", ("127.0.0.2/31",), True),
+        ("http://[::ffff:127.0.0.2]:443/", ("127.0.0.2/31",), True),
+        ("http://8.8.8.8:443/", ("127.0.0.2/31",), False),
+        ("https://8.8.8.8:80/", ("127.0.0.2/31",), False),
+        ("http://[2606:4700:4700::1111]:443/", ("127.0.0.2/31",), False),
+        ("https://[fd00::5]:80/", ("fd00::/64",), True),
+    ],
+)
+def test_the_port_must_match_the_scheme_unless_the_address_is_allowed(
+    url, allowed_networks, passes
+):
+    if passes:
+        check_url(url, allowed_networks=allowed_networks)
+    else:
+        with pytest.raises(Blocked, match="port"):
+            check_url(url, allowed_networks=allowed_networks)
+
+
+@pytest.mark.parametrize(
+    ("url", "reached"),
+    [
+        ("http://public.test:443/", None),
+        ("https://public.test:80/", None),
+        ("http://allowed.test:443/", ("127.0.0.2", 443)),
+        ("https://allowed.test:80/", ("127.0.0.2", 80)),
+    ],
+)
+def test_a_names_port_is_judged_against_each_address_it_resolves_to(url, reached, no_connections):
+    """With an allowed network, a name's port can only be judged once it is resolved."""
+    resolver = Resolver()
+    if reached is None:
+        result = fetch(url, need_body=True, resolver=resolver, allowed_networks="127.0.0.2/31")
+        assert (result.state, result.error_class, result.attempts) == ("blocked", "blocked", 0)
+        assert "port" in result.error
+    else:
+        with pytest.raises(AssertionError):  # allowed: gets as far as connecting
+            fetch(url, need_body=True, resolver=resolver, allowed_networks="127.0.0.2/31")
+    assert no_connections == ([] if reached is None else [reached])
 
 
 def test_parse_networks_reads_the_setting_form():

@@ -174,7 +174,11 @@ class _Fetch:
     # -- resolution -----------------------------------------------------------------------
 
     def vetted_addresses(self, target: Target) -> list[IPAddress]:
-        """The target's addresses, all vetted (Blocked if any is refused; NetError for DNS)."""
+        """The target's addresses, all vetted (Blocked if any is refused; NetError for DNS).
+
+        Each address passes `vet_address`, and the port `vet_port` for it: the scheme's own
+        port (http 80, https 443) unless that address is in an allowed network.
+        """
         allowed = self.options.allowed_networks
         check_target(target, allowed_networks=allowed)
         if target.address is not None:
@@ -188,7 +192,7 @@ class _Fetch:
         # at once is refused, whichever one would have been used.
         vetted = [vet_address(address, allowed_networks=allowed) for address in addresses]
         for address in vetted:
-            vet_port(target.port, address, allowed_networks=allowed)
+            vet_port(target.port, address, scheme=target.scheme, allowed_networks=allowed)
         return vetted
 
     def _resolve(self, host: str) -> list[IPAddress]:

@@ -1,9 +1,14 @@
 """Which URLs and addresses the link checker may contact (issue 6, section 6: SSRF).
 
 Everything here is decided before a connection is made: `parse_target` and `check_url`
-look at the URL alone (scheme, host spelling, userinfo, port), `vet_address` at each address
-a name resolves to. The blocked ranges are explicit lists rather than
+look at the URL alone (scheme, host spelling, userinfo, port), `vet_address` and `vet_port`
+at each address a name resolves to. The blocked ranges are explicit lists rather than
 `ipaddress.is_global`, which passes `::127.0.0.1` and `64:ff9b::7f00:1`.
+
+Allowed networks (FETCH_ALLOWED_NETWORKS) open exactly their own addresses, on any port.
+Otherwise the port is the scheme's own (http 80, https 443), and an IPv6 address that
+carries an IPv4 address (6to4, NAT64, Teredo, ...) is refused when that IPv4 address is:
+what an address embeds can make it more blocked, never allowed.
 """
 
 from __future__ import annotations
@@ -18,9 +23,8 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
+# Outside the allowed networks, each scheme is contacted on its own port only.
 DEFAULT_PORTS = {"http": 80, "https": 443}
-# Without an allowed network, only the standard ports are contacted.
-STANDARD_PORTS = frozenset(DEFAULT_PORTS.values())
 
 
 class Blocked(Exception):
@@ -55,10 +59,15 @@ BLOCKED_IPV4 = _networks(
     ("240.0.0.0/4", "reserved (240.0.0.0/4)"),
 )
 
-# IPv4-mapped and 6to4 addresses are judged by the IPv4 address they carry (see
-# vet_address); every other IPv6 range below is refused outright.
+# IPv4-mapped addresses are converted to the IPv4 address they are (see _parse_address).
 IPV4_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+# IPv6 forms that carry an IPv4 address (see _embedded_ipv4): refused when it is refused.
 SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052: in the last 32 bits
+LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215: where depends on the prefix
+TEREDO = ipaddress.ip_network("2001::/32")  # server in bits 32-63, client (inverted) at the end
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # in the last 32 bits, except :: and ::1
+IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # RFC 2765 (SIIT): the last 32 bits
 BLOCKED_IPV6 = _networks(
     ("::/128", "unspecified (::)"),
     ("::1/128", "loopback (::1)"),
@@ -119,37 +128,60 @@ def _parse_address(ip: str | IPAddress) -> IPAddress:
 def vet_address(
     ip: str | IPAddress, *, allowed_networks: Iterable[str | IPNetwork] = ()
 ) -> IPAddress:
-    """Return the address to connect to, or raise Blocked if it is not public.
+    """Return the address to connect to, or raise Blocked if it may not be contacted.
 
-    An address inside one of `allowed_networks` is always allowed (on any port). Otherwise
+    An IPv4 address is allowed when it is inside one of `allowed_networks`, or public:
     loopback, private, CGNAT, link-local (cloud metadata), multicast, broadcast, reserved,
-    unspecified, documentation and benchmarking ranges are refused in IPv4 and IPv6, and so
-    are NAT64, Teredo, IPv4-compatible and non-global-unicast IPv6 addresses. IPv4-mapped
-    (::ffff:a.b.c.d, returned as a.b.c.d) and 6to4 (2002:AABB:CCDD::) addresses are judged
-    by the IPv4 address they carry.
+    documentation and benchmarking ranges are refused. An IPv4-mapped address
+    (::ffff:a.b.c.d) is that IPv4 address to the kernel: it is judged, and returned, as
+    a.b.c.d.
+
+    An IPv6 address is allowed only on its own merits: inside an allowed IPv6 network, or
+    global unicast outside the special ranges (unspecified, loopback, NAT64, Teredo,
+    IPv4-compatible, unique local, link-local, multicast, documentation, ...). On top of
+    that, an IPv6 address that carries an IPv4 address (6to4 2002:AABB:CCDD::, NAT64,
+    Teredo, IPv4-compatible, IPv4-translated) is refused when that IPv4 address is refused
+    by the public rules, even when it is inside an allowed network: an embedded address can
+    make an address more blocked, never allowed. Local-use NAT64 (64:ff9b:1::/48), where
+    the position of the IPv4 address cannot be told, is always refused.
     """
     address = _parse_address(ip)
     allowed = parse_networks(allowed_networks)
-    if _in_any(address, allowed):
-        return address
     if isinstance(address, ipaddress.IPv4Address):
-        _vet_ipv4(address)
+        if not _in_any(address, allowed):
+            _vet_ipv4(address)
         return address
-    if address in SIX_TO_FOUR:
-        embedded = address.sixtofour  # always set inside 2002::/16
-        if embedded is not None and _in_any(embedded, allowed):
-            return address
+    if not _in_any(address, allowed):
+        for network, reason in BLOCKED_IPV6:
+            if address in network:
+                raise Blocked(f"{address} is {reason}")
+        if address not in GLOBAL_UNICAST_IPV6:
+            raise Blocked(f"{address} is reserved (outside 2000::/3)")
+    if address in LOCAL_NAT64:
+        raise Blocked(f"{address} is local-use NAT64 (64:ff9b:1::/48): its IPv4 part is unknown")
+    for form, embedded in _embedded_ipv4(address):
         try:
-            _vet_ipv4(embedded or ipaddress.IPv4Address(0))
+            _vet_ipv4(embedded)
         except Blocked as blocked:
-            raise Blocked(f"6to4 address {address} embeds {blocked.reason}") from None
-        return address
-    for network, reason in BLOCKED_IPV6:
-        if address in network:
-            raise Blocked(f"{address} is {reason}")
-    if address not in GLOBAL_UNICAST_IPV6:
-        raise Blocked(f"{address} is reserved (outside 2000::/3)")
+            raise Blocked(f"{form} address {address} embeds {blocked.reason}") from None
     return address
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.IPv4Address]]:
+    """The IPv4 addresses an IPv6 address carries, each with the name of its form."""
+    if address in SIX_TO_FOUR:
+        return [("6to4", ipaddress.IPv4Address(int(address) >> 80 & 0xFFFFFFFF))]
+    if address in TEREDO:
+        server, client = address.teredo  # always set inside 2001::/32
+        return [("Teredo", server), ("Teredo", client)]
+    low32 = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address in NAT64:
+        return [("NAT64", low32)]
+    if address in IPV4_TRANSLATED:
+        return [("IPv4-translated", low32)]
+    if address in IPV4_COMPATIBLE and int(address) > 1:  # :: and ::1 carry nothing
+        return [("IPv4-compatible", low32)]
+    return []
 
 
 def _vet_ipv4(address: ipaddress.IPv4Address) -> None:
@@ -159,12 +191,27 @@ def _vet_ipv4(address: ipaddress.IPv4Address) -> None:
 
 
 def vet_port(
-    port: int, address: IPAddress, *, allowed_networks: Iterable[str | IPNetwork] = ()
+    port: int,
+    address: IPAddress,
+    *,
+    scheme: str,
+    allowed_networks: Iterable[str | IPNetwork] = (),
 ) -> None:
-    """Raise Blocked for a port other than 80/443 unless the address is in an allowed network."""
-    if port in STANDARD_PORTS or _in_any(address, parse_networks(allowed_networks)):
+    """Raise Blocked unless `port` is the scheme's own or `address` is in an allowed network.
+
+    http is contacted on port 80 and https on 443 only (not http on 443, nor https on 80);
+    an address inside `allowed_networks` may be contacted on any port with either scheme.
+    `address` is the vetted one (`vet_address`), so an IPv4-mapped address counts as IPv4.
+    """
+    if scheme not in ALLOWED_SCHEMES:
+        raise Blocked(f"scheme {scheme!r} is not allowed")
+    if port == DEFAULT_PORTS[scheme] or _in_any(address, parse_networks(allowed_networks)):
         return
-    raise Blocked(f"port {port} is not allowed (only 80 and 443)")
+    raise Blocked(_wrong_port(scheme, port))
+
+
+def _wrong_port(scheme: str, port: int) -> str:
+    return f"port {port} is not allowed for {scheme} (only {DEFAULT_PORTS[scheme]})"
 
 
 # --- URLs -------------------------------------------------------------------------------
@@ -282,15 +329,16 @@ def check_target(target: Target, *, allowed_networks: Iterable[str | IPNetwork] 
     """Raise Blocked for what can be refused before DNS: literal addresses and ports.
 
     An IP-literal host is vetted with `vet_address` and its port with `vet_port`. For a
-    name, a non-standard port is refused when no network is allowed at all (no address
-    could pass); otherwise the port is judged against each resolved address.
+    name, a port other than the scheme's own (http 80, https 443) is refused when no
+    network is allowed at all (no address could pass); otherwise the port is judged
+    against each address the name resolves to (`vet_port`, at fetch time).
     """
     allowed = parse_networks(allowed_networks)
     if target.address is not None:
         address = vet_address(target.address, allowed_networks=allowed)
-        vet_port(target.port, address, allowed_networks=allowed)
-    elif target.port not in STANDARD_PORTS and not allowed:
-        raise Blocked(f"port {target.port} is not allowed (only 80 and 443)")
+        vet_port(target.port, address, scheme=target.scheme, allowed_networks=allowed)
+    elif target.port != DEFAULT_PORTS[target.scheme] and not allowed:
+        raise Blocked(_wrong_port(target.scheme, target.port))
 
 
 def check_url(url: str, *, allowed_networks: Iterable[str | IPNetwork] = ()) -> None:
