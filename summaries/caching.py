@@ -15,22 +15,29 @@ not the page.
 
 import functools
 import hashlib
+import logging
 import threading
 import time
 from datetime import timedelta
+from urllib.parse import urlencode
 
 import cachetools
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import SuspiciousOperation
 from django.db import transaction
 from django.http import HttpResponse
+from django.http.request import split_domain_port
 from django.utils import timezone
 from django.utils.cache import patch_cache_control
+
+logger = logging.getLogger(__name__)
 
 GENERATION_KEY = "content-generation"
 PAGE_TTL = 300  # seconds; the generation makes stale pages unreachable anyway
 BROWSER_TTL = 60  # what browsers and proxies may keep without asking again
-# Set on a response by a view that allows the page cache to keep it.
+# Set on a response by a view that allows the page cache to keep it: the query string,
+# in canonical_query's spelling, of the page the view served ("" for none).
 CACHEABLE_ATTRIBUTE = "curation_page_cache"
 # Headers that belong to one response, never to a stored page.
 _UNSTORED_HEADERS = frozenset({"set-cookie", "date", "content-length"})
@@ -88,9 +95,48 @@ def page_ttl() -> int:
     return PAGE_TTL if until_next is None else min(PAGE_TTL, until_next)
 
 
-def page_key(request) -> str:
-    # The host is part of the key: pages carry absolute canonical URLs.
-    address = f"{request.get_host()}{request.get_full_path()}"
+def canonical_query(pairs) -> str:
+    """One spelling of a query string: pairs with a value, sorted, percent-encoded."""
+    return urlencode(sorted((name, value) for name, value in pairs if value))
+
+
+def request_query(request) -> str | None:
+    """The request's query string in canonical_query's spelling; None if unreadable.
+
+    Empty values are dropped and the order does not matter, so a filter form sent with
+    empty fields shares the page of the same filters sent by a link.
+    """
+    if not request.META.get("QUERY_STRING"):
+        return ""
+    try:
+        return canonical_query(
+            (name, value) for name, values in request.GET.lists() for value in values
+        )
+    except SuspiciousOperation:  # too many parameters: the view answers 400
+        return None
+
+
+def _is_canonical_host(request) -> bool:
+    """Whether the Host header is spelled as pages link to it: lower case, no trailing
+    dot, no port or the port the request came in on. Other spellings pass ALLOWED_HOSTS
+    (which ignores case, the trailing dot and the port) but would each be a cache key."""
+    host = request.get_host()
+    port = split_domain_port(host)[1]
+    name = host[: -len(port) - 1] if port else host
+    return host == host.lower() and not name.endswith(".") and port in ("", request.get_port())
+
+
+def page_key(request, query: str | None = None) -> str | None:
+    """The cache key of the page a request asks for, or None when it may not be cached.
+
+    The key is the host, the path and the canonical query string: the host because pages
+    carry absolute canonical URLs.
+    """
+    if query is None:
+        query = request_query(request)
+    if query is None or not _is_canonical_host(request):
+        return None
+    address = f"{request.get_host()}{request.path}?{query}"
     return f"page:{hashlib.sha256(address.encode()).hexdigest()}"
 
 
@@ -183,12 +229,22 @@ def lookup(key: str, local: LocalPages) -> tuple[int, HttpResponse | None]:
     return generation, _response(stored)
 
 
+def _set(key: str, value, ttl: int) -> bool:
+    """Store in the shared cache; a full or unreachable cache never fails a page."""
+    try:
+        cache.set(key, value, ttl)
+    except Exception:  # noqa: BLE001 - Redis out of memory or down, a full disk: log it
+        logger.warning("Could not store %s in the cache", key, exc_info=True)
+        return False
+    return True
+
+
 def store(key: str, generation: int, response, local: LocalPages) -> None:
     headers = [(k, v) for k, v in response.items() if k.lower() not in _UNSTORED_HEADERS]
     ttl = page_ttl()
     stored = (generation, response.content, headers, time.time() + ttl)
-    cache.set(key, stored, ttl)
-    local.keep(key, stored)
+    if _set(key, stored, ttl):
+        local.keep(key, stored)
 
 
 def cached_fragment(name: str, compute):
@@ -205,13 +261,14 @@ def cached_fragment(name: str, compute):
     if stored is not None:
         return stored[1]
     value = compute()
-    cache.set(key, (generation, value), page_ttl())
+    _set(key, (generation, value), page_ttl())
     return value
 
 
-def is_storable(request, response) -> bool:
+def is_storable(request, response, query: str) -> bool:
+    """A 200 an anonymous reader got, of a page the view served for exactly this query."""
     return (
-        getattr(response, CACHEABLE_ATTRIBUTE, False)
+        getattr(response, CACHEABLE_ATTRIBUTE, None) == query
         and response.status_code == 200
         and not response.streaming
         and not response.cookies
@@ -229,25 +286,34 @@ class PageCacheMiddleware:
     def __call__(self, request):
         if not may_serve_cached(request):
             return self.get_response(request)
-        key = page_key(request)
+        query = request_query(request)
+        key = page_key(request, query)
+        if key is None:
+            return self.get_response(request)
         generation, response = lookup(key, self.local)
         if response is not None:
             return response
         response = self.get_response(request)
-        if is_storable(request, response):
+        if is_storable(request, response, query):
             store(key, generation, response, self.local)
         return response
 
 
-def mark_cacheable(response):
-    """Let the page cache keep this response, and browsers for BROWSER_TTL seconds."""
-    setattr(response, CACHEABLE_ATTRIBUTE, True)
+def mark_cacheable(response, query: str = ""):
+    """Let the page cache keep this response, and browsers for BROWSER_TTL seconds.
+
+    `query` is the query string of the page served (canonical_query's spelling): a request
+    with any other query string gets the page but never stores it, so parameters the view
+    does not read, or values it does not serve as written, add nothing to the cache.
+    """
+    setattr(response, CACHEABLE_ATTRIBUTE, query)
     patch_cache_control(response, public=True, max_age=BROWSER_TTL)
     return response
 
 
 def cached_page(view):
-    """Decorate a function view (or a feed) so its anonymous 200 responses are cached."""
+    """Decorate a function view (or a feed) that reads no query parameter so that its
+    anonymous 200 responses are cached."""
 
     @functools.wraps(view)
     def wrapper(request, *args, **kwargs):
@@ -260,12 +326,21 @@ def cached_page(view):
 
 
 class CachedPageMixin:
-    """Mark a class-based reader view's anonymous 200 responses as cacheable."""
+    """Mark a class-based reader view's anonymous 200 responses as cacheable.
+
+    Views that read query parameters say which page they served in `cache_query()`, or
+    None when it should not be kept (a filter value that is not one of the choices).
+    """
 
     page_cache = True
+
+    def cache_query(self) -> str | None:
+        return ""
 
     def dispatch(self, request, *args, **kwargs):
         response = super().dispatch(request, *args, **kwargs)
         if self.page_cache and response.status_code == 200 and not request.user.is_authenticated:
-            mark_cacheable(response)
+            query = self.cache_query()
+            if query is not None:
+                mark_cacheable(response, query)
         return response

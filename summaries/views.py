@@ -13,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.generic import DetailView, ListView
 
 from . import presentation, related, search, seo
-from .caching import CachedPageMixin, cached_fragment
+from .caching import CachedPageMixin, cached_fragment, canonical_query
 from .models import (
     LANGUAGE_CHOICES,
     Appearance,
@@ -52,24 +52,58 @@ class CachedCountPaginator(Paginator):
         return cached_fragment(self.count_key, lambda: Paginator.count.func(self))
 
 
-class CachedCountMixin:
-    """For list views: count through CachedCountPaginator under the key `count_key()`."""
+class CachedListMixin(CachedPageMixin):
+    """For list views: count through CachedCountPaginator under the key `count_key()`
+    (None: count without the cache), and page links in the spelling the page cache keeps.
+    """
 
-    def count_key(self):
+    def count_key(self) -> str | None:
         raise NotImplementedError
 
+    def query_pairs(self) -> list[tuple[str, str]]:
+        """The query parameters, other than the page, of the list this page belongs to."""
+        return []
+
     def get_paginator(self, queryset, per_page, orphans=0, allow_empty_first_page=True, **kwargs):
+        key = self.count_key()
+        if key is None:
+            return Paginator(queryset, per_page, orphans, allow_empty_first_page)
         return CachedCountPaginator(
             queryset,
             per_page,
             orphans=orphans,
             allow_empty_first_page=allow_empty_first_page,
-            count_key=self.count_key(),
+            count_key=key,
             **kwargs,
         )
 
+    def page_url(self, number: int) -> str:
+        query = self.page_query(number)
+        return f"?{query}" if query else self.request.path
 
-class HomeView(CachedPageMixin, CachedCountMixin, ListView):
+    def page_query(self, number: int) -> str:
+        page = [("page", str(number))] if number != 1 else []
+        return canonical_query([*self.query_pairs(), *page])
+
+    def cache_query(self) -> str | None:
+        return self.page_query(self.page_number)
+
+    def paginate_queryset(self, queryset, page_size):
+        paginator, page, object_list, is_paginated = super().paginate_queryset(queryset, page_size)
+        self.page_number = page.number
+        return paginator, page, object_list, is_paginated
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        page = context["page_obj"]
+        if page.has_previous():
+            context["previous_url"] = self.page_url(page.previous_page_number())
+        if page.has_next():
+            context["next_url"] = self.page_url(page.next_page_number())
+        return context
+
+
+class HomeView(CachedListMixin, ListView):
     template_name = "summaries/home.html"
     context_object_name = "videos"
     paginate_by = PAGE_SIZE
@@ -81,9 +115,10 @@ class HomeView(CachedPageMixin, CachedCountMixin, ListView):
         return "count:home"
 
 
-def channel_filter_choices(channel) -> dict[str, list[tuple[str, str]]]:
-    """(value, label) pairs of the topics, people and languages of a channel's live videos."""
-    live = Video.objects.published().filter(channel=channel).order_by()
+def filter_choices(lookup: str, owner) -> dict[str, list[tuple[str, str]]]:
+    """(value, label) pairs of the topics, people and languages of an owner's live videos
+    (a channel's, a person's or a topic's: `lookup` is the Video field naming it)."""
+    live = Video.objects.published().filter(**{lookup: owner}).order_by()
     # EXISTS per topic or person (a few hundred rows) rather than DISTINCT over the
     # joins of every video of the channel.
     topics = Topic.objects.filter(
@@ -100,8 +135,13 @@ def channel_filter_choices(channel) -> dict[str, list[tuple[str, str]]]:
     }
 
 
-class VideoListView(CachedPageMixin, CachedCountMixin, ListView):
-    """Videos of one channel, person or topic, filterable by topic, person and language."""
+class VideoListView(CachedListMixin, ListView):
+    """Videos of one channel, person or topic, filterable by topic, person and language.
+
+    Filter values are those of the owner's live videos (`filter_choices`); a page asked for
+    with any other value is shown, filtered by it, but neither its page nor its length is
+    cached, so made-up values add nothing to the cache.
+    """
 
     context_object_name = "videos"
     paginate_by = PAGE_SIZE
@@ -111,19 +151,32 @@ class VideoListView(CachedPageMixin, CachedCountMixin, ListView):
     def get_owner(self):
         return get_object_or_404(self.model_class, slug=self.kwargs["slug"])
 
+    def choices(self) -> dict[str, list[tuple[str, str]]]:
+        """Shared by every page and filter of the owner, and costly on a long list."""
+        if not hasattr(self, "_choices"):
+            self._choices = cached_fragment(
+                f"choices:{self.lookup}:{self.owner.pk}",
+                lambda: filter_choices(self.lookup, self.owner),
+            )
+        return self._choices
+
     def get_queryset(self):
         self.owner = self.get_owner()
         videos = published_videos().filter(**{self.lookup: self.owner})
         self.filters = {}
-        for name, lookup in (("topic", "topics__slug"), ("person", "people__slug")):
+        for name in FILTER_NAMES:
             value = self.request.GET.get(name, "").strip()[:200]
             if value:
                 self.filters[name] = value
-                videos = videos.filter(**{lookup: value})
-        language = self.request.GET.get("language", "").strip()
-        if language in dict(LANGUAGE_CHOICES):
-            self.filters["language"] = language
-            videos = videos.filter(language=language)
+        self.filters_chosen = all(
+            value in {choice for choice, _ in self.choices()[name]}
+            for name, value in self.filters.items()
+        )
+        for name, lookup in (("topic", "topics__slug"), ("person", "people__slug")):
+            if name in self.filters:
+                videos = videos.filter(**{lookup: self.filters[name]})
+        if "language" in self.filters:
+            videos = videos.filter(language=self.filters["language"])
         # Only joins through people or topics can repeat a video; DISTINCT over every
         # column is costly on a long list, so it is added only then.
         if (
@@ -134,19 +187,26 @@ class VideoListView(CachedPageMixin, CachedCountMixin, ListView):
             videos = videos.distinct()
         return videos
 
+    def query_pairs(self):
+        return list(self.filters.items())
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["owner"] = self.owner
         context["filters"] = self.filters
         # Every key present: a missing one costs the template a dir() per <option>.
         context["selected"] = {name: self.filters.get(name, "") for name in FILTER_NAMES}
-        context["filter_query"] = "&".join(f"{k}={v}" for k, v in self.filters.items())
         return context
 
     def count_key(self):
+        if not self.filters_chosen:
+            return None
         # Filter values come from the query string: hashed, so the key stays short.
         filters = hashlib.sha256(urlencode(sorted(self.filters.items())).encode()).hexdigest()
         return f"count:{self.lookup}:{self.owner.pk}:{filters}"
+
+    def cache_query(self):
+        return super().cache_query() if self.filters_chosen else None
 
 
 class ChannelDetailView(VideoListView):
@@ -157,10 +217,7 @@ class ChannelDetailView(VideoListView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["channel"] = self.owner
-        # Shared by every page and filter of the channel, and costly on a long channel.
-        context["choices"] = cached_fragment(
-            f"channel-choices:{self.owner.pk}", lambda: channel_filter_choices(self.owner)
-        )
+        context["choices"] = self.choices()
         return context
 
 
@@ -176,7 +233,10 @@ class TopicDetailView(VideoListView):
     lookup = "topics"
 
 
-class SearchView(CachedPageMixin, ListView):
+class SearchView(ListView):
+    """Search results; not page-cached: every query string is a page of its own, so
+    caching them would let anyone fill the cache."""
+
     template_name = "summaries/search.html"
     context_object_name = "summaries"
     paginate_by = PAGE_SIZE

@@ -1,6 +1,7 @@
 """The page cache middleware: who gets cached pages, what a cached page carries."""
 
 import datetime
+import random
 
 import pytest
 import time_machine
@@ -15,7 +16,7 @@ from django.utils import timezone
 from summaries import caching, services
 from summaries.models import Summary
 
-from .factories import SummaryFactory, UserFactory
+from .factories import AppearanceFactory, SummaryFactory, TopicFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -164,3 +165,107 @@ def test_a_page_stored_by_an_earlier_release_is_rendered_again(client):
     cache.set(key, (caching.current_generation(), b"old format", []))
     response = client.get(url)
     assert "Current words." in response.content.decode()
+
+
+# --- What may be stored: the pages a view serves, each under one spelling ---------------
+# Anyone can add a query string or spell the host differently; none of that may add
+# entries to the cache (issue 11: 20 s of random query strings filled Redis).
+
+
+def cache_size() -> int:
+    return len(cache._cache)
+
+
+def list_pages(summary):
+    channel = summary.video.channel
+    person = AppearanceFactory(video=summary.video).person
+    topic = TopicFactory()
+    summary.video.topics.add(topic)
+    return [
+        summary.get_absolute_url(),
+        reverse("summaries:home"),
+        channel.get_absolute_url(),
+        person.get_absolute_url(),
+        topic.get_absolute_url(),
+        reverse("summaries:feed-rss"),
+        reverse("summaries:channel-feed-atom", kwargs={"slug": channel.slug}),
+        reverse("sitemap"),
+    ]
+
+
+def test_random_query_parameters_add_no_cache_entries(client):
+    pages = list_pages(SummaryFactory(live=True))
+    for url in pages:
+        assert client.get(url).status_code == 200  # each real page and its fragments
+    before = cache_size()
+    rng = random.Random(7)
+    for number in range(500):
+        url = pages[number % len(pages)]
+        response = client.get(url, {f"x{rng.randrange(10**9)}": str(rng.random())})
+        assert response.status_code == 200  # still served, just not stored
+    assert cache_size() - before <= 3
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"topic": "no-such-topic"},
+        {"person": "nobody"},
+        {"language": "zz"},
+        {"topic": "{topic} "},  # read as "{topic}": another spelling of a stored page
+        {"page": "1"},
+        {"page": "01"},
+        {"page": "last"},
+        {"topic": "{topic}", "utm_source": "x"},
+    ],
+)
+def test_values_a_page_does_not_serve_as_written_are_not_stored(client, query):
+    summary = SummaryFactory(live=True)
+    topic = TopicFactory()
+    summary.video.topics.add(topic)
+    url = summary.video.channel.get_absolute_url()
+    client.get(url)
+    client.get(url, {"topic": topic.slug})
+    before = cache_size()
+    query = {name: value.format(topic=topic.slug) for name, value in query.items()}
+    assert client.get(url, query).status_code == 200
+    assert cache_size() == before
+
+
+def test_a_filter_form_with_empty_fields_is_served_from_the_cached_page(
+    client, django_assert_num_queries
+):
+    summary = SummaryFactory(live=True)
+    topic = TopicFactory()
+    summary.video.topics.add(topic)
+    url = summary.video.channel.get_absolute_url()
+    client.get(url, {"topic": topic.slug})
+    with django_assert_num_queries(0):
+        again = client.get(url, {"topic": topic.slug, "person": "", "language": ""})
+    assert summary.video.title in again.content.decode()
+
+
+@pytest.mark.parametrize("host", ["TESTSERVER", "testserver.", "testserver:8123"])
+def test_other_spellings_of_the_host_are_served_but_not_stored(client, host):
+    summary = SummaryFactory(live=True)
+    before = cache_size()
+    assert client.get(summary.get_absolute_url(), HTTP_HOST=host).status_code == 200
+    assert cache_size() == before
+
+
+def test_search_results_are_never_stored(client):
+    SummaryFactory(live=True, tldr="Speed matters.")
+    before = cache_size()
+    for word in ("speed", "matters", "nothing-like-it"):
+        assert client.get(reverse("summaries:search"), {"q": word}).status_code == 200
+    assert cache_size() == before
+
+
+def test_page_links_use_the_spelling_that_is_cached(client):
+    channel = SummaryFactory(live=True).video.channel
+    SummaryFactory.create_batch(20, live=True, video__channel=channel)
+    url = channel.get_absolute_url()
+    second = client.get(url, {"page": "2"}).content.decode()
+    assert f'rel="prev" href="{url}"' in second
+    first = client.get(url).content.decode()
+    assert 'rel="next" href="?page=2"' in first
