@@ -114,7 +114,10 @@ class _Errors:
     def add_model_errors(self, prefix: str, error: ValidationError, renames=None) -> None:
         for name, messages in error.message_dict.items():
             name = (renames or {}).get(name, name)
-            self.add(prefix if name == "__all__" else f"{prefix}.{name}", messages)
+            if name == "__all__":
+                self.add(prefix or "non_field_errors", messages)
+            else:
+                self.add(f"{prefix}.{name}" if prefix else name, messages)
 
     def raise_if_any(self) -> None:
         if self.messages:

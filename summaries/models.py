@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from . import platforms
 from .markdown import MAX_SOURCE_CHARS, render_inline_markdown, render_markdown
+from .text.visible import INVISIBLE_MESSAGE, has_visible_character, strip_invisible_edges
 
 # Caps for editor-written text (forms and API); chapters may hold a long transcript.
 SHORT_TEXT = 4000
@@ -23,6 +24,26 @@ MAX_SECONDS = 7 * 24 * 3600
 
 LANGUAGE_CHOICES = list(global_settings.LANGUAGES)
 LANGUAGE_CODES = [code for code, _ in LANGUAGE_CHOICES]
+
+
+class VisibleTextMixin:
+    """Text readers see as typed: invisible characters at the edges are dropped, and text
+    with no visible character is refused (by full_clean, so in admin forms and the API)."""
+
+    def clean(self, value, model_instance):
+        if isinstance(value, str) and value:
+            value = strip_invisible_edges(value)
+            if not has_visible_character(value) and (value or not self.blank):
+                raise ValidationError(INVISIBLE_MESSAGE, code="invisible")
+        return super().clean(value, model_instance)
+
+
+class VisibleCharField(VisibleTextMixin, models.CharField):
+    pass
+
+
+class VisibleTextField(VisibleTextMixin, models.TextField):
+    pass
 
 
 class TimestampedModel(models.Model):
@@ -34,9 +55,9 @@ class TimestampedModel(models.Model):
 
 
 class Channel(TimestampedModel):
-    name = models.CharField(max_length=200)
+    name = VisibleCharField(max_length=200)
     slug = models.SlugField(max_length=200, unique=True)
-    description = models.TextField(blank=True, max_length=SHORT_TEXT)
+    description = VisibleTextField(blank=True, max_length=SHORT_TEXT)
     site_url = models.URLField("site URL", blank=True, help_text="The channel's own page.")
 
     class Meta:
@@ -62,7 +83,7 @@ def validate_domains(value: str) -> None:
 
 
 class Organisation(TimestampedModel):
-    name = models.CharField(max_length=200)
+    name = VisibleCharField(max_length=200)
     slug = models.SlugField(max_length=200, unique=True)
     domains = models.TextField(
         blank=True,
@@ -84,7 +105,7 @@ class Organisation(TimestampedModel):
 
 
 class Person(TimestampedModel):
-    name = models.CharField(max_length=200)
+    name = VisibleCharField(max_length=200)
     slug = models.SlugField(max_length=200, unique=True)
 
     class Meta:
@@ -99,7 +120,7 @@ class Person(TimestampedModel):
 
 
 class Topic(TimestampedModel):
-    name = models.CharField(max_length=100)
+    name = VisibleCharField(max_length=100)
     slug = models.SlugField(max_length=100, unique=True)
 
     class Meta:
@@ -139,7 +160,7 @@ class Video(TimestampedModel):
         YOUTUBE = platforms.YOUTUBE, "YouTube"
         OTHER = platforms.OTHER, "Other"
 
-    title = models.CharField(max_length=300)
+    title = VisibleCharField(max_length=300)
     slug = models.SlugField(max_length=200, unique=True)
     channel = models.ForeignKey(Channel, on_delete=models.PROTECT, related_name="videos")
     source_url = models.URLField("source URL", max_length=500)
@@ -161,7 +182,7 @@ class Video(TimestampedModel):
     language = models.CharField(max_length=10, choices=LANGUAGE_CHOICES, default="en")
     published_on = models.DateField("published", help_text="When the video was published.")
     thumbnail_url = models.URLField("thumbnail URL", max_length=500, blank=True)
-    blurb = models.CharField(
+    blurb = VisibleCharField(
         max_length=300, blank=True, help_text="One line for cards such as “More from this channel”."
     )
     people = models.ManyToManyField(Person, through="Appearance", related_name="videos", blank=True)
@@ -291,7 +312,7 @@ class Summary(TimestampedModel):
         PUBLISHED = "published", "Published"
 
     video = models.OneToOneField(Video, on_delete=models.PROTECT, related_name="summary")
-    tldr = models.TextField(
+    tldr = VisibleTextField(
         "in 30 seconds",
         max_length=SHORT_TEXT,
         help_text="What a reader should know in 30 seconds (plain text).",
@@ -409,7 +430,7 @@ TIME_HELP = "Seconds into the video (optional)."
 
 class KeyPoint(SummaryItem):
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="key_points")
-    title = models.CharField(max_length=200)
+    title = VisibleCharField(max_length=200)
     body = models.TextField(max_length=SHORT_TEXT, help_text="Markdown (one or two sentences).")
     body_html = models.TextField(editable=False, default="")
     time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
@@ -446,8 +467,8 @@ class Takeaway(SummaryItem):
 
 class Chapter(SummaryItem):
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="chapters")
-    title = models.CharField(max_length=200)
-    synopsis = models.TextField(
+    title = VisibleCharField(max_length=200)
+    synopsis = VisibleTextField(
         blank=True, max_length=SHORT_TEXT, help_text="Two sentences shown above the text."
     )
     body = models.TextField(
@@ -486,7 +507,7 @@ class Caveat(SummaryItem):
     takeaway = models.ForeignKey(
         Takeaway, on_delete=models.CASCADE, related_name="caveats", null=True, blank=True
     )
-    claim = models.CharField(
+    claim = VisibleCharField(
         max_length=300,
         blank=True,
         help_text="The words it qualifies, e.g. “2.5 times faster” (shown beside them).",

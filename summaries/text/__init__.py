@@ -1,0 +1,1 @@
+"""Pure text functions (no ORM, no requests): what editors' text must be and how it reads."""
