@@ -16,6 +16,7 @@ from reversion.admin import VersionAdmin
 from . import checking, services
 from .forms import (
     DurationField,
+    MarkdownItemForm,
     OrderedInlineFormSet,
     SummaryForm,
     VideoForm,
@@ -75,6 +76,7 @@ class TimeFieldMixin:
 
 class KeyPointInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = KeyPoint
+    form = MarkdownItemForm
     formset = OrderedInlineFormSet
     extra = 0
     fields = ["title", "body", "time", "position"]
@@ -84,6 +86,7 @@ class KeyPointInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
 
 class TakeawayInline(TimeFieldMixin, SortableTabularInline):
     model = Takeaway
+    form = MarkdownItemForm
     formset = OrderedInlineFormSet
     extra = 0
     fields = ["text", "time", "position"]
@@ -94,6 +97,7 @@ class TakeawayInline(TimeFieldMixin, SortableTabularInline):
 
 class ChapterInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = Chapter
+    form = MarkdownItemForm
     formset = OrderedInlineFormSet
     extra = 0
     fields = ["title", "start_time", "synopsis", "body", "rendered", "position"]
@@ -112,6 +116,7 @@ class ChapterInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
 
 class CaveatInline(MarkdownAdminMixin, SortableTabularInline):
     model = Caveat
+    form = MarkdownItemForm
     formset = OrderedInlineFormSet
     extra = 0
     fields = ["chapter", "takeaway", "claim", "text", "position"]

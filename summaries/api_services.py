@@ -6,89 +6,15 @@ end, caveat targets, and the address policy for cited links.
 """
 
 from collections import defaultdict
-from html.parser import HTMLParser
-from urllib.parse import urlsplit
 
 import reversion
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from . import checking, platforms, services
-from .citations import normalise_url
+from .editing.rules import link_problems
 from .forms import format_duration
-from .linkcheck import policy
-from .markdown import render_markdown
 from .models import Appearance, Caveat, Chapter, KeyPoint, Source, Summary, Takeaway, Video
-
-# --- Cited links ------------------------------------------------------------------------
-
-CITABLE_SCHEMES = frozenset({"http", "https"})
-MAX_CITED_URL_CHARS = Source._meta.get_field("url").max_length
-# Names that only resolve inside a network (RFC 6761, RFC 6762, RFC 8375 and common use).
-LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home.arpa")
-
-
-def citable_url_problem(url: str) -> str | None:
-    """Why a link may not be cited (and so never fetched), or None when it may.
-
-    The link checker's address policy as far as it can be judged without DNS
-    (linkcheck.policy's parse_target and check_target, with FETCH_ALLOWED_NETWORKS):
-    http(s) only, no userinfo, ports 80/443, no private, loopback, link-local or otherwise
-    special IP literal in any spelling. Unless networks are allowed, names that only
-    resolve inside a network (localhost, *.local, single labels) are refused too; a public
-    name that resolves to a private address is refused when it is fetched.
-    """
-    url = url.strip()
-    if len(url) > MAX_CITED_URL_CHARS:
-        return f"longer than {MAX_CITED_URL_CHARS} characters."
-    allowed = getattr(settings, "FETCH_ALLOWED_NETWORKS", ())
-    try:
-        target = policy.parse_target(url)
-        policy.check_target(target, allowed_networks=allowed)
-        normalise_url(url)  # what sync_citations keys sources on
-    except policy.Blocked as blocked:
-        return f"{blocked.reason}."
-    except ValueError:
-        return "not a valid web address."
-    host = target.host
-    if not allowed and target.address is None:
-        if "." not in host or host == "localhost" or host.endswith(LOCAL_SUFFIXES):
-            return f"{host} is not a public host name."
-    return None
-
-
-class _Hrefs(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "a":
-            href = dict(attrs).get("href")
-            if href:
-                self.hrefs.append(href)
-
-
-def link_problems(markdown_text: str) -> list[str]:
-    """A message for each http(s) link of the text that may not be cited.
-
-    Links are read from the rendered, sanitised HTML: what readers get is what is checked
-    (other schemes are dropped by the sanitiser and never become links).
-    """
-    parser = _Hrefs()
-    parser.feed(render_markdown(markdown_text))
-    parser.close()
-    problems = []
-    for href in parser.hrefs:
-        if urlsplit(href.strip()).scheme.lower() not in CITABLE_SCHEMES:
-            continue
-        problem = citable_url_problem(href)
-        if problem:
-            shown = href if len(href) <= 80 else href[:77] + "..."
-            problems.append(f"Link {shown}: {problem}")
-    return problems
-
 
 # --- Whole summaries --------------------------------------------------------------------
 

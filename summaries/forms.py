@@ -7,6 +7,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from . import platforms, services
+from .editing.rules import link_problems
 from .models import MAX_SECONDS, Summary, Video
 
 _CLOCK = re.compile(r"^(?:(\d+):)?([0-5]?\d):([0-5]\d)$")
@@ -155,6 +156,25 @@ class VideoForm(forms.ModelForm):
                     code="duplicate_video",
                 )
         return url
+
+
+class MarkdownItemForm(forms.ModelForm):
+    """A key point, takeaway, chapter or caveat: every link of its Markdown must be one
+    that may be cited (editing.rules.link_problems, as in the API)."""
+
+    markdown_fields = ("body", "text")
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in self.markdown_fields:
+            for problem in link_problems(cleaned.get(name) or ""):
+                self.add_error(name, f"{self._item_name(cleaned)}: {problem}")
+        return cleaned
+
+    def _item_name(self, cleaned) -> str:
+        kind = self._meta.model._meta.verbose_name.capitalize()
+        title = cleaned.get("title")
+        return f"{kind} “{title}”" if title else kind
 
 
 class OrderedInlineFormSet(CustomInlineFormSet):

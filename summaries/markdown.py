@@ -195,6 +195,37 @@ def render_markdown(source: str) -> str:
     return sanitise_html(unsafe).strip()
 
 
+class _LinkTargets(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag == "a":
+            href = dict(attrs).get("href")
+            if href is not None:
+                self.hrefs.append(href)
+
+
+def link_targets(source: str) -> list[str]:
+    """Every link target of the text as written (Markdown links, autolinks, references and
+    raw <a href>), entities decoded, before the sanitiser drops those it does not allow.
+
+    For telling editors about links readers would not get; empty for the texts
+    render_markdown shows as plain paragraphs.
+    """
+    if not source or not source.strip() or len(source) > MAX_SOURCE_CHARS:
+        return []
+    try:
+        unsafe = _markdown_to_unsafe_html(source)
+    except RecursionError:
+        return []
+    parser = _LinkTargets()
+    parser.feed(unsafe)
+    parser.close()
+    return parser.hrefs
+
+
 def render_inline_markdown(source: str) -> str:
     """Render a one-line text: like render_markdown, minus the <p> around a lone paragraph.
 

@@ -636,6 +636,6 @@ def test_publish_time_with_a_large_offset_is_stored_in_utc(api):
     ],
 )
 def test_citable_url_policy(url, allowed):
-    from summaries.api_services import citable_url_problem
+    from summaries.editing.rules import citable_url_problem
 
     assert (citable_url_problem(url) is None) is allowed, citable_url_problem(url)

@@ -177,3 +177,87 @@ def test_summary_update_refuses_an_invisible_title(api, catalogue):  # noqa: F81
         HTTP_IF_MATCH=created["ETag"],
     )
     assert "video.title" in error_fields(response)
+
+
+# --- Cited links ------------------------------------------------------------------------
+
+# (Markdown, the scheme a browser would follow it with)
+LINKS_READERS_CANNOT_FOLLOW = [
+    ("[the source](javascript:alert(1))", "javascript"),
+    ("[the source](JaVaScRiPt:alert(1))", "javascript"),
+    ("[the source](file:///etc/passwd)", "file"),
+    ("[the source](gopher://example.com/1)", "gopher"),
+    ("[the source](data:text/html,hello)", "data"),
+    ("[the source](DATA:text/html;base64,PHNjcmlwdD4=)", "data"),
+    ("[the source](vbscript:msgbox)", "vbscript"),
+    ("<ftp://example.com/report.pdf>", "ftp"),
+    ('<a href="java&#9;script:alert(1)">the source</a>', "javascript"),
+    ("[the source][1]\n\n[1]: javascript:alert(1)", "javascript"),
+]
+
+
+@pytest.mark.parametrize(("link", "scheme"), LINKS_READERS_CANNOT_FOLLOW)
+def test_the_api_names_the_chapter_and_the_link_of_another_scheme(api, catalogue, link, scheme):  # noqa: F811
+    payload = example_payload()
+    payload["chapters"][1]["body"] = f"It is 2.5 times faster, says {link}"
+    fields = error_fields(api.post(LIST_URL, payload, format="json"))
+    message = " ".join(fields["chapters[1].body"])
+    assert f"{scheme}: links cannot be cited" in message
+    assert not Video.objects.exists()
+
+
+@pytest.mark.parametrize("where", ["key_points", "takeaways", "caveats"])
+def test_the_api_checks_links_in_every_markdown_text(api, catalogue, where):  # noqa: F811
+    payload = example_payload()
+    field = "body" if where == "key_points" else "text"
+    payload[where][0][field] = "See [this](javascript:alert(1))."
+    fields = error_fields(api.post(LIST_URL, payload, format="json"))
+    assert "javascript:" in " ".join(fields[f"{where}[0].{field}"])
+
+
+def test_mailto_links_are_allowed_and_never_checked(api, catalogue):  # noqa: F811
+    payload = example_payload()
+    payload["chapters"][0]["body"] += " Write to [the editors](mailto:editors@example.com)."
+    response = api.post(LIST_URL, payload, format="json")
+    assert response.status_code == 201, response.content
+    cited = [c["source"]["url"] for c in response.json()["citations"]]
+    assert not any(url.startswith("mailto:") for url in cited)
+
+
+@pytest.mark.parametrize(
+    ("link", "scheme"), LINKS_READERS_CANNOT_FOLLOW[:3] + LINKS_READERS_CANNOT_FOLLOW[-2:]
+)
+def test_the_admin_names_the_chapter_and_the_link_of_another_scheme(admin_client, link, scheme):
+    summary = SummaryFactory()
+    url = reverse("admin:summaries_summary_change", args=[summary.pk])
+    data = form_fields(admin_client.get(url))
+    body = f"Faster, says {link}"
+    add_inline_row(data, "chapters", title="Speed claims", body=body, position="1")
+    response = admin_client.post(url, data)
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "Chapter “Speed claims”: Link “" in content
+    assert f"{scheme}: links cannot be cited" in content
+    assert not summary.chapters.exists()
+
+
+def test_the_admin_refuses_internal_addresses_as_the_api_does(admin_client):
+    summary = SummaryFactory()
+    url = reverse("admin:summaries_summary_change", args=[summary.pk])
+    data = form_fields(admin_client.get(url))
+    add_inline_row(data, "takeaways", text="See [it](http://127.0.0.1:8000/admin/).", position="1")
+    response = admin_client.post(url, data)
+    assert response.status_code == 200
+    assert "loopback" in response.content.decode()
+    assert not summary.takeaways.exists()
+
+
+def test_the_admin_accepts_mailto_links(admin_client):
+    summary = SummaryFactory()
+    url = reverse("admin:summaries_summary_change", args=[summary.pk])
+    data = form_fields(admin_client.get(url))
+    add_inline_row(
+        data, "chapters", title="Contact", body="[Mail](mailto:a@example.com).", position="1"
+    )
+    assert admin_client.post(url, data).status_code == 302
+    assert summary.chapters.get().title == "Contact"

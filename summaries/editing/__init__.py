@@ -1,0 +1,1 @@
+"""The write path: rules on what editors write, shared by the admin and the API."""
