@@ -1,7 +1,7 @@
 """Profile uncached reader pages in-process: queries, SQL time and the functions that dominate.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/curation_bench DEBUG=0 SECRET_KEY=... \\
-        ALLOWED_HOSTS=127.0.0.1 SECURE_SSL_REDIRECT=0 \\
+        ALLOWED_HOSTS=127.0.0.1 CSRF_TRUSTED_ORIGINS=http://127.0.0.1 SECURE_SSL_REDIRECT=0 \\
         .venv/bin/python bench/profile_page.py /videos/SLUG/ /channels/SLUG/ /
 
 bench/run_pages.py runs it (with its environment) when a target is missed. Each request gets

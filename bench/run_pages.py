@@ -585,6 +585,7 @@ def main(argv: list[str] | None = None) -> int:
         DEBUG="0",
         SECRET_KEY=secrets.token_urlsafe(48),  # 64 characters
         ALLOWED_HOSTS=HOST,
+        CSRF_TRUSTED_ORIGINS=f"http://{HOST}",
         SECURE_SSL_REDIRECT="0",
         SESSION_COOKIE_SECURE="0",
         CSRF_COOKIE_SECURE="0",

@@ -44,6 +44,13 @@ ALLOWED_HOSTS = env.list(
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS is required when DEBUG is off (comma-separated).")
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+if not DEBUG and not CSRF_TRUSTED_ORIGINS:
+    # Behind a TLS proxy Django cannot tell the origin editors post from on its own; the
+    # admin would refuse every form with a CSRF failure.
+    raise ImproperlyConfigured(
+        "CSRF_TRUSTED_ORIGINS is required when DEBUG is off: the site's origins with "
+        "scheme, comma-separated (e.g. https://curation.example.com)."
+    )
 for _origin in CSRF_TRUSTED_ORIGINS:
     if "://" not in _origin:
         raise ImproperlyConfigured(

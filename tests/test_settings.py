@@ -86,3 +86,15 @@ def test_production_settings_pass_the_deployment_checks():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
     assert "WARNINGS" not in result.stdout + result.stderr
+
+
+def test_missing_csrf_trusted_origins_stops_production_start_up():
+    if (settings.BASE_DIR / ".env").is_file():
+        pytest.skip("a local .env file may provide CSRF_TRUSTED_ORIGINS")
+    variables = {k: v for k, v in PRODUCTION.items() if k != "CSRF_TRUSTED_ORIGINS"}
+    assert_one_line_error(manage("check", **variables), "CSRF_TRUSTED_ORIGINS")
+
+
+def test_csrf_trusted_origins_need_a_scheme():
+    result = manage("check", **{**PRODUCTION, "CSRF_TRUSTED_ORIGINS": "curation.example.com"})
+    assert_one_line_error(result, "CSRF_TRUSTED_ORIGINS")
