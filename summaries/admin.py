@@ -38,6 +38,7 @@ from .models import (
     Topic,
     Video,
 )
+from .presentation import http_url
 
 MARKDOWN_WIDGET = forms.Textarea(
     attrs={"rows": 12, "cols": 100, "class": "vLargeTextField markdown-source"}
@@ -171,6 +172,10 @@ class CitationInline(admin.TabularInline):
 
     @admin.display(description="Link")
     def link(self, citation):
+        if not http_url(citation.url):  # a javascript: URL must not become a live link
+            return format_html(
+                "{} → {} ({})", citation.link_text, citation.url, citation.source.host
+            )
         return format_html(
             '{} → <a href="{}" rel="noopener noreferrer">{}</a>',
             citation.link_text,

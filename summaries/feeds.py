@@ -1,14 +1,81 @@
-"""RSS 2.0 and Atom feeds of live summaries, site-wide and per channel."""
+"""RSS 2.0 and Atom feeds of live summaries, site-wide and per channel.
+
+The Feed classes hand out plain text (titles, the 30-second text, channel names); the
+generators below turn it into what each element of each format holds. Readers render an
+RSS <title> or <description> as HTML, so there the text is HTML-escaped (the XML writer then
+escapes it once more, as XML). Atom says which is which (RFC 4287 §3.1): <title>,
+<subtitle> and <name> are text and carry the text as it is; <summary type="html"> is HTML.
+"""
+
+import re
 
 from django.contrib.syndication.views import Feed
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils.feedgenerator import Atom1Feed
+from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed
+from django.utils.html import escape
+from django.utils.text import normalize_newlines
 
 from .models import Channel, Summary
 
 FEED_SIZE = 50
 SITE_NAME = "Curation"
+
+# Characters XML 1.0 cannot carry at all; Django's XML writer refuses the whole feed on one.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_text(text):
+    """The text with what XML cannot hold (control characters, e.g. Word's line break \\v)
+    replaced by spaces; None stays None."""
+    return None if text is None else _NOT_XML.sub(" ", str(text))
+
+
+def html_from_text(text, *, line_breaks=False):
+    """HTML that shows exactly the plain text: markup characters escaped, nothing else.
+
+    With line_breaks, each line break becomes <br>, the only markup the HTML holds.
+    """
+    if text is None:
+        return None
+    html = escape(xml_text(text))
+    return normalize_newlines(html).replace("\n", "<br>") if line_breaks else html
+
+
+class PlainTextRssFeed(Rss201rev2Feed):
+    """RSS 2.0 from plain text: titles and descriptions escaped as HTML, the author as text."""
+
+    def __init__(self, title, link, description, **kwargs):
+        super().__init__(
+            html_from_text(title), link, html_from_text(description, line_breaks=True), **kwargs
+        )
+
+    def add_item(self, title, link, description, author_name=None, **kwargs):
+        super().add_item(
+            html_from_text(title),
+            link,
+            html_from_text(description, line_breaks=True),
+            author_name=xml_text(author_name),
+            **kwargs,
+        )
+
+
+class PlainTextAtomFeed(Atom1Feed):
+    """Atom from plain text: titles, subtitle and names as text, the summary as HTML."""
+
+    def __init__(self, title, link, description, subtitle=None, **kwargs):
+        super().__init__(
+            xml_text(title), link, xml_text(description), subtitle=xml_text(subtitle), **kwargs
+        )
+
+    def add_item(self, title, link, description, author_name=None, **kwargs):
+        super().add_item(
+            xml_text(title),
+            link,
+            html_from_text(description, line_breaks=True),  # <summary type="html">
+            author_name=xml_text(author_name),
+            **kwargs,
+        )
 
 
 def live_summaries(**filters):
@@ -24,6 +91,7 @@ def live_summaries(**filters):
 class LatestSummariesFeed(Feed):
     """The latest live summaries across channels (RSS 2.0)."""
 
+    feed_type = PlainTextRssFeed
     title = f"{SITE_NAME}: latest summaries"
     description = "Curated summaries of AI videos, newest first."
     item_guid_is_permalink = True
@@ -34,6 +102,7 @@ class LatestSummariesFeed(Feed):
     def items(self):
         return live_summaries()
 
+    # Plain text, not Django's default escape(str(item)): the generator escapes per format.
     def item_title(self, item):
         return item.video.title
 
@@ -54,7 +123,7 @@ class LatestSummariesFeed(Feed):
 
 
 class LatestSummariesAtomFeed(LatestSummariesFeed):
-    feed_type = Atom1Feed
+    feed_type = PlainTextAtomFeed
     subtitle = LatestSummariesFeed.description
 
 
@@ -78,7 +147,7 @@ class ChannelFeed(LatestSummariesFeed):
 
 
 class ChannelAtomFeed(ChannelFeed):
-    feed_type = Atom1Feed
+    feed_type = PlainTextAtomFeed
 
     def subtitle(self, channel):
         return self.description(channel)

@@ -23,9 +23,32 @@ class Block:
     caveats: list = field(default_factory=list)
 
 
+# Schemes a stored URL may have to become a link on a page: anything else (javascript:,
+# data:, vbscript:, ...) is shown, where it is shown, as text only.
+LINK_SCHEMES = ("http", "https")
+
+
 def host_of(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower()
+    """anthropic.com for https://www.anthropic.com/x; "" for what is no URL."""
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:  # e.g. an unbalanced "[" or "]", read as a broken IPv6 address
+        return ""
     return host.removeprefix("www.")
+
+
+def http_url(url: str) -> str:
+    """The URL if it may be a link's href (http or https), else "".
+
+    URL fields are validated on input, but a stored value is still text: a javascript:
+    URL in an href runs when clicked, however well the attribute is escaped.
+    """
+    url = url or ""
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        return ""
+    return url if scheme in LINK_SCHEMES else ""
 
 
 def text_fragment_url(url: str, phrase: str) -> str:
@@ -111,6 +134,6 @@ def chapters_for_page(summary) -> list[ChapterView]:
     views = []
     for chapter in summary.chapters.all():
         own = [c for c in caveats if c.chapter_id == chapter.pk]
-        start = video.url_at(chapter.start_time) if chapter.start_time is not None else ""
+        start = http_url(video.url_at(chapter.start_time)) if chapter.start_time is not None else ""
         views.append(ChapterView(chapter, chapter_blocks(chapter, own, citations), start))
     return views

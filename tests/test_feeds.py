@@ -83,7 +83,9 @@ def test_rss_item_carries_link_text_dates_author_and_guid(client, summaries):
     page = f"http://testserver{live.get_absolute_url()}"
     assert item.findtext("title") == "Newer live"
     assert item.findtext("link") == page
-    assert item.findtext("description") == "Thirty <b>seconds</b> & more."
+    # Readers render an RSS description as HTML: the plain text arrives escaped, so that it
+    # reads "Thirty <b>seconds</b> & more." rather than setting a word in bold.
+    assert item.findtext("description") == "Thirty &lt;b&gt;seconds&lt;/b&gt; &amp; more."
     assert item.find("guid").text == page
     assert item.find("guid").get("isPermaLink") == "true"
     assert "Matthew Berman" in item.findtext("{http://purl.org/dc/elements/1.1/}creator")
@@ -107,6 +109,51 @@ def test_atom_entry_carries_id_dates_summary_and_author(client, summaries):
     updated = datetime.datetime.fromisoformat(entry.findtext(f"{ATOM}updated"))
     assert published == live.publish_at
     assert updated == live.updated_at
+
+
+def test_rss_titles_are_escaped_html_and_atom_titles_are_text(client, channel):
+    summary("Q&A: <b>tags</b> & more", channel, hours_ago=1)
+
+    rss = parse(client.get(reverse("summaries:feed-rss")))
+    atom = parse(client.get(reverse("summaries:feed-atom")))
+
+    assert (
+        rss.find("channel/item").findtext("title") == "Q&amp;A: &lt;b&gt;tags&lt;/b&gt; &amp; more"
+    )
+    entry_title = atom.find(f"{ATOM}entry/{ATOM}title")
+    assert entry_title.get("type", "text") == "text"
+    assert entry_title.text == "Q&A: <b>tags</b> & more"
+
+
+@pytest.mark.parametrize("name", ["feed-rss", "feed-atom"])
+def test_line_breaks_of_the_thirty_seconds_become_br_and_nothing_else_is_markup(
+    client, summaries, name
+):
+    Summary.objects.filter(pk=summaries["newer"].pk).update(tldr="First <line>\r\nSecond & last")
+
+    root = parse(client.get(reverse(f"summaries:{name}")))
+
+    description = next(
+        e
+        for e in root.iter()
+        if e.tag in ("description", f"{ATOM}summary") and e.text and e.text.startswith("First")
+    )
+    assert description.text == "First &lt;line&gt;<br>Second &amp; last"
+
+
+@pytest.mark.parametrize("name", ["feed-rss", "feed-atom"])
+def test_control_characters_in_text_do_not_break_the_feed(client, channel, name):
+    # Word writes a manual line break as a vertical tab; XML 1.0 cannot carry one at all.
+    live = summary("Vertical\x0btab", channel, hours_ago=1)
+    Summary.objects.filter(pk=live.pk).update(tldr="Form\x0cfeed and escape\x1b.")
+
+    response = client.get(reverse(f"summaries:{name}"))
+
+    assert response.status_code == 200
+    root = parse(response)
+    texts = [e.text for e in root.iter() if e.text]
+    assert "Vertical tab" in texts
+    assert "Form feed and escape ." in texts
 
 
 @pytest.mark.parametrize(

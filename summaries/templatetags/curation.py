@@ -1,9 +1,9 @@
 from django import template
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 
 from summaries.forms import format_duration
 from summaries.models import LANGUAGE_CHOICES
-from summaries.presentation import host_of, text_fragment_url
+from summaries.presentation import host_of, http_url, text_fragment_url
 
 register = template.Library()
 
@@ -27,13 +27,30 @@ def duration(seconds):
 
 @register.filter
 def url_at(video, seconds):
-    """A link into the video at that second."""
-    return video.url_at(seconds)
+    """A link into the video at that second; "" when the video's URL may not be an href."""
+    return http_url(video.url_at(seconds))
+
+
+@register.filter(name="http_url")
+def http_url_filter(url):
+    """The URL if it may be an href (http or https); "" otherwise (test it with {% if %})."""
+    return http_url(url)
+
+
+@register.simple_tag
+def time_link(video, seconds):
+    """The time as a link into the video at that second; the time alone if it cannot link."""
+    url = http_url(video.url_at(seconds))
+    if url:
+        return format_html('<a class="time" href="{}">{}</a>', url, duration(seconds))
+    return format_html('<span class="time">{}</span>', duration(seconds))
 
 
 @register.filter
 def text_fragment(url, phrase):
-    return text_fragment_url(url, phrase)
+    """The cited URL pointing at the phrase; "" when the URL may not be an href."""
+    url = http_url(url)
+    return text_fragment_url(url, phrase) if url else ""
 
 
 @register.filter
