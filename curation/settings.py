@@ -129,8 +129,18 @@ except Exception as exc:  # django-environ raises several kinds on a malformed U
     raise ImproperlyConfigured(f"DATABASE_URL is invalid: {exc}") from exc
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     VAR_DIR.mkdir(parents=True, exist_ok=True)
-    # Wait for a writer rather than failing at once when the web and worker processes overlap.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        # Wait for a writer rather than failing at once when the web and worker processes
+        # overlap.
+        timeout=20,
+        # Every transaction takes the write lock as it begins (BEGIN IMMEDIATE), where the
+        # timeout applies; one that began by reading cannot wait for it later and fails at
+        # once with "database is locked".
+        transaction_mode="IMMEDIATE",
+        # WAL: readers never wait for the writer, nor the writer for readers. NORMAL is
+        # durable with WAL except for the last commits on a power cut.
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+    )
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -158,7 +168,20 @@ if _cache_location:
         }
     }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # No Redis: files under var/cache, shared by every process on the machine (web workers,
+    # Celery, manage.py), so a change made in one makes the others' cached pages stale. A
+    # per-process memory cache would keep serving them. Its add/incr, which the content
+    # generation relies on, are atomic across processes (summaries/file_cache.py).
+    CACHES = {
+        "default": {
+            "BACKEND": "summaries.file_cache.FileBasedCache",
+            "LOCATION": str((VAR_DIR / "cache").absolute()),
+            "KEY_PREFIX": "curation",
+            "TIMEOUT": 300,
+            # Files, one per key; past this, expired ones go first, then the soonest to expire.
+            "OPTIONS": {"MAX_ENTRIES": 10_000, "CULL_FREQUENCY": 3},
+        }
+    }
 # Bytes of cached pages each process keeps a copy of, so that a hit reads only the content
 # generation from Redis (summaries/caching.py). Pointless with the in-process cache.
 PAGE_CACHE_LOCAL_BYTES = env.int(

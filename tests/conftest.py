@@ -40,6 +40,24 @@ _CONFIGURED_CACHES = settings.CACHES
 _LOCMEM_CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 
+def _integration_caches() -> dict:
+    """The configured cache; without Redis, the file cache in a folder of the tests' own.
+
+    As the test database is a file of its own: var/cache is shared by every process using
+    this checkout, a development server too, whose pages and fragments (keyed by name, not
+    by database) must not meet the tests'.
+    """
+    default = _CONFIGURED_CACHES["default"]
+    if default["BACKEND"] != "summaries.file_cache.FileBasedCache":
+        return _CONFIGURED_CACHES
+    suffix = os.environ.get("PYTEST_XDIST_WORKER", "")
+    location = settings.VAR_DIR / f"test-cache{'-' + suffix if suffix else ''}"
+    return {"default": {**default, "LOCATION": str(location.absolute())}}
+
+
+_INTEGRATION_CACHES = _integration_caches()
+
+
 def pytest_configure(config):
     # override_settings (never disabled) also resets what Django cached from the old values.
     override_settings(
@@ -65,10 +83,15 @@ def _is_integration(node) -> bool:
 
 @pytest.fixture(autouse=True)
 def _cache_per_test(request):
-    """Unit tests get a fresh local-memory cache; integration tests the configured one."""
+    """Unit tests get a fresh local-memory cache; integration tests the configured one
+    (without Redis, an empty file cache of their own: `_integration_caches`)."""
     if _is_integration(request.node):
         override = request.getfixturevalue("settings")
-        override.CACHES = _CONFIGURED_CACHES
+        override.CACHES = _INTEGRATION_CACHES
+        if _INTEGRATION_CACHES is not _CONFIGURED_CACHES:
+            from django.core.cache import cache
+
+            cache.clear()  # the tests' own folder: empty, as a new process's memory was
         yield
         return
     yield
