@@ -16,7 +16,7 @@ from reversion.admin import VersionAdmin
 from . import checking, services
 from .forms import (
     DurationField,
-    MarkdownItemForm,
+    SummaryItemForm,
     OrderedInlineFormSet,
     SummaryForm,
     VideoForm,
@@ -77,7 +77,7 @@ class TimeFieldMixin:
 
 class KeyPointInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = KeyPoint
-    form = MarkdownItemForm
+    form = SummaryItemForm
     formset = OrderedInlineFormSet
     extra = 0
     fields = ["title", "body", "time", "position"]
@@ -87,7 +87,7 @@ class KeyPointInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
 
 class TakeawayInline(TimeFieldMixin, SortableTabularInline):
     model = Takeaway
-    form = MarkdownItemForm
+    form = SummaryItemForm
     formset = OrderedInlineFormSet
     extra = 0
     fields = ["text", "time", "position"]
@@ -98,7 +98,7 @@ class TakeawayInline(TimeFieldMixin, SortableTabularInline):
 
 class ChapterInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = Chapter
-    form = MarkdownItemForm
+    form = SummaryItemForm
     formset = OrderedInlineFormSet
     extra = 0
     fields = ["title", "start_time", "synopsis", "body", "rendered", "position"]
@@ -117,7 +117,7 @@ class ChapterInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
 
 class CaveatInline(MarkdownAdminMixin, SortableTabularInline):
     model = Caveat
-    form = MarkdownItemForm
+    form = SummaryItemForm
     formset = OrderedInlineFormSet
     extra = 0
     fields = ["chapter", "takeaway", "claim", "text", "position"]

@@ -10,6 +10,9 @@ from . import platforms, services
 from .editing.rules import link_problems
 from .models import MAX_SECONDS, Summary, Video
 
+# The largest place in an order a posted position is read as (a small integer column).
+MAX_POSITION = 32767
+
 _CLOCK = re.compile(r"^(?:(\d+):)?([0-5]?\d):([0-5]\d)$")
 
 
@@ -158,11 +161,29 @@ class VideoForm(forms.ModelForm):
         return url
 
 
-class MarkdownItemForm(forms.ModelForm):
-    """A key point, takeaway, chapter or caveat: every link of its Markdown must be one
-    that may be cited (editing.rules.link_problems, as in the API)."""
+class PositionField(forms.IntegerField):
+    """A place in an order: whatever is posted is read as a number from 0 (no place) to
+    MAX_POSITION, never as an error."""
+
+    def to_python(self, value):
+        try:
+            number = int(str(value).strip())
+        except (TypeError, ValueError):
+            return 0
+        return min(max(number, 0), MAX_POSITION)
+
+
+class SummaryItemForm(forms.ModelForm):
+    """A key point, takeaway, chapter or caveat on the summary page.
+
+    Its position only orders it: OrderedInlineFormSet numbers the rows 1..n when saving,
+    so no position posted (none, the same twice, nonsense) is ever an error. Every link of
+    its Markdown must be one that may be cited (editing.rules.link_problems, as in the API).
+    """
 
     markdown_fields = ("body", "text")
+    # Hidden (adminsortable2 sets the widget).
+    position = PositionField(required=False)
 
     def clean(self):
         cleaned = super().clean()
@@ -176,30 +197,25 @@ class MarkdownItemForm(forms.ModelForm):
         title = cleaned.get("title")
         return f"{kind} “{title}”" if title else kind
 
+    def _get_validation_exclusions(self):
+        # Positions are unique per summary only once the formset has numbered the rows.
+        return {*super()._get_validation_exclusions(), "position"}
+
 
 class OrderedInlineFormSet(CustomInlineFormSet):
-    """Drag-and-drop ordered items whose positions are unique per summary in the database."""
+    """Drag-and-drop ordered items whose positions are unique per summary in the database.
 
-    def clean(self):
-        super().clean()
-        seen = set()
-        for form in self.forms:
-            if not hasattr(form, "cleaned_data") or not form.cleaned_data:
-                continue
-            if self.can_delete and self._should_delete_form(form):
-                continue
-            position = form.cleaned_data.get("position") or 0
-            if position > 0 and position in seen:
-                raise ValidationError(
-                    "Two items share a position; drag them into order again.", code="position"
-                )
-            seen.add(position)
+    Rows are saved in the order their positions give (rows without one, such as new rows
+    added without JavaScript, after the others; ties in the order shown) and numbered 1..n.
+    """
 
     def save(self, commit=True):
         if not commit:
             return super().save(commit=False)
         if self.instance.pk:
             services.make_room_for_reorder(model=self.model, summary=self.instance)
+        for number, form in enumerate(self._kept_in_order(), start=1):
+            form.instance.position = number
         saved = super().save()
         kept = [
             form.instance
@@ -209,3 +225,15 @@ class OrderedInlineFormSet(CustomInlineFormSet):
         services.save_positions(items=kept)
         services.renumber(model=self.model, summary=self.instance)
         return saved
+
+    def _kept_in_order(self) -> list:
+        """The forms whose rows remain after saving, in their new order."""
+        kept = []
+        for index, form in enumerate(self.forms):
+            if self.can_delete and self._should_delete_form(form):
+                continue
+            if form not in self.initial_forms and not form.has_changed():
+                continue  # an empty extra row: nothing is saved
+            position = form.cleaned_data.get("position") or 0
+            kept.append((position if position > 0 else MAX_POSITION + 1, index, form))
+        return [form for *_, form in sorted(kept, key=lambda item: item[:2])]

@@ -348,3 +348,73 @@ def test_changelist_shows_live_and_scheduled_states(client, editor):
     assert response.status_code == 200
     assert "<strong>Live</strong> since" in content
     assert "<strong>Scheduled</strong> for" in content
+
+
+# --- New and reordered rows: positions never block a save -------------------------------
+
+# (inline prefix, the fields of a new row, the field that tells rows apart)
+NEW_ROWS = {
+    "chapters": ({"body": "Text."}, "title"),
+    "key_points": ({"body": "Point."}, "title"),
+    "takeaways": ({}, "text"),
+    "caveats": ({}, "text"),
+}
+
+
+def add_rows(data, prefix, names, positions):
+    extra, label = NEW_ROWS[prefix]
+    for name, position in zip(names, positions, strict=True):
+        add_inline_row(data, prefix, **{**extra, label: name, "position": position})
+    return data
+
+
+def labels(summary, prefix):
+    _, label = NEW_ROWS[prefix]
+    items = getattr(summary, prefix).order_by("position")
+    return list(items.values_list(label, "position"))
+
+
+@pytest.mark.parametrize("prefix", list(NEW_ROWS))
+@pytest.mark.parametrize("positions", [("", ""), ("0", "0"), ("0", "1"), ("1", "1"), ("7", "7")])
+def test_several_new_rows_are_saved_together_in_the_order_shown(client, editor, prefix, positions):
+    data = form_fields(client.get(reverse("admin:summaries_summary_add")))
+    data.update({"video": str(VideoFactory().pk), "tldr": "Thirty seconds."})
+    add_rows(data, prefix, ["First", "Second"], positions)
+    response = client.post(reverse("admin:summaries_summary_add"), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    summary = Summary.objects.get()
+    expected = [("First", 1), ("Second", 2)]
+    if positions == ("0", "1"):  # a row placed at 1 comes before a row with no place
+        expected = [("Second", 1), ("First", 2)]
+    assert labels(summary, prefix) == expected
+
+
+@pytest.mark.parametrize("prefix", list(NEW_ROWS))
+def test_new_rows_go_after_the_existing_ones(client, editor, prefix):
+    summary = SummaryFactory()
+    add_rows(data := open_form(client, summary), prefix, ["Old one", "Old two"], ["", ""])
+    assert client.post(change_url(summary), data).status_code == 302
+    data = open_form(client, summary)
+    add_rows(data, prefix, ["New one", "New two"], ["0", "0"])
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert labels(summary, prefix) == [
+        ("Old one", 1),
+        ("Old two", 2),
+        ("New one", 3),
+        ("New two", 4),
+    ]
+
+
+def test_any_positions_posted_for_existing_rows_save_or_explain(client, editor):
+    summary = SummaryFactory()
+    for title in ("One", "Two", "Three"):
+        ChapterFactory(summary=summary, title=title)
+    for positions in (("1", "1", "1"), ("3", "2", "1"), ("0", "-4", "99999"), ("", "x", "2")):
+        data = open_form(client, summary)
+        for index, position in enumerate(positions):
+            data[f"chapters-{index}-position"] = position
+        response = client.post(change_url(summary), data)
+        assert response.status_code in (200, 302), positions
+        numbers = list(summary.chapters.values_list("position", flat=True))
+        assert sorted(numbers) == [1, 2, 3], (positions, numbers)
