@@ -1,7 +1,8 @@
 """Settings for the curation service, read from the environment.
 
 Every value has a development default so that a fresh clone runs with no configuration
-(SQLite, an embedded file-system Celery broker, a local-memory cache). Production values
+(SQLite, an embedded file-system Celery broker, a file cache under var/ shared by every
+process on the machine). Production values
 are required once DEBUG is off; a missing or invalid one stops start-up with one line that
 names the variable (see curation/startup.py).
 """
@@ -183,7 +184,7 @@ else:
         }
     }
 # Bytes of cached pages each process keeps a copy of, so that a hit reads only the content
-# generation from Redis (summaries/caching.py). Pointless with the in-process cache.
+# generation from Redis (summaries/caching.py). Off by default without Redis.
 PAGE_CACHE_LOCAL_BYTES = env.int(
     "PAGE_CACHE_LOCAL_BYTES", default=32 * 1024 * 1024 if _cache_location else 0
 )
@@ -360,8 +361,9 @@ CORS_PREFLIGHT_MAX_AGE = 3600
 
 # --- Source checking --------------------------------------------------------------------
 # The link checker (summaries/linkcheck, summaries/checking.py; issue 6). Only public
-# addresses on ports 80/443 are contacted; FETCH_ALLOWED_NETWORKS (comma-separated CIDRs,
-# e.g. 127.0.0.2/31 for tests or an intranet range) opens those ranges on any port.
+# addresses are contacted, on the scheme's own port (80 for http, 443 for https);
+# FETCH_ALLOWED_NETWORKS (comma-separated CIDRs, e.g. 127.0.0.2/31 for tests or an intranet
+# range) opens those ranges on any port.
 FETCH_ALLOWED_NETWORKS = env.list("FETCH_ALLOWED_NETWORKS", default=[])
 FETCH_USER_AGENT = env.str(
     "FETCH_USER_AGENT",

@@ -16,9 +16,9 @@ from reversion.admin import VersionAdmin
 from . import checking, services
 from .forms import (
     DurationField,
-    SummaryItemForm,
     OrderedInlineFormSet,
     SummaryForm,
+    SummaryItemForm,
     VideoForm,
     format_duration,
 )

@@ -65,7 +65,10 @@ def _bump() -> None:
     try:
         cache.incr(GENERATION_KEY)
     except ValueError:  # the key is gone (evicted or never set): start again
-        cache.set(GENERATION_KEY, _first_generation(), timeout=None)
+        # add, not set: another process may have started again and bumped meanwhile, and
+        # overwriting its number could bring back one that pages were stored with.
+        if not cache.add(GENERATION_KEY, _first_generation(), timeout=None):
+            cache.incr(GENERATION_KEY)
 
 
 def bump_generation() -> None:

@@ -25,12 +25,6 @@ def duration(seconds):
     return format_duration(seconds)
 
 
-@register.filter
-def url_at(video, seconds):
-    """A link into the video at that second; "" when the video's URL may not be an href."""
-    return http_url(video.url_at(seconds))
-
-
 @register.filter(name="http_url")
 def http_url_filter(url):
     """The URL if it may be an href (http or https); "" otherwise (test it with {% if %})."""
