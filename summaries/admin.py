@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from reversion.admin import VersionAdmin
+from reversion.models import Revision, Version
 
 from . import checking, services
 from .forms import (
@@ -211,6 +212,10 @@ class CitationInline(admin.TabularInline):
 
 # The summary form's per-citation "confirm" button (handled in SummaryAdmin.save_related).
 CONFIRM_BUTTON = "_confirm_citation"
+# The change form's workflow buttons (SummaryAdmin._apply_workflow_button).
+WORKFLOW_BUTTONS = ("_publish", "_unpublish", "_review")
+# What a restored revision never brings back.
+PUBLICATION_FIELDS = ("status", "publish_at", "first_published_at")
 
 
 def state_badge(source):
@@ -262,11 +267,53 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
         return super().get_queryset(request).with_admin_data()
 
     def revision_view(self, request, object_id, version_id, extra_context=None):
-        """Restore an old revision; conflicts are judged against the version before it."""
-        request.lock_version_before_revert = (
-            Summary.objects.filter(pk=object_id).values_list("lock_version", flat=True).first()
+        """Restore an old revision's content; its publication state is never restored.
+
+        Conflicts are judged against the version before the restore. The summary keeps
+        the state, publish time and first publication it has now (a live summary stays
+        live, a draft stays a draft), and the editor is told so.
+        """
+        current = Summary.objects.filter(pk=object_id).first()
+        if current is not None:
+            request.lock_version_before_revert = current.lock_version
+            request.publication_before_revert = {
+                name: getattr(current, name) for name in PUBLICATION_FIELDS
+            }
+        response = super().revision_view(request, object_id, version_id, extra_context)
+        if request.method == "POST" and response.status_code == 302 and current is not None:
+            restored = Summary.objects.get(pk=object_id)
+            message = self._restored_message(version_id, restored)
+            messages.info(request, message)
+            # django-reversion words the new revision "Reverted to previous version"; the
+            # history says what the restore did instead.
+            latest = Version.objects.get_for_object(restored).first()
+            Revision.objects.filter(pk=latest.revision_id).update(comment=message)
+        return response
+
+    def get_object(self, request, object_id, from_field=None):
+        summary = super().get_object(request, object_id, from_field)
+        publication = getattr(request, "publication_before_revert", None)
+        if summary is not None and publication is not None:
+            # The revision was just reverted, publication state with it: put it back.
+            for name, value in publication.items():
+                setattr(summary, name, value)
+            Summary.objects.filter(pk=summary.pk).update(**publication)
+        return summary
+
+    def _restored_message(self, version_id, summary) -> str:
+        version = Version.objects.select_related("revision__user").get(pk=version_id)
+        saved = timezone.localtime(version.revision.date_created)
+        who = version.revision.user.get_username() if version.revision.user else "unknown"
+        if summary.is_live():
+            state = f"still live (since {timezone.localtime(summary.publish_at):%Y-%m-%d %H:%M})"
+        elif summary.is_scheduled():
+            state = f"still scheduled for {timezone.localtime(summary.publish_at):%Y-%m-%d %H:%M}"
+        else:
+            state = f"still {'a draft' if summary.status == Summary.Status.DRAFT else 'in review'}"
+        return (
+            f"Restored the content of the version {who} saved on {saved:%Y-%m-%d %H:%M:%S}. "
+            f"Publication is unchanged: the summary is {state}."
         )
-        return super().revision_view(request, object_id, version_id, extra_context)
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
@@ -336,6 +383,8 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
         if not change:
             obj.created_by = request.user
         obj.updated_by = request.user
+        for name, value in getattr(request, "publication_before_revert", {}).items():
+            setattr(obj, name, value)  # a restore keeps publication exactly as it was
         super().save_model(request, obj, form, change)
 
     def save_related(self, request, form, formsets, change):
@@ -365,9 +414,10 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
             messages.error(request, " ".join(error.messages))
 
     def response_change(self, request, obj):
-        if CONFIRM_BUTTON in request.POST:
+        workflow = any(name in request.POST for name in WORKFLOW_BUTTONS)
+        if CONFIRM_BUTTON in request.POST or (workflow and "_stay" in request.POST):
             request.POST = request.POST.copy()
-            request.POST["_continue"] = "1"  # stay on the page after confirming
+            request.POST["_continue"] = "1"  # stay on the page
         return super().response_change(request, obj)
 
     def _apply_workflow_button(self, request, summary):

@@ -418,3 +418,80 @@ def test_any_positions_posted_for_existing_rows_save_or_explain(client, editor):
         assert response.status_code in (200, 302), positions
         numbers = list(summary.chapters.values_list("position", flat=True))
         assert sorted(numbers) == [1, 2, 3], (positions, numbers)
+
+
+# --- Restoring a revision brings back content, never publication -------------------------
+
+
+def test_restoring_a_draft_version_keeps_a_live_summary_live(client, editor):
+    summary = SummaryFactory(tldr="Draft words.")
+    ChapterFactory(summary=summary, title="Draft chapter")
+    assert client.post(change_url(summary), open_form(client, summary)).status_code == 302
+    draft_version = Version.objects.get_for_object(summary).first()
+    data = open_form(client, summary)
+    data["tldr"] = "Published words."
+    data["_publish"] = "Save and publish"
+    assert client.post(change_url(summary), data).status_code == 302
+    summary.refresh_from_db()
+    live_since = summary.publish_at
+    assert summary.is_live()
+
+    revert_url = reverse("admin:summaries_summary_revision", args=[summary.pk, draft_version.pk])
+    form = client.get(revert_url)
+    assert "Published words." not in form.content.decode()  # the old content is shown
+    response = client.post(revert_url, form_fields(form), follow=True)
+
+    summary.refresh_from_db()
+    assert summary.tldr == "Draft words."
+    assert summary.is_live() and summary.publish_at == live_since
+    assert client.get(summary.get_absolute_url()).status_code == 200
+    messages = [str(m) for m in response.context["messages"]]
+    assert any("Restored the content" in m and "still live" in m for m in messages), messages
+    restored = Version.objects.get_for_object(summary).first()
+    assert restored.revision.get_comment().startswith("Restored the content")
+
+
+def test_restoring_a_published_version_keeps_a_draft_a_draft(client, editor):
+    summary = SummaryFactory(tldr="First words.")
+    data = open_form(client, summary)
+    data["_publish"] = "Save and publish"
+    assert client.post(change_url(summary), data).status_code == 302
+    published_version = Version.objects.get_for_object(summary).first()
+    data = open_form(client, summary)
+    data["tldr"] = "Second words."
+    data["_unpublish"] = "Save and unpublish"
+    assert client.post(change_url(summary), data).status_code == 302
+
+    revert_url = reverse(
+        "admin:summaries_summary_revision", args=[summary.pk, published_version.pk]
+    )
+    form = form_fields(client.get(revert_url))
+    response = client.post(revert_url, form, follow=True)
+    summary.refresh_from_db()
+    assert summary.tldr == "First words."
+    assert summary.status == Summary.Status.DRAFT and summary.publish_at is None
+    messages = " ".join(str(m) for m in response.context["messages"])
+    assert "still a draft" in messages
+
+
+# --- Workflow buttons may keep the editor on the page -----------------------------------
+
+
+@pytest.mark.parametrize("button", ["_publish", "_review"])
+def test_workflow_buttons_can_stay_on_the_page(client, editor, button):
+    summary = SummaryFactory()
+    data = open_form(client, summary)
+    data[button] = "go"
+    data["_stay"] = "1"
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 302
+    assert response["Location"] == change_url(summary)
+    del data["_stay"]
+    data = {**open_form(client, summary), button: "go"}
+    response = client.post(change_url(summary), data)
+    assert response["Location"] != change_url(summary)  # the list, as before
+
+
+def test_the_change_form_offers_staying(client, editor):
+    content = client.get(change_url(SummaryFactory())).content.decode()
+    assert 'name="_stay"' in content

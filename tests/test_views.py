@@ -317,3 +317,16 @@ def test_sources_that_no_longer_support_their_claim_are_marked(client):
     content = client.get(summary.get_absolute_url()).content.decode()
     assert 'source-state-broken">Broken' in content
     assert "Source changed since confirmed" in content
+
+
+def test_the_preview_banner_tells_the_summary_state(client):
+    client.force_login(EditorFactory())
+    live = SummaryFactory(live=True)
+    url = reverse("summaries:summary-preview", kwargs={"slug": live.video.slug})
+    banner = client.get(url).content.decode()
+    assert "Readers cannot see this page" not in banner
+    assert "Live" in banner and "Readers see this page" in banner
+    soon = timezone.now() + datetime.timedelta(days=1)
+    scheduled = SummaryFactory(status=Summary.Status.PUBLISHED, publish_at=soon)
+    url = reverse("summaries:summary-preview", kwargs={"slug": scheduled.video.slug})
+    assert "Readers cannot see this page until" in client.get(url).content.decode()
