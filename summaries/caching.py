@@ -61,7 +61,7 @@ def current_generation() -> int:
     return generation
 
 
-def _bump() -> None:
+def _increment() -> None:
     try:
         cache.incr(GENERATION_KEY)
     except ValueError:  # the key is gone (evicted or never set): start again
@@ -69,6 +69,17 @@ def _bump() -> None:
         # overwriting its number could bring back one that pages were stored with.
         if not cache.add(GENERATION_KEY, _first_generation(), timeout=None):
             cache.incr(GENERATION_KEY)
+
+
+def _bump() -> None:
+    try:
+        _increment()
+    except Exception:  # noqa: BLE001 - the cache is down: the write that got here stands
+        logger.warning(
+            "Could not mark cached pages stale (cache unreachable); they expire within %s s",
+            PAGE_TTL,
+            exc_info=True,
+        )
 
 
 def bump_generation() -> None:
@@ -260,7 +271,11 @@ def cached_fragment(name: str, compute):
     recomputed on the next read.
     """
     key = f"fragment:{name}"
-    generation, stored = _read(key)
+    try:
+        generation, stored = _read(key)
+    except Exception:  # noqa: BLE001 - the cache is down: compute, keep nothing
+        logger.warning("Cache unreachable: fragment %s computed afresh", name, exc_info=True)
+        return compute()
     if stored is not None:
         return stored[1]
     value = compute()
@@ -293,7 +308,11 @@ class PageCacheMiddleware:
         key = page_key(request, query)
         if key is None:
             return self.get_response(request)
-        generation, response = lookup(key, self.local)
+        try:
+            generation, response = lookup(key, self.local)
+        except Exception:  # noqa: BLE001 - the cache is down: serve the page uncached
+            logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
+            return self.get_response(request)
         if response is not None:
             return response
         response = self.get_response(request)

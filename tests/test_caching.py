@@ -269,3 +269,37 @@ def test_page_links_use_the_spelling_that_is_cached(client):
     assert f'rel="prev" href="{url}"' in second
     first = client.get(url).content.decode()
     assert 'rel="next" href="?page=2"' in first
+
+
+# --- An unreachable cache never fails a page or a write ----------------------------------
+
+
+@pytest.fixture
+def unreachable_cache(settings):
+    """The cache's Redis is down (nothing listens on port 1)."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "summaries.redis_cache.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+            "OPTIONS": {"socket_connect_timeout": 0.2},
+        }
+    }
+
+
+def test_pages_are_served_while_the_cache_is_down(client, unreachable_cache):
+    summary = SummaryFactory(live=True, tldr="Still readable.")
+    channel_url = summary.video.channel.get_absolute_url()
+    api_url = f"/api/v1/summaries/{summary.video.slug}/"
+    for url in (summary.get_absolute_url(), reverse("summaries:home"), channel_url, api_url):
+        response = client.get(url)
+        assert response.status_code == 200, url
+    assert "Still readable." in client.get(summary.get_absolute_url()).content.decode()
+
+
+def test_edits_and_check_results_are_saved_while_the_cache_is_down(unreachable_cache):
+    summary = SummaryFactory(live=True, tldr="Before.")
+    summary.tldr = "After."
+    summary.save()  # the save signal marks pages stale: it must not fail the save
+    services.unpublish_summary(summary=summary)
+    summary.refresh_from_db()
+    assert summary.tldr == "After." and summary.status == Summary.Status.DRAFT
