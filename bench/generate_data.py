@@ -49,9 +49,7 @@ django.setup()
 from django.db import connection, connections, transaction  # noqa: E402
 from django.utils.text import slugify  # noqa: E402
 
-from summaries import caching, platforms, related  # noqa: E402
-from summaries.citations import extract_citations  # noqa: E402
-from summaries.markdown import html_to_text, render_inline_markdown, render_markdown  # noqa: E402
+from summaries import caching, related  # noqa: E402
 from summaries.models import (  # noqa: E402
     Appearance,
     Caveat,
@@ -68,6 +66,9 @@ from summaries.models import (  # noqa: E402
     Topic,
     Video,
 )
+from summaries.text import platforms  # noqa: E402
+from summaries.text.citations import extract_citations  # noqa: E402
+from summaries.text.markdown import html_to_text, render_inline_markdown, render_markdown  # noqa: E402
 
 PREFIX = "bench-"
 TODAY = date(2026, 12, 1)  # fixed, so the data does not depend on the day it is generated

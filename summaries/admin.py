@@ -21,7 +21,6 @@ from .forms import (
     SummaryForm,
     SummaryItemForm,
     VideoForm,
-    format_duration,
 )
 from .models import (
     Appearance,
@@ -40,6 +39,7 @@ from .models import (
     Video,
 )
 from .presentation import http_url
+from .text.durations import format_duration
 
 MARKDOWN_WIDGET = forms.Textarea(
     attrs={"rows": 12, "cols": 100, "class": "vLargeTextField markdown-source"}

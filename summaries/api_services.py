@@ -11,10 +11,11 @@ import reversion
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
-from . import checking, platforms, services
+from . import checking, services
 from .editing.rules import link_problems
-from .forms import format_duration
 from .models import Appearance, Caveat, Chapter, KeyPoint, Source, Summary, Takeaway, Video
+from .text import platforms
+from .text.durations import format_duration
 
 # --- Whole summaries --------------------------------------------------------------------
 

@@ -1,37 +1,17 @@
 """Admin form pieces: durations typed as 34:21, optimistic locking, ordered inlines."""
 
-import re
-
 from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
 
-from . import platforms, services
+from . import services
 from .editing.rules import link_problems
 from .models import MAX_SECONDS, Summary, Video
+from .text import platforms
+from .text.durations import format_duration, parse_duration
 
 # The largest place in an order a posted position is read as (a small integer column).
 MAX_POSITION = 32767
-
-_CLOCK = re.compile(r"^(?:(\d+):)?([0-5]?\d):([0-5]\d)$")
-
-
-def parse_duration(value: str) -> int:
-    """Seconds from "34:21", "1:02:03" or "2061"; ValueError for anything else."""
-    value = value.strip()
-    if value.isdigit():
-        return int(value)
-    match = _CLOCK.match(value)
-    if not match:
-        raise ValueError(value)
-    hours, minutes, seconds = (int(part or 0) for part in match.groups())
-    return hours * 3600 + minutes * 60 + seconds
-
-
-def format_duration(seconds: int) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
 
 
 class DurationField(forms.CharField):

@@ -13,8 +13,8 @@ from django.dispatch import receiver
 from django.urls import reverse
 from django.utils import timezone
 
-from . import platforms
-from .markdown import MAX_SOURCE_CHARS, render_inline_markdown, render_markdown
+from .text import platforms
+from .text.markdown import MAX_SOURCE_CHARS, render_inline_markdown, render_markdown
 from .text.visible import INVISIBLE_MESSAGE, has_visible_character, strip_invisible_edges
 
 # Caps for editor-written text (forms and API); chapters may hold a long transcript.

@@ -12,14 +12,15 @@ from django.db.models import F
 from django.utils import timezone
 
 from . import related
-from .citations import (
+from .models import Caveat, Chapter, Citation, KeyPoint, Organisation, Source, Summary, Takeaway
+from .text.citations import (
     attributed_organisation_names,
     extract_citations,
     find_figures,
     host_matches_domains,
 )
-from .markdown import markdown_to_text
-from .models import Caveat, Chapter, Citation, KeyPoint, Organisation, Source, Summary, Takeaway
+from .text.durations import format_duration
+from .text.markdown import markdown_to_text
 
 # Reordering moves every item out of the way first; positions never get near this.
 _REORDER_OFFSET = 10_000
@@ -252,12 +253,6 @@ class Warning:
         return f"{self.where}: {self.message}"
 
 
-def _format_time(seconds: int) -> str:
-    minutes, secs = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
-
-
 def _time_warnings(summary: Summary, chapters: list[Chapter]) -> list[Warning]:
     duration = summary.video.duration_seconds
     warnings = []
@@ -270,16 +265,16 @@ def _time_warnings(summary: Summary, chapters: list[Chapter]) -> list[Warning]:
             warnings.append(
                 Warning(
                     where,
-                    f"starts at {_format_time(chapter.start_time)}, after the video "
-                    f"ends ({_format_time(duration)}).",
+                    f"starts at {format_duration(chapter.start_time)}, after the video "
+                    f"ends ({format_duration(duration)}).",
                 )
             )
         if previous is not None and chapter.start_time <= previous.start_time:
             warnings.append(
                 Warning(
                     where,
-                    f"starts at {_format_time(chapter.start_time)}, not after the "
-                    f"chapter before it ({_format_time(previous.start_time)}).",
+                    f"starts at {format_duration(chapter.start_time)}, not after the "
+                    f"chapter before it ({format_duration(previous.start_time)}).",
                 )
             )
         previous = chapter
@@ -290,8 +285,8 @@ def _time_warnings(summary: Summary, chapters: list[Chapter]) -> list[Warning]:
             warnings.append(
                 Warning(
                     f"{label} {item.position}",
-                    f"time {_format_time(item.time)} is after "
-                    f"the video ends ({_format_time(duration)}).",
+                    f"time {format_duration(item.time)} is after "
+                    f"the video ends ({format_duration(duration)}).",
                 )
             )
     return warnings

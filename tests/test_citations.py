@@ -2,7 +2,7 @@
 
 import pytest
 
-from summaries.citations import (
+from summaries.text.citations import (
     FoundCitation,
     attributed_organisation_names,
     extract_citations,

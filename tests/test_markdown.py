@@ -5,7 +5,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from summaries.markdown import (
+from summaries.text.markdown import (
     ALLOWED_TAGS,
     MAX_SOURCE_CHARS,
     markdown_to_text,

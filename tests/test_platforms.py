@@ -1,6 +1,6 @@
 import pytest
 
-from summaries.platforms import parse_video_url, video_url_at
+from summaries.text.platforms import parse_video_url, video_url_at
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from summaries.forms import DurationField
-from summaries.markdown import MAX_SOURCE_CHARS
 from summaries.models import (
     LANGUAGE_CODES,
     MAX_SECONDS,
@@ -22,6 +21,7 @@ from summaries.models import (
     Person,
     Topic,
 )
+from summaries.text.markdown import MAX_SOURCE_CHARS
 
 MAX_KEY_POINTS = 100
 MAX_TAKEAWAYS = 100

@@ -5,7 +5,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
-from summaries.forms import format_duration
 from summaries.models import (
     Appearance,
     Caveat,
@@ -21,6 +20,7 @@ from summaries.models import (
     Topic,
     Video,
 )
+from summaries.text.durations import format_duration
 
 
 @extend_schema_field(OpenApiTypes.URI)

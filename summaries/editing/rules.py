@@ -8,10 +8,10 @@ import re
 
 from django.conf import settings
 
-from summaries.citations import normalise_url
 from summaries.linkcheck import policy
-from summaries.markdown import link_targets
 from summaries.models import Source
+from summaries.text.citations import normalise_url
+from summaries.text.markdown import link_targets
 
 CITABLE_SCHEMES = frozenset({"http", "https"})
 # Allowed in the text and kept as links, but not sources: nothing is fetched.

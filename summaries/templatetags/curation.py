@@ -1,9 +1,9 @@
 from django import template
 from django.utils.html import format_html, format_html_join
 
-from summaries.forms import format_duration
 from summaries.models import LANGUAGE_CHOICES
 from summaries.presentation import host_of, http_url, text_fragment_url
+from summaries.text.durations import format_duration
 
 register = template.Library()
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import quote, unquote_plus, urlsplit
 
-from summaries.markdown import BLOCK_TAGS, render_markdown
+from summaries.text.markdown import BLOCK_TAGS, render_markdown
 
 CITABLE_SCHEMES = frozenset({"http", "https"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
