@@ -1,0 +1,89 @@
+"""The content model: channels, people, videos and their curated summaries with cited sources.
+
+One module per subject; every name is imported from here (`from summaries.models import
+Video`), which is also where migrations find the custom fields.
+"""
+
+import reversion
+
+from .base import (
+    LANGUAGE_CHOICES,
+    LANGUAGE_CODES,
+    MAX_SECONDS,
+    SHORT_TEXT,
+    PublicationStatus,
+    TimestampedModel,
+    VisibleCharField,
+    VisibleTextField,
+)
+from .catalogue import (
+    Appearance,
+    Channel,
+    Organisation,
+    Person,
+    RelatedLink,
+    Topic,
+    Video,
+    VideoQuerySet,
+    validate_domains,
+)
+from .sources import Citation, Source, SourceCheck
+from .summary import (
+    Caveat,
+    Chapter,
+    EditConflict,
+    KeyPoint,
+    Summary,
+    SummaryItem,
+    SummaryQuerySet,
+    Takeaway,
+)
+
+__all__ = [
+    "LANGUAGE_CHOICES",
+    "LANGUAGE_CODES",
+    "MAX_SECONDS",
+    "SHORT_TEXT",
+    "Appearance",
+    "Caveat",
+    "Channel",
+    "Chapter",
+    "Citation",
+    "EditConflict",
+    "KeyPoint",
+    "Organisation",
+    "Person",
+    "PublicationStatus",
+    "RelatedLink",
+    "Source",
+    "SourceCheck",
+    "Summary",
+    "SummaryItem",
+    "SummaryQuerySet",
+    "Takeaway",
+    "TimestampedModel",
+    "Topic",
+    "Video",
+    "VideoQuerySet",
+    "VisibleCharField",
+    "VisibleTextField",
+    "validate_domains",
+]
+
+# Revision history: a summary's revision holds its ordered parts, so restoring one brings back
+# the whole summary as it was. Citations are not stored: they are rebuilt from the text on save.
+reversion.register(Channel)
+reversion.register(Organisation)
+reversion.register(Person)
+reversion.register(Topic)
+reversion.register(Appearance)
+reversion.register(Video, follow=["appearances"])
+reversion.register(KeyPoint)
+reversion.register(Takeaway)
+reversion.register(Chapter)
+reversion.register(Caveat)
+reversion.register(
+    Summary,
+    follow=["key_points", "takeaways", "chapters", "caveats"],
+    exclude=["lock_version"],
+)

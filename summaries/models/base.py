@@ -1,0 +1,56 @@
+"""What every content model shares: caps on editors' text, visible-text fields, timestamps."""
+
+from django.conf import global_settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from summaries.text.visible import INVISIBLE_MESSAGE, has_visible_character, strip_invisible_edges
+
+# Caps for editor-written text (forms and API); chapters may hold a long transcript.
+SHORT_TEXT = 4000
+# Times and durations are stored in seconds; nothing we summarise runs longer than this.
+MAX_SECONDS = 7 * 24 * 3600
+
+LANGUAGE_CHOICES = list(global_settings.LANGUAGES)
+LANGUAGE_CODES = [code for code, _ in LANGUAGE_CHOICES]
+
+
+class VisibleTextMixin:
+    """Text readers see as typed: invisible characters at the edges are dropped, and text
+    with no visible character is refused (by full_clean, so in admin forms and the API)."""
+
+    def clean(self, value, model_instance):
+        if isinstance(value, str) and value:
+            value = strip_invisible_edges(value)
+            if not has_visible_character(value) and (value or not self.blank):
+                raise ValidationError(INVISIBLE_MESSAGE, code="invisible")
+        return super().clean(value, model_instance)
+
+    def deconstruct(self):
+        # Migrations name the field where the app's models are imported from.
+        name, _path, args, kwargs = super().deconstruct()
+        return name, f"summaries.models.{type(self).__name__}", args, kwargs
+
+
+class VisibleCharField(VisibleTextMixin, models.CharField):
+    pass
+
+
+class VisibleTextField(VisibleTextMixin, models.TextField):
+    pass
+
+
+class PublicationStatus(models.TextChoices):
+    """Where a summary is in its workflow (Summary.Status)."""
+
+    DRAFT = "draft", "Draft"
+    IN_REVIEW = "review", "In review"
+    PUBLISHED = "published", "Published"
+
+
+class TimestampedModel(models.Model):
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True

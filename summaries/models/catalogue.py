@@ -1,0 +1,261 @@
+"""Channels, organisations, people, topics and videos: what summaries are about."""
+
+import re
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+from summaries.text import platforms
+
+from .base import (
+    LANGUAGE_CHOICES,
+    LANGUAGE_CODES,
+    MAX_SECONDS,
+    SHORT_TEXT,
+    PublicationStatus,
+    TimestampedModel,
+    VisibleCharField,
+    VisibleTextField,
+)
+
+
+class Channel(TimestampedModel):
+    name = VisibleCharField(max_length=200)
+    slug = models.SlugField(max_length=200, unique=True)
+    description = VisibleTextField(blank=True, max_length=SHORT_TEXT)
+    site_url = models.URLField("site URL", blank=True, help_text="The channel's own page.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("summaries:channel-detail", kwargs={"slug": self.slug})
+
+
+_DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+
+
+def validate_domains(value: str) -> None:
+    bad = [d for d in value.lower().split() if not _DOMAIN.match(d)]
+    if bad:
+        raise ValidationError(
+            f"Not a web domain: {', '.join(bad)}. Write bare domains such as anthropic.com, "
+            "one per line (no https:// and no path)."
+        )
+
+
+class Organisation(TimestampedModel):
+    name = VisibleCharField(max_length=200)
+    slug = models.SlugField(max_length=200, unique=True)
+    domains = models.TextField(
+        blank=True,
+        validators=[validate_domains],
+        help_text=(
+            "Web domains this organisation publishes on, one per line (e.g. anthropic.com). "
+            "A claim such as “Anthropic says” whose link is elsewhere gets a warning."
+        ),
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def domain_list(self) -> list[str]:
+        return [d.strip().lower() for d in self.domains.split() if d.strip()]
+
+
+class Person(TimestampedModel):
+    name = VisibleCharField(max_length=200)
+    slug = models.SlugField(max_length=200, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "people"
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("summaries:person-detail", kwargs={"slug": self.slug})
+
+
+class Topic(TimestampedModel):
+    name = VisibleCharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("summaries:topic-detail", kwargs={"slug": self.slug})
+
+
+class VideoQuerySet(models.QuerySet):
+    def with_card_data(self):
+        """What a video card shows: channel, people with their affiliations."""
+        return self.select_related("channel").prefetch_related(
+            models.Prefetch(
+                "appearances",
+                queryset=Appearance.objects.select_related("person", "organisation"),
+            ),
+        )
+
+    def with_listing_data(self):
+        """What a video card shows, and its topics (API lists, related videos' reasons)."""
+        return self.with_card_data().prefetch_related("topics")
+
+    def published(self, now=None):
+        """Videos whose summary is published and whose publish time has been reached."""
+        return self.filter(
+            summary__status=PublicationStatus.PUBLISHED,
+            summary__publish_at__lte=now or timezone.now(),
+        )
+
+
+class Video(TimestampedModel):
+    class Platform(models.TextChoices):
+        YOUTUBE = platforms.YOUTUBE, "YouTube"
+        OTHER = platforms.OTHER, "Other"
+
+    title = VisibleCharField(max_length=300)
+    slug = models.SlugField(max_length=200, unique=True)
+    channel = models.ForeignKey(Channel, on_delete=models.PROTECT, related_name="videos")
+    source_url = models.URLField("source URL", max_length=500)
+    platform = models.CharField(
+        max_length=20, choices=Platform.choices, default=Platform.OTHER, editable=False
+    )
+    platform_video_id = models.CharField(
+        "platform video id",
+        max_length=64,
+        blank=True,
+        editable=False,
+        help_text="Filled from the source URL (YouTube watch, youtu.be, embed and shorts links).",
+    )
+    duration_seconds = models.PositiveIntegerField(
+        "duration",
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SECONDS)],
+        help_text="Length in seconds.",
+    )
+    language = models.CharField(max_length=10, choices=LANGUAGE_CHOICES, default="en")
+    published_on = models.DateField("published", help_text="When the video was published.")
+    thumbnail_url = models.URLField("thumbnail URL", max_length=500, blank=True)
+    blurb = VisibleCharField(
+        max_length=300, blank=True, help_text="One line for cards such as “More from this channel”."
+    )
+    people = models.ManyToManyField(Person, through="Appearance", related_name="videos", blank=True)
+    topics = models.ManyToManyField(Topic, related_name="videos", blank=True)
+    related_refreshed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the stored related videos were last computed (empty: never).",
+    )
+
+    objects = VideoQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-published_on", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(duration_seconds__gt=0), name="video_duration_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(language__in=LANGUAGE_CODES), name="video_language_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["platform", "platform_video_id"],
+                condition=~Q(platform_video_id=""),
+                name="video_platform_id_unique",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["channel", "-published_on"], name="video_channel_date"),
+            # Lists newest first walk this index and stop after one page.
+            models.Index(fields=["-published_on", "-id"], name="video_date_id"),
+            models.Index(fields=["related_refreshed_at"], name="video_related_refreshed"),
+        ]
+
+    def __str__(self):
+        return self.title
+
+    def save(self, *args, **kwargs):
+        self.platform, self.platform_video_id = platforms.parse_video_url(self.source_url)
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self):
+        return reverse("summaries:summary-detail", kwargs={"slug": self.slug})
+
+    def clean(self):
+        # Filled here too so that full_clean() checks the platform id's uniqueness.
+        self.platform, self.platform_video_id = platforms.parse_video_url(self.source_url)
+
+    def url_at(self, seconds: int) -> str:
+        return platforms.video_url_at(
+            self.source_url, self.platform, self.platform_video_id, seconds
+        )
+
+
+class RelatedLink(models.Model):
+    """One stored "Related" entry of a video, computed by `related.refresh_related`.
+
+    Precomputed so that a summary page does not rank the catalogue on every request; pages
+    still show only the entries whose video is live when the page is read.
+    """
+
+    video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="related_links")
+    related = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    score = models.FloatField()
+    reasons = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["video", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["video", "position"], name="related_link_position"),
+            models.UniqueConstraint(fields=["video", "related"], name="related_link_unique"),
+            models.CheckConstraint(
+                condition=~Q(video=models.F("related")), name="related_link_not_self"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.video_id} → {self.related_id} ({self.score})"
+
+
+class Appearance(models.Model):
+    """A person on a video, with the organisation they stand for on that video."""
+
+    video = models.ForeignKey(Video, on_delete=models.CASCADE, related_name="appearances")
+    person = models.ForeignKey(Person, on_delete=models.PROTECT, related_name="appearances")
+    organisation = models.ForeignKey(
+        Organisation,
+        on_delete=models.PROTECT,
+        related_name="appearances",
+        null=True,
+        blank=True,
+        help_text="Who the person speaks for on this video (may differ between videos).",
+    )
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["video", "person"], name="appearance_once_per_video")
+        ]
+
+    def __str__(self):
+        if self.organisation_id:
+            return f"{self.person} · {self.organisation}"
+        return str(self.person)

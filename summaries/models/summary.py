@@ -1,0 +1,256 @@
+"""A curated summary of a video and its parts: key points, takeaways, chapters, caveats."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.signals import pre_save
+from django.dispatch import receiver
+from django.utils import timezone
+
+from summaries.text.markdown import MAX_SOURCE_CHARS, render_inline_markdown, render_markdown
+
+from .base import (
+    SHORT_TEXT,
+    PublicationStatus,
+    TimestampedModel,
+    VisibleCharField,
+    VisibleTextField,
+)
+from .catalogue import Video
+
+
+class SummaryQuerySet(models.QuerySet):
+    def published(self, now=None):
+        """Live summaries: published and publish time reached (decided at read time)."""
+        return self.filter(status=Summary.Status.PUBLISHED, publish_at__lte=now or timezone.now())
+
+    def scheduled(self, now=None):
+        """Published summaries whose publish time lies in the future."""
+        return self.filter(status=Summary.Status.PUBLISHED, publish_at__gt=now or timezone.now())
+
+    def with_admin_data(self):
+        return self.select_related("video", "video__channel", "updated_by")
+
+
+class Summary(TimestampedModel):
+    Status = PublicationStatus
+
+    video = models.OneToOneField(Video, on_delete=models.PROTECT, related_name="summary")
+    tldr = VisibleTextField(
+        "in 30 seconds",
+        max_length=SHORT_TEXT,
+        help_text="What a reader should know in 30 seconds (plain text).",
+    )
+    status = models.CharField(
+        max_length=20, choices=Status.choices, default=Status.DRAFT, db_index=True
+    )
+    publish_at = models.DateTimeField(
+        "publish time",
+        null=True,
+        blank=True,
+        help_text="Published summaries go live at this time; a future time schedules them.",
+    )
+    first_published_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+    )
+    search_document = models.TextField(
+        editable=False,
+        default="",
+        help_text="Title, 30-second text, takeaways and chapter text as plain text, for search.",
+    )
+    # Optimistic locking: every save increments it; a save based on an older value is refused.
+    lock_version = models.PositiveIntegerField(default=1, editable=False)
+
+    objects = SummaryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "summaries"
+        ordering = ["-publish_at", "-id"]
+        permissions = [("publish_summary", "Can publish, schedule and unpublish summaries")]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(status="published") | Q(publish_at__isnull=False),
+                name="summary_published_has_time",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "publish_at"], name="summary_visibility")]
+
+    def __str__(self):
+        return f"Summary of “{self.video}”" if self.video_id else "New summary"
+
+    def save(self, *args, **kwargs):
+        """Save, refusing to overwrite a version someone else saved since this one was read."""
+        if self.pk and not self._state.adding:
+            bumped = Summary.objects.filter(pk=self.pk, lock_version=self.lock_version).update(
+                lock_version=F("lock_version") + 1
+            )
+            if not bumped:
+                raise EditConflict(self)
+            self.lock_version += 1
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "lock_version", "updated_at"}
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self):
+        return self.video.get_absolute_url()
+
+    def is_live(self, now=None) -> bool:
+        return (
+            self.status == self.Status.PUBLISHED
+            and self.publish_at is not None
+            and self.publish_at <= (now or timezone.now())
+        )
+
+    def is_scheduled(self, now=None) -> bool:
+        return self.status == self.Status.PUBLISHED and not self.is_live(now)
+
+
+class EditConflict(Exception):
+    """Raised when a summary was saved by someone else after it was read."""
+
+    def __init__(self, summary):
+        self.summary = summary
+        super().__init__(f"{summary} was changed by someone else; reload it and reapply your edit.")
+
+
+@receiver(pre_save, sender=Summary)
+def keep_lock_version_on_raw_save(sender, instance, raw, **kwargs):
+    """Reverting a revision (a raw save) must not reset the lock version history excludes."""
+    if raw and instance.pk:
+        current = sender.objects.filter(pk=instance.pk).values_list("lock_version", flat=True)
+        instance.lock_version = (current.first() or 0) + 1
+
+
+class SummaryItem(models.Model):
+    """Something listed in order within a summary; positions are unique per summary."""
+
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+        ordering = ["position"]
+
+    @classmethod
+    def position_constraint(cls, name):
+        return models.UniqueConstraint(fields=["summary", "position"], name=name)
+
+
+TIME_HELP = "Seconds into the video (optional)."
+
+
+class KeyPoint(SummaryItem):
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="key_points")
+    title = VisibleCharField(max_length=200)
+    body = models.TextField(max_length=SHORT_TEXT, help_text="Markdown (one or two sentences).")
+    body_html = models.TextField(editable=False, default="")
+    time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
+
+    class Meta(SummaryItem.Meta):
+        constraints = [SummaryItem.position_constraint("keypoint_position_unique")]
+
+    def __str__(self):
+        return self.title
+
+    def save(self, *args, **kwargs):
+        self.body_html = render_inline_markdown(self.body)
+        super().save(*args, **kwargs)
+
+
+class Takeaway(SummaryItem):
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="takeaways")
+    text = models.TextField(
+        max_length=SHORT_TEXT, help_text="Markdown; cite a source with [text](https://…)."
+    )
+    text_html = models.TextField(editable=False, default="")
+    time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
+
+    class Meta(SummaryItem.Meta):
+        constraints = [SummaryItem.position_constraint("takeaway_position_unique")]
+
+    def __str__(self):
+        return self.text[:80]
+
+    def save(self, *args, **kwargs):
+        self.text_html = render_inline_markdown(self.text)
+        super().save(*args, **kwargs)
+
+
+class Chapter(SummaryItem):
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="chapters")
+    title = VisibleCharField(max_length=200)
+    synopsis = VisibleTextField(
+        blank=True, max_length=SHORT_TEXT, help_text="Two sentences shown above the text."
+    )
+    body = models.TextField(
+        max_length=MAX_SOURCE_CHARS,
+        help_text="Edited transcript in Markdown; cite with [text](https://…).",
+    )
+    body_html = models.TextField(editable=False, default="")
+    start_time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
+
+    class Meta(SummaryItem.Meta):
+        constraints = [
+            SummaryItem.position_constraint("chapter_position_unique"),
+            models.CheckConstraint(condition=~Q(body=""), name="chapter_body_not_empty"),
+            models.CheckConstraint(condition=~Q(title=""), name="chapter_title_not_empty"),
+        ]
+
+    def __str__(self):
+        return self.title
+
+    def save(self, *args, **kwargs):
+        self.body_html = render_markdown(self.body)
+        super().save(*args, **kwargs)
+
+    @property
+    def anchor(self) -> str:
+        return f"chapter-{self.position}"
+
+
+class Caveat(SummaryItem):
+    """An editorial note that qualifies a claim of the summary, a chapter or a takeaway."""
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="caveats")
+    chapter = models.ForeignKey(
+        Chapter, on_delete=models.CASCADE, related_name="caveats", null=True, blank=True
+    )
+    takeaway = models.ForeignKey(
+        Takeaway, on_delete=models.CASCADE, related_name="caveats", null=True, blank=True
+    )
+    claim = VisibleCharField(
+        max_length=300,
+        blank=True,
+        help_text="The words it qualifies, e.g. “2.5 times faster” (shown beside them).",
+    )
+    text = models.TextField(max_length=SHORT_TEXT, help_text="The note, in Markdown.")
+    text_html = models.TextField(editable=False, default="")
+
+    class Meta(SummaryItem.Meta):
+        constraints = [
+            SummaryItem.position_constraint("caveat_position_unique"),
+            models.CheckConstraint(
+                condition=Q(chapter__isnull=True) | Q(takeaway__isnull=True),
+                name="caveat_one_target",
+            ),
+        ]
+
+    def __str__(self):
+        return self.text[:80]
+
+    def save(self, *args, **kwargs):
+        self.text_html = render_inline_markdown(self.text)
+        super().save(*args, **kwargs)
