@@ -49,7 +49,7 @@ django.setup()
 from django.db import connection, connections, transaction  # noqa: E402
 from django.utils.text import slugify  # noqa: E402
 
-from summaries import caching, related  # noqa: E402
+from summaries import related  # noqa: E402
 from summaries.models import (  # noqa: E402
     Appearance,
     Caveat,
@@ -66,6 +66,7 @@ from summaries.models import (  # noqa: E402
     Topic,
     Video,
 )
+from summaries.pagecache.generation import content_changed  # noqa: E402
 from summaries.text import platforms  # noqa: E402
 from summaries.text.citations import extract_citations  # noqa: E402
 from summaries.text.markdown import html_to_text, render_inline_markdown, render_markdown  # noqa: E402
@@ -860,7 +861,7 @@ def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> i
     analyse()
     store_related(context, workers)
     analyse()
-    caching.bump_generation()  # bulk_create sends no signals: make cached pages stale
+    content_changed()  # bulk_create sends no signals: make cached pages stale
     elapsed = time.perf_counter() - started
     print("created:", ", ".join(f"{name} {n}" for name, n in counts.items()))
     print(

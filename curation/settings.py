@@ -88,7 +88,7 @@ MIDDLEWARE = [
     "corsheaders.middleware.CorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Right after static files: a cached reader page skips everything below.
-    "summaries.caching.PageCacheMiddleware",
+    "summaries.pagecache.middleware.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -162,7 +162,7 @@ _cache_location = CACHE_URL or REDIS_URL
 if _cache_location:
     CACHES = {
         "default": {
-            "BACKEND": "summaries.redis_cache.RedisCache",
+            "BACKEND": "summaries.pagecache.backend.RedisCache",
             "LOCATION": _cache_location,
             "KEY_PREFIX": "curation",
             "TIMEOUT": 300,
@@ -172,10 +172,10 @@ else:
     # No Redis: files under var/cache, shared by every process on the machine (web workers,
     # Celery, manage.py), so a change made in one makes the others' cached pages stale. A
     # per-process memory cache would keep serving them. Its add/incr, which the content
-    # generation relies on, are atomic across processes (summaries/file_cache.py).
+    # generation relies on, are atomic across processes (summaries/pagecache/filecache.py).
     CACHES = {
         "default": {
-            "BACKEND": "summaries.file_cache.FileBasedCache",
+            "BACKEND": "summaries.pagecache.filecache.FileBasedCache",
             "LOCATION": str((VAR_DIR / "cache").absolute()),
             "KEY_PREFIX": "curation",
             "TIMEOUT": 300,
@@ -184,7 +184,7 @@ else:
         }
     }
 # Bytes of cached pages each process keeps a copy of, so that a hit reads only the content
-# generation from Redis (summaries/caching.py). Off by default without Redis.
+# generation from Redis (summaries/pagecache/middleware.py). Off by default without Redis.
 PAGE_CACHE_LOCAL_BYTES = env.int(
     "PAGE_CACHE_LOCAL_BYTES", default=32 * 1024 * 1024 if _cache_location else 0
 )

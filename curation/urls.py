@@ -5,7 +5,7 @@ from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
 from summaries.api.docs import docs_view, schema_view
-from summaries.caching import cached_page
+from summaries.pagecache.middleware import cached_page
 from summaries.sitemaps import SITEMAPS
 from summaries.views_seo import robots_txt
 

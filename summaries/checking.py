@@ -31,9 +31,10 @@ from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from . import caching, linkcheck
+from . import linkcheck
 from .linkcheck import CheckResult, HostLimiter, State
 from .models import Citation, Source, SourceCheck, Summary
+from .pagecache.generation import content_changed
 from .redis_limiter import get_host_limiter
 
 # States that are checked again sooner (CHECK_INTERVAL_PROBLEM), as are changed claims.
@@ -411,7 +412,7 @@ def record_results(
     if _shown_on_pages(sources, citations) != shown_before:
         # Written in bulk, so no save signal tells the page cache; most checks find a
         # source as it was and leave cached pages alone.
-        caching.bump_generation()
+        content_changed()
     return [s.pk for s in sources]
 
 

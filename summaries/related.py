@@ -22,8 +22,8 @@ from django.db.models import (
 from django.db.models.functions import Substr
 from django.utils import timezone
 
-from . import caching
 from .models import Appearance, Citation, RelatedLink, Source, Video
+from .pagecache.generation import content_changed
 
 # Scoring weights. A shared person is the strongest sign that two videos belong together
 # (the same voice, the same line of work); citing the same page means both discuss the same
@@ -291,7 +291,7 @@ def refresh_related(*, video: Video, now=None) -> list[RelatedLink]:
         RelatedLink.objects.filter(video=video).delete()
         RelatedLink.objects.bulk_create(links)
         Video.objects.filter(pk=video.pk).update(related_refreshed_at=now if live else None)
-        caching.bump_generation()
+        content_changed()
     return links
 
 

@@ -2,7 +2,8 @@
 
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from . import caching, models
+from . import models
+from .pagecache.generation import content_changed as mark_pages_stale
 
 CONTENT_MODELS = [
     models.Channel,
@@ -22,7 +23,7 @@ CONTENT_MODELS = [
 
 
 def content_changed(sender, **kwargs):
-    caching.bump_generation()
+    mark_pages_stale()
 
 
 def connect() -> None:

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import feeds, views
-from .caching import cached_page
+from .pagecache.middleware import cached_page
 
 app_name = "summaries"
 

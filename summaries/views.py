@@ -13,7 +13,6 @@ from django.views.decorators.cache import never_cache
 from django.views.generic import DetailView, ListView
 
 from . import presentation, related, search, seo
-from .caching import CachedPageMixin, cached_fragment, canonical_query
 from .models import (
     LANGUAGE_CHOICES,
     Appearance,
@@ -25,6 +24,8 @@ from .models import (
     Topic,
     Video,
 )
+from .pagecache.fragments import cached_fragment
+from .pagecache.middleware import CachedPageMixin, canonical_query
 
 PAGE_SIZE = 20
 FILTER_NAMES = ("topic", "person", "language")

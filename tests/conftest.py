@@ -48,7 +48,7 @@ def _integration_caches() -> dict:
     by database) must not meet the tests'.
     """
     default = _CONFIGURED_CACHES["default"]
-    if default["BACKEND"] != "summaries.file_cache.FileBasedCache":
+    if default["BACKEND"] != "summaries.pagecache.filecache.FileBasedCache":
         return _CONFIGURED_CACHES
     suffix = os.environ.get("PYTEST_XDIST_WORKER", "")
     location = settings.VAR_DIR / f"test-cache{'-' + suffix if suffix else ''}"

@@ -13,8 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import caching, services
+from summaries import services
 from summaries.models import Summary
+from summaries.pagecache import generation, middleware
 
 from .factories import AppearanceFactory, SummaryFactory, TopicFactory, UserFactory
 
@@ -83,7 +84,7 @@ def test_error_pages_and_post_requests_are_not_cached(client):
     assert client.get("/videos/missing/").status_code == 404
     assert client.post(reverse("summaries:home")).status_code == 405
     assert stored_pages() == []
-    assert not caching.may_serve_cached(client.post("/").wsgi_request)
+    assert not middleware.may_serve_cached(client.post("/").wsgi_request)
     client.get(reverse("summaries:home"))
     assert len(stored_pages()) == 1
 
@@ -128,7 +129,7 @@ def test_a_local_copy_never_survives_a_restarted_cache(client, local_copies):
     # numbering starts again, and must not meet the copy's generation.
     type(summary).objects.filter(pk=summary.pk).update(tldr="After.")
     cache.clear()
-    caching.current_generation()  # as any other request after the restart does
+    generation.current_generation()  # as any other request after the restart does
     assert "After." in client.get(url).content.decode()
 
 
@@ -161,8 +162,8 @@ def test_a_local_copy_expires_when_a_scheduled_summary_goes_live(client, local_c
 def test_a_page_stored_by_an_earlier_release_is_rendered_again(client):
     summary = SummaryFactory(live=True, tldr="Current words.")
     url = summary.get_absolute_url()
-    key = caching.page_key(RequestFactory().get(url))
-    cache.set(key, (caching.current_generation(), b"old format", []))
+    key = middleware.page_key(RequestFactory().get(url))
+    cache.set(key, (generation.current_generation(), b"old format", []))
     response = client.get(url)
     assert "Current words." in response.content.decode()
 
@@ -279,7 +280,7 @@ def unreachable_cache(settings):
     """The cache's Redis is down (nothing listens on port 1)."""
     settings.CACHES = {
         "default": {
-            "BACKEND": "summaries.redis_cache.RedisCache",
+            "BACKEND": "summaries.pagecache.backend.RedisCache",
             "LOCATION": "redis://127.0.0.1:1/0",
             "OPTIONS": {"socket_connect_timeout": 0.2},
         }

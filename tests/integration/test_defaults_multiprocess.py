@@ -9,7 +9,7 @@ a check task does.
 
 - Pages: once content changes, no worker process answers with a page cached before (the
   cache and its content generation are shared by every process, not kept in each one).
-- The file cache (summaries/file_cache.py): `incr` and `add` are atomic across processes,
+- The file cache (summaries/pagecache/filecache.py): `incr` and `add` are atomic across processes,
   and culling spares the generation.
 - SQLite: editors publishing and unpublishing through the API while pages are read and a
   worker records check results never get a 500 ("database is locked").
@@ -37,7 +37,7 @@ import pytest
 from django.conf import settings
 
 from summaries import demo_data
-from summaries.file_cache import FileBasedCache
+from summaries.pagecache.filecache import FileBasedCache
 
 pytestmark = pytest.mark.integration
 
@@ -342,7 +342,7 @@ def test_the_file_cache_counts_and_adds_atomically_across_processes(tmp_path):
     cache.set("generation", 0, None)
     env = {
         **os.environ,
-        "BACKEND": "summaries.file_cache.FileBasedCache",
+        "BACKEND": "summaries.pagecache.filecache.FileBasedCache",
         "LOCATION": str(location),
         "GO": str(tmp_path / "go"),
         "ROUNDS": str(rounds),

@@ -65,7 +65,7 @@ def cache_on(settings):
     def use(url: str) -> None:
         settings.CACHES = {
             "default": {
-                "BACKEND": "summaries.redis_cache.RedisCache",
+                "BACKEND": "summaries.pagecache.backend.RedisCache",
                 "LOCATION": url,
                 "KEY_PREFIX": "curation",
                 "TIMEOUT": 300,

@@ -61,11 +61,11 @@ def test_database_is_the_one_database_url_names(db):
 
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL is not set")
 def test_cache_is_redis_when_redis_url_is_set():
-    assert type(caches["default"]).__name__ == "RedisCache"  # summaries.redis_cache
+    assert type(caches["default"]).__name__ == "RedisCache"  # summaries.pagecache.backend
     cache.set("curation-integration-check", "ok", 30)
     assert cache.get("curation-integration-check") == "ok"
     cache.delete("curation-integration-check")
-    # One client object per pool, not one per call (see summaries/redis_cache.py).
+    # One client object per pool, not one per call (see summaries/pagecache/backend.py).
     client = caches["default"]._cache.get_client()
     assert caches["default"]._cache.get_client(write=True) is client
 

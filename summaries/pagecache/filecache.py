@@ -5,7 +5,7 @@ renamed into place, so a reader always sees a whole value, in any process. What 
 not make safe across processes is reading and then writing: its `add` (is the key there?
 then set) and `incr` (read, then set the sum) can interleave with other processes' writes,
 so that two processes both "add" a key, or both turn N into N+1. The page cache's content
-generation (summaries/caching.py) is made of exactly those two calls, and a lost increment
+generation (pagecache/generation.py) is made of exactly those two calls, and a lost increment
 can bring the number back to a value pages were already stored with, serving them after a
 change.
 

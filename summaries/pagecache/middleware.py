@@ -1,16 +1,12 @@
-"""Whole-page caching for reader pages, invalidated by a content generation number.
-
-Every cached page is stored with the generation it was rendered at; any save or delete of
-content bumps the generation, so every page is rebuilt on its next request (edits are rare,
-reads are many). A page's lifetime never reaches past the next scheduled publish time, so a
-scheduled summary appears on every page when it goes live, with no periodic job.
+"""Whole reader pages served from the cache to anonymous readers.
 
 Views opt in with `CachedPageMixin` or `cached_page`; `PageCacheMiddleware`, placed right
 after WhiteNoise, answers anonymous readers from the cache before the rest of the middleware
 stack, URL resolution and the view run, in one cache round trip (the generation and the
 page are read together). Each process also keeps copies of the pages it served lately
 (`PAGE_CACHE_LOCAL_BYTES`), so that a hit reads only the generation from a shared cache,
-not the page.
+not the page. A page is stored only under the query string and host spelling the view
+served, so made-up parameters add nothing to the cache.
 """
 
 import functools
@@ -18,95 +14,26 @@ import hashlib
 import logging
 import threading
 import time
-from datetime import timedelta
 from urllib.parse import urlencode
 
 import cachetools
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import SuspiciousOperation
-from django.db import transaction
 from django.http import HttpResponse
 from django.http.request import split_domain_port
-from django.utils import timezone
 from django.utils.cache import patch_cache_control
+
+from .generation import GENERATION_KEY, page_ttl, read, write
 
 logger = logging.getLogger(__name__)
 
-GENERATION_KEY = "content-generation"
-PAGE_TTL = 300  # seconds; the generation makes stale pages unreachable anyway
 BROWSER_TTL = 60  # what browsers and proxies may keep without asking again
 # Set on a response by a view that allows the page cache to keep it: the query string,
 # in canonical_query's spelling, of the page the view served ("" for none).
 CACHEABLE_ATTRIBUTE = "curation_page_cache"
 # Headers that belong to one response, never to a stored page.
 _UNSTORED_HEADERS = frozenset({"set-cookie", "date", "content-length"})
-
-
-def _first_generation() -> int:
-    """Where numbering starts when the generation is missing (a new or restarted cache).
-
-    The clock in microseconds, not 1: a process's copies of pages from before a restart
-    must never match the new numbering by chance.
-    """
-    return time.time_ns() // 1000
-
-
-def current_generation() -> int:
-    generation = cache.get(GENERATION_KEY)
-    if generation is None:
-        first = _first_generation()
-        cache.add(GENERATION_KEY, first, timeout=None)
-        generation = cache.get(GENERATION_KEY, first)
-    return generation
-
-
-def _increment() -> None:
-    try:
-        cache.incr(GENERATION_KEY)
-    except ValueError:  # the key is gone (evicted or never set): start again
-        # add, not set: another process may have started again and bumped meanwhile, and
-        # overwriting its number could bring back one that pages were stored with.
-        if not cache.add(GENERATION_KEY, _first_generation(), timeout=None):
-            cache.incr(GENERATION_KEY)
-
-
-def _bump() -> None:
-    try:
-        _increment()
-    except Exception:  # noqa: BLE001 - the cache is down: the write that got here stands
-        logger.warning(
-            "Could not mark cached pages stale (cache unreachable); they expire within %s s",
-            PAGE_TTL,
-            exc_info=True,
-        )
-
-
-def bump_generation() -> None:
-    """Make every cached page stale: now, and again once the change is committed.
-
-    The second bump drops pages that a reader cached from the old data while the
-    transaction was still open.
-    """
-    _bump()
-    transaction.on_commit(_bump)
-
-
-def _seconds_until_next_publication() -> int | None:
-    from .models import Summary
-
-    upcoming = (
-        Summary.objects.scheduled().order_by("publish_at").values_list("publish_at", flat=True)
-    )
-    at = upcoming.first()
-    if at is None:
-        return None
-    return max(1, int((at - timezone.now()) / timedelta(seconds=1)) + 1)
-
-
-def page_ttl() -> int:
-    until_next = _seconds_until_next_publication()
-    return PAGE_TTL if until_next is None else min(PAGE_TTL, until_next)
 
 
 def canonical_query(pairs) -> str:
@@ -209,21 +136,6 @@ class LocalPages:
             self.pages[key] = stored
 
 
-def _read(key: str) -> tuple[int, tuple | None]:
-    """(current generation, what `key` holds if it was stored at that generation).
-
-    One cache round trip: what is stored under a key starts with its generation.
-    """
-    found = cache.get_many([GENERATION_KEY, key])
-    generation = found.get(GENERATION_KEY)
-    if generation is None:
-        return current_generation(), None
-    stored = found.get(key)
-    if stored is None or stored[0] != generation:
-        return generation, None
-    return generation, stored
-
-
 def lookup(key: str, local: LocalPages) -> tuple[int, HttpResponse | None]:
     """(current generation, the cached page or None), in one cache round trip.
 
@@ -234,7 +146,7 @@ def lookup(key: str, local: LocalPages) -> tuple[int, HttpResponse | None]:
         generation = cache.get(GENERATION_KEY)
         if generation == copy[0]:
             return generation, _response(copy)
-    generation, stored = _read(key)
+    generation, stored = read(key)
     # A stored page is (generation, content, headers, expires at); a tuple of another
     # length was stored by an earlier release.
     if stored is None or len(stored) != 4 or stored[3] <= time.time():
@@ -243,44 +155,12 @@ def lookup(key: str, local: LocalPages) -> tuple[int, HttpResponse | None]:
     return generation, _response(stored)
 
 
-def _set(key: str, value, ttl: int) -> bool:
-    """Store in the shared cache; a full or unreachable cache never fails a page."""
-    try:
-        cache.set(key, value, ttl)
-    except Exception:  # noqa: BLE001 - Redis out of memory or down, a full disk: log it
-        logger.warning("Could not store %s in the cache", key, exc_info=True)
-        return False
-    return True
-
-
 def store(key: str, generation: int, response, local: LocalPages) -> None:
     headers = [(k, v) for k, v in response.items() if k.lower() not in _UNSTORED_HEADERS]
     ttl = page_ttl()
     stored = (generation, response.content, headers, time.time() + ttl)
-    if _set(key, stored, ttl):
+    if write(key, stored, ttl):
         local.keep(key, stored)
-
-
-def cached_fragment(name: str, compute):
-    """`compute()`, or what it returned before if no content has changed since.
-
-    For parts of pages that are costly and shared by many of them (a channel's filter
-    choices, the number of videos in a list). Kept like a page: with the generation it was
-    computed at, never past the next scheduled publication, so it is as fresh as the page
-    cache. A value computed while content changes carries the old generation, so it is
-    recomputed on the next read.
-    """
-    key = f"fragment:{name}"
-    try:
-        generation, stored = _read(key)
-    except Exception:  # noqa: BLE001 - the cache is down: compute, keep nothing
-        logger.warning("Cache unreachable: fragment %s computed afresh", name, exc_info=True)
-        return compute()
-    if stored is not None:
-        return stored[1]
-    value = compute()
-    _set(key, (generation, value), page_ttl())
-    return value
 
 
 def is_storable(request, response, query: str) -> bool:

@@ -1,0 +1,29 @@
+"""Parts of pages that are costly and shared by many of them, kept as fresh as pages."""
+
+import logging
+
+from .generation import page_ttl, read, write
+
+logger = logging.getLogger(__name__)
+
+
+def cached_fragment(name: str, compute):
+    """`compute()`, or what it returned before if no content has changed since.
+
+    For parts of pages that are costly and shared by many of them (a channel's filter
+    choices, the number of videos in a list). Kept like a page: with the generation it was
+    computed at, never past the next scheduled publication, so it is as fresh as the page
+    cache. A value computed while content changes carries the old generation, so it is
+    recomputed on the next read.
+    """
+    key = f"fragment:{name}"
+    try:
+        generation, stored = read(key)
+    except Exception:  # noqa: BLE001 - the cache is down: compute, keep nothing
+        logger.warning("Cache unreachable: fragment %s computed afresh", name, exc_info=True)
+        return compute()
+    if stored is not None:
+        return stored[1]
+    value = compute()
+    write(key, (generation, value), page_ttl())
+    return value

@@ -1,0 +1,114 @@
+"""The content generation: one number that every cached page and fragment is stored with.
+
+Any change to what readers see calls `content_changed()`, which bumps the number, so every
+page and fragment stored before is stale at once (edits are rare, reads are many). A stored
+value never outlives the next scheduled publication (`page_ttl`), so a scheduled summary
+goes live on every page on time with no periodic job.
+"""
+
+import logging
+import time
+from datetime import timedelta
+
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from summaries.models import Summary
+
+logger = logging.getLogger(__name__)
+
+GENERATION_KEY = "content-generation"
+PAGE_TTL = 300  # seconds; the generation makes stale pages unreachable anyway
+
+
+def _first_generation() -> int:
+    """Where numbering starts when the generation is missing (a new or restarted cache).
+
+    The clock in microseconds, not 1: a process's copies of pages from before a restart
+    must never match the new numbering by chance.
+    """
+    return time.time_ns() // 1000
+
+
+def current_generation() -> int:
+    generation = cache.get(GENERATION_KEY)
+    if generation is None:
+        first = _first_generation()
+        cache.add(GENERATION_KEY, first, timeout=None)
+        generation = cache.get(GENERATION_KEY, first)
+    return generation
+
+
+def _increment() -> None:
+    try:
+        cache.incr(GENERATION_KEY)
+    except ValueError:  # the key is gone (evicted or never set): start again
+        # add, not set: another process may have started again and bumped meanwhile, and
+        # overwriting its number could bring back one that pages were stored with.
+        if not cache.add(GENERATION_KEY, _first_generation(), timeout=None):
+            cache.incr(GENERATION_KEY)
+
+
+def _bump() -> None:
+    try:
+        _increment()
+    except Exception:  # noqa: BLE001 - the cache is down: the write that got here stands
+        logger.warning(
+            "Could not mark cached pages stale (cache unreachable); they expire within %s s",
+            PAGE_TTL,
+            exc_info=True,
+        )
+
+
+def content_changed() -> None:
+    """Make every cached page and fragment stale: now, and again once the change is committed.
+
+    Every write path calls it after changing anything a reader or an anonymous API client
+    may see (editing services, check results, related lists, bulk loads).
+
+    The second bump drops pages that a reader cached from the old data while the
+    transaction was still open.
+    """
+    _bump()
+    transaction.on_commit(_bump)
+
+
+def _seconds_until_next_publication() -> int | None:
+    upcoming = (
+        Summary.objects.scheduled().order_by("publish_at").values_list("publish_at", flat=True)
+    )
+    at = upcoming.first()
+    if at is None:
+        return None
+    return max(1, int((at - timezone.now()) / timedelta(seconds=1)) + 1)
+
+
+def page_ttl() -> int:
+    until_next = _seconds_until_next_publication()
+    return PAGE_TTL if until_next is None else min(PAGE_TTL, until_next)
+
+
+def read(key: str) -> tuple[int, tuple | None]:
+    """(current generation, what `key` holds if it was stored at that generation).
+
+    One cache round trip: what is stored under a key starts with its generation.
+    """
+    found = cache.get_many([GENERATION_KEY, key])
+    generation = found.get(GENERATION_KEY)
+    if generation is None:
+        return current_generation(), None
+    stored = found.get(key)
+    if stored is None or stored[0] != generation:
+        return generation, None
+    return generation, stored
+
+
+def write(key: str, value, ttl: int) -> bool:
+    """Store in the shared cache; a full or unreachable cache never fails a page."""
+    try:
+        cache.set(key, value, ttl)
+    except Exception:  # noqa: BLE001 - Redis out of memory or down, a full disk: log it
+        logger.warning("Could not store %s in the cache", key, exc_info=True)
+        return False
+    return True
