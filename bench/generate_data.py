@@ -49,7 +49,6 @@ django.setup()
 from django.db import connection, connections, transaction  # noqa: E402
 from django.utils.text import slugify  # noqa: E402
 
-from summaries import related  # noqa: E402
 from summaries.models import (  # noqa: E402
     Appearance,
     Caveat,
@@ -67,6 +66,7 @@ from summaries.models import (  # noqa: E402
     Video,
 )
 from summaries.pagecache.generation import content_changed  # noqa: E402
+from summaries.reader import related  # noqa: E402
 from summaries.text import platforms  # noqa: E402
 from summaries.text.citations import extract_citations  # noqa: E402
 from summaries.text.markdown import html_to_text, render_inline_markdown, render_markdown  # noqa: E402

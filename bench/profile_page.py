@@ -44,10 +44,10 @@ from summaries.pagecache.generation import content_changed  # noqa: E402
 
 # (label, file suffix, function name): cumulative time of these is reported per request.
 PARTS = [
-    ("related videos", "summaries/related.py", "related_videos"),
-    ("chapters + caveats", "summaries/presentation.py", "chapters_for_page"),
-    ("SEO social tags", "summaries/seo.py", "social_meta"),
-    ("SEO JSON-LD", "summaries/seo.py", "video_object_jsonld"),
+    ("related videos", "summaries/reader/related.py", "related_videos"),
+    ("chapters + caveats", "summaries/reader/presentation.py", "chapters_for_page"),
+    ("SEO social tags", "summaries/reader/seo.py", "social_meta"),
+    ("SEO JSON-LD", "summaries/reader/seo.py", "video_object_jsonld"),
     ("view get_object", "django/views/generic/detail.py", "get_object"),
     ("paginate queryset", "django/views/generic/list.py", "paginate_queryset"),
     ("template render", "django/template/response.py", "rendered_content"),

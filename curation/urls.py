@@ -6,8 +6,8 @@ from django.urls import include, path
 
 from summaries.api.docs import docs_view, schema_view
 from summaries.pagecache.middleware import cached_page
-from summaries.sitemaps import SITEMAPS
-from summaries.views_seo import robots_txt
+from summaries.reader.sitemaps import SITEMAPS
+from summaries.reader.views_seo import robots_txt
 
 admin.site.site_header = "Curation editor"
 admin.site.site_title = "Curation"
@@ -20,7 +20,7 @@ urlpatterns = [
     path("api/docs/", docs_view, name="api-docs"),
     path("sitemap.xml", cached_page(sitemap), {"sitemaps": SITEMAPS}, name="sitemap"),
     path("robots.txt", robots_txt, name="robots-txt"),
-    path("", include("summaries.urls")),
+    path("", include("summaries.reader.urls")),
 ]
 
 # Reader pages get Django's error pages; API paths the API's JSON error shape.

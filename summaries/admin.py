@@ -38,8 +38,8 @@ from .models import (
     Topic,
     Video,
 )
-from .presentation import http_url
 from .text.durations import format_duration
+from .text.links import http_url
 
 MARKDOWN_WIDGET = forms.Textarea(
     attrs={"rows": 12, "cols": 100, "class": "vLargeTextField markdown-source"}

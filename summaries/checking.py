@@ -32,6 +32,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from . import linkcheck
+from .background import queue_after_commit
 from .linkcheck import CheckResult, HostLimiter, State
 from .models import Citation, Source, SourceCheck, Summary
 from .pagecache.generation import content_changed
@@ -150,9 +151,7 @@ def claim_sources(
 
 
 def _queue(token: str, ids: list[int]) -> None:
-    from . import tasks  # tasks import this module
-
-    tasks.check_source_batch.delay_on_commit(ids, token)
+    queue_after_commit("summaries.tasks.check_source_batch", ids, token)
 
 
 def _batch_size() -> int:

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from . import related
+from .background import queue_after_commit
 from .models import Caveat, Chapter, Citation, KeyPoint, Organisation, Source, Summary, Takeaway
 from .text.citations import (
     attributed_organisation_names,
@@ -62,7 +62,7 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
     comment = f"Scheduled for {summary.publish_at:%Y-%m-%d %H:%M %Z}" if scheduled else "Published"
     _record(summary, user, comment)
     if not scheduled:  # a scheduled one is picked up by the beat refresh once live
-        related.queue_refresh_around(summary.video_id)
+        queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
     return summary
 
 
@@ -72,7 +72,7 @@ def unpublish_summary(*, summary: Summary, user=None) -> Summary:
     summary.status = Summary.Status.DRAFT
     summary.publish_at = None
     _record(summary, user, "Unpublished")
-    related.queue_refresh_around(summary.video_id)
+    queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
     return summary
 
 

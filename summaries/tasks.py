@@ -8,8 +8,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 
-from . import checking, related, services
+from . import checking, services
 from .models import Summary, Video
+from .reader import related
 
 logger = logging.getLogger(__name__)
 

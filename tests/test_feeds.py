@@ -5,8 +5,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries.feeds import FEED_SIZE
 from summaries.models import Summary
+from summaries.reader.feeds import FEED_SIZE
 
 from .factories import ChannelFactory, SummaryFactory, VideoFactory
 

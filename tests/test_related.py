@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from summaries import services
 from summaries.models import Citation, RelatedLink, Source, Summary, Video
-from summaries.related import (
+from summaries.reader.related import (
     MAX_AGE,
     W_PERSON,
     W_SOURCE,

@@ -6,9 +6,10 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import search, services
+from summaries import services
 from summaries.models import Summary
-from summaries.search import (
+from summaries.reader import search
+from summaries.reader.search import (
     MAX_QUERY_CHARS,
     SEARCH_CONFIG,
     StoredSearchVector,

@@ -9,9 +9,9 @@ from django.test import RequestFactory, modify_settings
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import seo
 from summaries.models import Summary, Video
-from summaries.views import SummaryDetailView
+from summaries.reader import seo
+from summaries.reader.views import SummaryDetailView
 
 from .factories import (
     AppearanceFactory,

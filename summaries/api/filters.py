@@ -10,8 +10,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.filters import SearchFilter as DRFSearchFilter
 
-from summaries import search
 from summaries.models import LANGUAGE_CHOICES, Appearance, Summary, Video
+from summaries.reader import search
 
 SLUG_MAX = 200
 # Each word is one more LIKE over the searched columns; later words are ignored.
@@ -170,7 +170,7 @@ class SearchFilter(DRFSearchFilter):
 
 
 class SummarySearchFilter(BaseFilterBackend):
-    """`?search=`: the live summaries that summaries.search finds (full-text on PostgreSQL).
+    """`?search=`: the live summaries that summaries.reader.search finds (full-text on PostgreSQL).
 
     Results keep the list's ordering; search only narrows it (drafts never match).
     """

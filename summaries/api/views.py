@@ -15,7 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from summaries.models import Channel, Organisation, Person, Topic, Video
-from summaries.related import STORED_COUNT, related_for_page
+from summaries.reader.related import STORED_COUNT, related_for_page
 
 from . import catalogue_inputs, serializers
 from .conditional import ConditionalResponseMixin, check_if_match, entity_tag

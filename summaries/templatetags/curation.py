@@ -2,8 +2,8 @@ from django import template
 from django.utils.html import format_html, format_html_join
 
 from summaries.models import LANGUAGE_CHOICES
-from summaries.presentation import host_of, http_url, text_fragment_url
 from summaries.text.durations import format_duration
+from summaries.text.links import host_of, http_url, text_fragment_url
 
 register = template.Library()
 

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from summaries import related
 from summaries.models import Video
+from summaries.reader import related
 
 
 class Command(BaseCommand):

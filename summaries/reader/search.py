@@ -5,7 +5,7 @@ from django.db import connections
 from django.db.models import Expression, QuerySet
 from django.db.models.expressions import Col
 
-from .models import Summary
+from summaries.models import Summary
 
 # Longer queries are cut: nobody types more, and each extra word costs the database time
 # (ranking walks the positions of every query word in every match).

@@ -16,7 +16,7 @@ from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed
 from django.utils.html import escape
 from django.utils.text import normalize_newlines
 
-from .models import Channel, Summary
+from summaries.models import Channel, Summary
 
 FEED_SIZE = 50
 SITE_NAME = "Curation"

@@ -22,8 +22,8 @@ from django.db.models import (
 from django.db.models.functions import Substr
 from django.utils import timezone
 
-from .models import Appearance, Citation, RelatedLink, Source, Video
-from .pagecache.generation import content_changed
+from summaries.models import Appearance, Citation, RelatedLink, Source, Video
+from summaries.pagecache.generation import content_changed
 
 # Scoring weights. A shared person is the strongest sign that two videos belong together
 # (the same voice, the same line of work); citing the same page means both discuss the same
@@ -382,10 +382,3 @@ def refresh_stale_related(*, limit: int = 200, now=None) -> list[int]:
             refresh_related(video=video, now=now)
             refreshed[pk] = None
     return list(refreshed)
-
-
-def queue_refresh_around(video_id: int) -> None:
-    """Queue `refresh_related_around` for after the current transaction commits."""
-    from . import tasks  # tasks import the services that call this
-
-    tasks.refresh_related_around.delay_on_commit(video_id)

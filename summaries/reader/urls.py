@@ -1,7 +1,8 @@
 from django.urls import path
 
+from summaries.pagecache.middleware import cached_page
+
 from . import feeds, views
-from .pagecache.middleware import cached_page
 
 app_name = "summaries"
 

@@ -12,7 +12,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
-from .models import Video
+from summaries.models import Video
 
 SITE_NAME = "Curation"
 # Twitter cuts card descriptions at 200 characters; Open Graph gets the same text.

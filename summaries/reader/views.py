@@ -12,8 +12,7 @@ from django.utils.functional import cached_property
 from django.views.decorators.cache import never_cache
 from django.views.generic import DetailView, ListView
 
-from . import presentation, related, search, seo
-from .models import (
+from summaries.models import (
     LANGUAGE_CHOICES,
     Appearance,
     Caveat,
@@ -24,8 +23,10 @@ from .models import (
     Topic,
     Video,
 )
-from .pagecache.fragments import cached_fragment
-from .pagecache.middleware import CachedPageMixin, canonical_query
+from summaries.pagecache.fragments import cached_fragment
+from summaries.pagecache.middleware import CachedPageMixin, canonical_query
+
+from . import presentation, related, search, seo
 
 PAGE_SIZE = 20
 FILTER_NAMES = ("topic", "person", "language")

@@ -9,7 +9,7 @@ from django.db.models import OuterRef, Subquery
 from django.db.models.functions import Greatest
 from django.urls import reverse
 
-from .models import Channel, Person, Summary, Topic
+from summaries.models import Channel, Person, Summary, Topic
 
 
 def live_summaries():
