@@ -6,6 +6,8 @@ class SummariesConfig(AppConfig):
     verbose_name = "Curation"
 
     def ready(self):
-        from . import signals
+        # Register the Celery tasks in every process, so that services can queue them by
+        # name (summaries.background) without importing them.
+        from . import signals, tasks  # noqa: F401
 
         signals.connect()

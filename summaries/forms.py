@@ -6,9 +6,9 @@ from django.core.exceptions import ValidationError
 
 from . import services
 from .editing.rules import link_problems
-from .models import MAX_SECONDS, Summary, Video
+from .models import Summary, Video
 from .text import platforms
-from .text.durations import format_duration, parse_duration
+from .text.durations import DURATION_MESSAGES, DurationError, format_duration, read_duration
 
 # The largest place in an order a posted position is read as (a small integer column).
 MAX_POSITION = 32767
@@ -17,11 +17,7 @@ MAX_POSITION = 32767
 class DurationField(forms.CharField):
     """A positive length in seconds, typed as seconds or as a clock (34:21, 1:02:03)."""
 
-    default_error_messages = {
-        "invalid": "Enter a length such as 34:21, 1:02:03 or a number of seconds.",
-        "not_positive": "A duration must be longer than zero seconds.",
-        "too_long": "That is longer than a week; check the value.",
-    }
+    default_error_messages = DURATION_MESSAGES
 
     def __init__(self, *, allow_zero=False, **kwargs):
         self.allow_zero = allow_zero
@@ -39,14 +35,9 @@ class DurationField(forms.CharField):
         if value in self.empty_values:
             return None
         try:
-            seconds = parse_duration(value)
-        except ValueError:
-            raise ValidationError(self.error_messages["invalid"], code="invalid") from None
-        if seconds <= 0 and not (self.allow_zero and seconds == 0):
-            raise ValidationError(self.error_messages["not_positive"], code="not_positive")
-        if seconds > MAX_SECONDS:
-            raise ValidationError(self.error_messages["too_long"], code="too_long")
-        return seconds
+            return read_duration(value, allow_zero=self.allow_zero)
+        except DurationError as error:
+            raise ValidationError(str(error), code=error.code) from None
 
 
 class SummaryForm(forms.ModelForm):

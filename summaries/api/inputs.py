@@ -6,12 +6,10 @@ fields (rejected by name). Rules that need the summary or other rows (time order
 video's end, duplicate videos, item ids, cited-URL policy) are summaries.api_services'.
 """
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from summaries.forms import DurationField
 from summaries.models import (
     LANGUAGE_CODES,
     MAX_SECONDS,
@@ -21,6 +19,7 @@ from summaries.models import (
     Person,
     Topic,
 )
+from summaries.text.durations import DURATION_MESSAGES, DurationError, read_duration
 from summaries.text.markdown import MAX_SOURCE_CHARS
 
 MAX_KEY_POINTS = 100
@@ -90,23 +89,20 @@ class SecondsField(serializers.Field):
     """A time or length typed as seconds (750) or as a clock ("12:30", "1:02:03")."""
 
     def __init__(self, *, allow_zero=False, **kwargs):
-        self.form_field = DurationField(allow_zero=allow_zero, required=False)
+        self.allow_zero = allow_zero
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, int | str):
-            raise serializers.ValidationError(self.form_field.error_messages["invalid"])
+            raise serializers.ValidationError(DURATION_MESSAGES["invalid"])
         if isinstance(data, str) and len(data) > 16:
-            raise serializers.ValidationError(self.form_field.error_messages["invalid"])
+            raise serializers.ValidationError(DURATION_MESSAGES["invalid"])
         if isinstance(data, int) and abs(data) > 10 * MAX_SECONDS:
-            raise serializers.ValidationError(self.form_field.error_messages["too_long"])
+            raise serializers.ValidationError(DURATION_MESSAGES["too_long"])
         try:
-            value = self.form_field.clean(str(data))
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.messages) from None
-        if value is None:
-            raise serializers.ValidationError(self.form_field.error_messages["invalid"])
-        return value
+            return read_duration(str(data), allow_zero=self.allow_zero)
+        except DurationError as error:
+            raise serializers.ValidationError(str(error)) from None
 
     def to_representation(self, value):
         return value

@@ -6,10 +6,11 @@ Video`), which is also where migrations find the custom fields.
 
 import reversion
 
+from summaries.text.durations import MAX_SECONDS
+
 from .base import (
     LANGUAGE_CHOICES,
     LANGUAGE_CODES,
-    MAX_SECONDS,
     SHORT_TEXT,
     PublicationStatus,
     TimestampedModel,

@@ -8,8 +8,6 @@ from summaries.text.visible import INVISIBLE_MESSAGE, has_visible_character, str
 
 # Caps for editor-written text (forms and API); chapters may hold a long transcript.
 SHORT_TEXT = 4000
-# Times and durations are stored in seconds; nothing we summarise runs longer than this.
-MAX_SECONDS = 7 * 24 * 3600
 
 LANGUAGE_CHOICES = list(global_settings.LANGUAGES)
 LANGUAGE_CODES = [code for code, _ in LANGUAGE_CHOICES]

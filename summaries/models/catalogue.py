@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from summaries.text import platforms
+from summaries.text.durations import MAX_SECONDS
 
 from .base import (
     LANGUAGE_CHOICES,
     LANGUAGE_CODES,
-    MAX_SECONDS,
     SHORT_TEXT,
     PublicationStatus,
     TimestampedModel,
