@@ -4,11 +4,16 @@ from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
 
-from . import services
-from .editing.rules import link_problems
-from .models import Summary, Video
-from .text import platforms
-from .text.durations import DURATION_MESSAGES, DurationError, format_duration, read_duration
+from summaries import services
+from summaries.editing.rules import link_problems
+from summaries.models import Summary, Video
+from summaries.text import platforms
+from summaries.text.durations import (
+    DURATION_MESSAGES,
+    DurationError,
+    format_duration,
+    read_duration,
+)
 
 # The largest place in an order a posted position is read as (a small integer column).
 MAX_POSITION = 32767

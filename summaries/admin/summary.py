@@ -1,4 +1,4 @@
-"""The editor admin: a summary is written on one page, with history, preview and warnings."""
+"""The summary page: one page per summary with its parts, history, preview and warnings."""
 
 from adminsortable2.admin import SortableAdminBase, SortableStackedInline, SortableTabularInline
 from django import forms
@@ -14,32 +14,24 @@ from django.utils.safestring import mark_safe
 from reversion.admin import VersionAdmin
 from reversion.models import Revision, Version
 
-from . import checking, services
+from summaries import checking, services
+from summaries.models import (
+    Caveat,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Summary,
+    Takeaway,
+)
+from summaries.text.links import http_url
+
 from .forms import (
     DurationField,
     OrderedInlineFormSet,
     SummaryForm,
     SummaryItemForm,
-    VideoForm,
 )
-from .models import (
-    Appearance,
-    Caveat,
-    Channel,
-    Chapter,
-    Citation,
-    KeyPoint,
-    Organisation,
-    Person,
-    Source,
-    SourceCheck,
-    Summary,
-    Takeaway,
-    Topic,
-    Video,
-)
-from .text.durations import format_duration
-from .text.links import http_url
+from .sources import state_badge, verdict_badge
 
 MARKDOWN_WIDGET = forms.Textarea(
     attrs={"rows": 12, "cols": 100, "class": "vLargeTextField markdown-source"}
@@ -216,22 +208,6 @@ CONFIRM_BUTTON = "_confirm_citation"
 WORKFLOW_BUTTONS = ("_publish", "_unpublish", "_review")
 # What a restored revision never brings back.
 PUBLICATION_FIELDS = ("status", "publish_at", "first_published_at")
-
-
-def state_badge(source):
-    return format_html(
-        '<span class="source-state source-state-{}">{}</span>',
-        source.state,
-        source.get_state_display(),
-    )
-
-
-def verdict_badge(citation):
-    return format_html(
-        '<span class="claim-verdict claim-verdict-{}">{}</span>',
-        citation.verdict,
-        citation.get_verdict_display(),
-    )
 
 
 # --- Summary ----------------------------------------------------------------------------
@@ -494,174 +470,3 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/summaries/summary/schedule.html", context)
-
-
-# --- Videos and the things they refer to ------------------------------------------------
-
-
-class AppearanceInline(admin.TabularInline):
-    model = Appearance
-    extra = 1
-    autocomplete_fields = ["person", "organisation"]
-    fields = ["person", "organisation", "position"]
-
-
-@admin.register(Video)
-class VideoAdmin(VersionAdmin):
-    form = VideoForm
-    inlines = [AppearanceInline]
-    list_display = ["title", "channel", "published_on", "length", "language", "has_summary"]
-    list_filter = ["channel", "language", "topics", "platform"]
-    search_fields = ["title", "slug", "blurb", "platform_video_id"]
-    list_select_related = ["channel", "summary"]
-    prepopulated_fields = {"slug": ["title"]}
-    autocomplete_fields = ["channel", "topics"]
-    readonly_fields = ["platform", "platform_video_id"]
-    date_hierarchy = "published_on"
-    fieldsets = [
-        (None, {"fields": ["title", "slug", "channel", "blurb"]}),
-        (
-            "Source",
-            {"fields": ["source_url", "platform", "platform_video_id", "thumbnail_url"]},
-        ),
-        (None, {"fields": ["duration_seconds", "language", "published_on", "topics"]}),
-    ]
-
-    @admin.display(description="Duration", ordering="duration_seconds")
-    def length(self, video):
-        return format_duration(video.duration_seconds)
-
-    @admin.display(boolean=True, description="Summary")
-    def has_summary(self, video):
-        return hasattr(video, "summary")
-
-
-@admin.register(Channel)
-class ChannelAdmin(VersionAdmin):
-    list_display = ["name", "slug", "site_url"]
-    search_fields = ["name", "slug"]
-    prepopulated_fields = {"slug": ["name"]}
-
-
-@admin.register(Organisation)
-class OrganisationAdmin(VersionAdmin):
-    list_display = ["name", "slug", "domains"]
-    search_fields = ["name", "slug", "domains"]
-    prepopulated_fields = {"slug": ["name"]}
-    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 3})}}
-
-    def save_model(self, request, obj, form, change):
-        obj.domains = "\n".join(obj.domain_list())
-        super().save_model(request, obj, form, change)
-
-
-@admin.register(Person)
-class PersonAdmin(VersionAdmin):
-    list_display = ["name", "slug"]
-    search_fields = ["name", "slug"]
-    prepopulated_fields = {"slug": ["name"]}
-
-
-@admin.register(Topic)
-class TopicAdmin(VersionAdmin):
-    list_display = ["name", "slug"]
-    search_fields = ["name", "slug"]
-    prepopulated_fields = {"slug": ["name"]}
-
-
-class ChannelListFilter(admin.SimpleListFilter):
-    """Sources cited by summaries of one channel."""
-
-    title = "channel"
-    parameter_name = "channel"
-
-    def lookups(self, request, model_admin):
-        return [(str(c.pk), c.name) for c in Channel.objects.order_by("name")]
-
-    def queryset(self, request, queryset):
-        if self.value() and self.value().isdigit():
-            cited = Citation.objects.filter(summary__video__channel_id=self.value())
-            return queryset.filter(pk__in=cited.values("source_id"))
-        return queryset
-
-
-class SourceCheckInline(admin.TabularInline):
-    """The latest checks of a source (history is bounded per source)."""
-
-    model = SourceCheck
-    extra = 0
-    can_delete = False
-    fields = ["checked_at", "state", "status_code", "final_url", "error_class", "response_ms"]
-    readonly_fields = fields
-    verbose_name_plural = "Check history"
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
-    """The sources report: sources are created from citations and checked by the workers."""
-
-    class Media:
-        css = {"all": ["summaries/css/admin.css"]}
-
-    list_display = [
-        "url",
-        "host",
-        "badge",
-        "status_code",
-        "title",
-        "citation_count",
-        "last_checked_at",
-        "next_check_at",
-        "ignored",
-    ]
-    list_filter = ["state", "ignored", ChannelListFilter, "last_checked_at", "host"]
-    search_fields = ["url", "title", "host", "final_url"]
-    readonly_fields = [f.name for f in Source._meta.fields]
-    inlines = [SourceCheckInline]
-    actions = ["check_now", "ignore", "stop_ignoring"]
-    date_hierarchy = "last_checked_at"
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(citation_total=models.Count("citations"))
-
-    @admin.display(description="State", ordering="state")
-    def badge(self, source):
-        return state_badge(source)
-
-    @admin.display(description="Citations", ordering="citation_total")
-    def citation_count(self, source):
-        return source.citation_total
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    @admin.action(description="Check selected sources now")
-    def check_now(self, request, queryset):
-        queued = checking.request_checks(sources=queryset)
-        skipped = queryset.count() - len(queued)
-        messages.success(request, f"Queued {len(queued)} source(s) for checking.")
-        if skipped:
-            messages.warning(
-                request, f"{skipped} source(s) skipped: ignored or already being checked."
-            )
-
-    @admin.action(description="Ignore selected sources (never check them)")
-    def ignore(self, request, queryset):
-        for source in queryset:
-            checking.ignore_source(source=source)
-        messages.success(request, f"Ignoring {queryset.count()} source(s).")
-
-    @admin.action(description="Check selected sources again (stop ignoring)")
-    def stop_ignoring(self, request, queryset):
-        for source in queryset:
-            checking.ignore_source(source=source, ignored=False)
-        messages.success(request, f"Checking {queryset.count()} source(s) again.")

@@ -1,0 +1,8 @@
+"""The editor admin: a summary is written on one page, with history, preview and warnings.
+
+Importing this package registers every model admin (Django's admin autodiscovery).
+"""
+
+from . import catalogue, sources, summary
+
+__all__ = ["catalogue", "sources", "summary"]

@@ -1,0 +1,90 @@
+"""Videos and what they refer to: channels, organisations, people, topics."""
+
+from django import forms
+from django.contrib import admin
+from django.db import models
+from reversion.admin import VersionAdmin
+
+from summaries.models import (
+    Appearance,
+    Channel,
+    Organisation,
+    Person,
+    Topic,
+    Video,
+)
+from summaries.text.durations import format_duration
+
+from .forms import (
+    VideoForm,
+)
+
+
+class AppearanceInline(admin.TabularInline):
+    model = Appearance
+    extra = 1
+    autocomplete_fields = ["person", "organisation"]
+    fields = ["person", "organisation", "position"]
+
+
+@admin.register(Video)
+class VideoAdmin(VersionAdmin):
+    form = VideoForm
+    inlines = [AppearanceInline]
+    list_display = ["title", "channel", "published_on", "length", "language", "has_summary"]
+    list_filter = ["channel", "language", "topics", "platform"]
+    search_fields = ["title", "slug", "blurb", "platform_video_id"]
+    list_select_related = ["channel", "summary"]
+    prepopulated_fields = {"slug": ["title"]}
+    autocomplete_fields = ["channel", "topics"]
+    readonly_fields = ["platform", "platform_video_id"]
+    date_hierarchy = "published_on"
+    fieldsets = [
+        (None, {"fields": ["title", "slug", "channel", "blurb"]}),
+        (
+            "Source",
+            {"fields": ["source_url", "platform", "platform_video_id", "thumbnail_url"]},
+        ),
+        (None, {"fields": ["duration_seconds", "language", "published_on", "topics"]}),
+    ]
+
+    @admin.display(description="Duration", ordering="duration_seconds")
+    def length(self, video):
+        return format_duration(video.duration_seconds)
+
+    @admin.display(boolean=True, description="Summary")
+    def has_summary(self, video):
+        return hasattr(video, "summary")
+
+
+@admin.register(Channel)
+class ChannelAdmin(VersionAdmin):
+    list_display = ["name", "slug", "site_url"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(Organisation)
+class OrganisationAdmin(VersionAdmin):
+    list_display = ["name", "slug", "domains"]
+    search_fields = ["name", "slug", "domains"]
+    prepopulated_fields = {"slug": ["name"]}
+    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 3})}}
+
+    def save_model(self, request, obj, form, change):
+        obj.domains = "\n".join(obj.domain_list())
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Person)
+class PersonAdmin(VersionAdmin):
+    list_display = ["name", "slug"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(Topic)
+class TopicAdmin(VersionAdmin):
+    list_display = ["name", "slug"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}

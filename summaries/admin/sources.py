@@ -1,0 +1,127 @@
+"""The sources report: every cited URL with its latest check and history."""
+
+from django.contrib import admin, messages
+from django.db import models
+from django.utils.html import format_html
+
+from summaries import checking
+from summaries.models import (
+    Channel,
+    Citation,
+    Source,
+    SourceCheck,
+)
+
+
+def state_badge(source):
+    return format_html(
+        '<span class="source-state source-state-{}">{}</span>',
+        source.state,
+        source.get_state_display(),
+    )
+
+
+def verdict_badge(citation):
+    return format_html(
+        '<span class="claim-verdict claim-verdict-{}">{}</span>',
+        citation.verdict,
+        citation.get_verdict_display(),
+    )
+
+
+class ChannelListFilter(admin.SimpleListFilter):
+    """Sources cited by summaries of one channel."""
+
+    title = "channel"
+    parameter_name = "channel"
+
+    def lookups(self, request, model_admin):
+        return [(str(c.pk), c.name) for c in Channel.objects.order_by("name")]
+
+    def queryset(self, request, queryset):
+        if self.value() and self.value().isdigit():
+            cited = Citation.objects.filter(summary__video__channel_id=self.value())
+            return queryset.filter(pk__in=cited.values("source_id"))
+        return queryset
+
+
+class SourceCheckInline(admin.TabularInline):
+    """The latest checks of a source (history is bounded per source)."""
+
+    model = SourceCheck
+    extra = 0
+    can_delete = False
+    fields = ["checked_at", "state", "status_code", "final_url", "error_class", "response_ms"]
+    readonly_fields = fields
+    verbose_name_plural = "Check history"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    """The sources report: sources are created from citations and checked by the workers."""
+
+    class Media:
+        css = {"all": ["summaries/css/admin.css"]}
+
+    list_display = [
+        "url",
+        "host",
+        "badge",
+        "status_code",
+        "title",
+        "citation_count",
+        "last_checked_at",
+        "next_check_at",
+        "ignored",
+    ]
+    list_filter = ["state", "ignored", ChannelListFilter, "last_checked_at", "host"]
+    search_fields = ["url", "title", "host", "final_url"]
+    readonly_fields = [f.name for f in Source._meta.fields]
+    inlines = [SourceCheckInline]
+    actions = ["check_now", "ignore", "stop_ignoring"]
+    date_hierarchy = "last_checked_at"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(citation_total=models.Count("citations"))
+
+    @admin.display(description="State", ordering="state")
+    def badge(self, source):
+        return state_badge(source)
+
+    @admin.display(description="Citations", ordering="citation_total")
+    def citation_count(self, source):
+        return source.citation_total
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Check selected sources now")
+    def check_now(self, request, queryset):
+        queued = checking.request_checks(sources=queryset)
+        skipped = queryset.count() - len(queued)
+        messages.success(request, f"Queued {len(queued)} source(s) for checking.")
+        if skipped:
+            messages.warning(
+                request, f"{skipped} source(s) skipped: ignored or already being checked."
+            )
+
+    @admin.action(description="Ignore selected sources (never check them)")
+    def ignore(self, request, queryset):
+        for source in queryset:
+            checking.ignore_source(source=source)
+        messages.success(request, f"Ignoring {queryset.count()} source(s).")
+
+    @admin.action(description="Check selected sources again (stop ignoring)")
+    def stop_ignoring(self, request, queryset):
+        for source in queryset:
+            checking.ignore_source(source=source, ignored=False)
+        messages.success(request, f"Checking {queryset.count()} source(s) again.")
