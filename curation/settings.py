@@ -192,7 +192,16 @@ PAGE_CACHE_LOCAL_BYTES = env.int(
 # --- Celery -----------------------------------------------------------------------------
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # A task taken but never acknowledged (its worker was killed) is delivered again after
+    # this many seconds. Keep it above every task's time limit: a task still running past
+    # it is delivered a second time. Workers look for such tasks every tenth of it (at
+    # most every 100 s, kombu's default period; at least every second).
+    _visibility_timeout = env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": _visibility_timeout,
+        "unacked_restore_interval": max(1, min(100, _visibility_timeout // 10)),
+        "unacked_restore_throttle": 1,
+    }
 else:
     # Zero-config broker: kombu's file-system transport, consumed by a real worker process.
     _broker_dir = VAR_DIR / "broker"

@@ -27,9 +27,19 @@ class Worker:
     process: subprocess.Popen
     log_path: Path
 
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
     def log_tail(self, lines: int = 60) -> str:
-        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def kill(self) -> None:
+        """SIGKILL the process and its pool: no warm shutdown, nothing acknowledged."""
+        _kill_group(self.process)
+
+    def stop(self) -> None:
+        """Warm shutdown (the current task finishes); SIGKILL if that takes too long."""
+        _stop(self.process)
 
 
 def worker_database_url() -> str:
@@ -66,6 +76,12 @@ def _purge(*queues: str) -> None:
             conn.default_channel.queue_purge(queue)
 
 
+def _kill_group(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)  # the pool processes too
+        process.wait(10)
+
+
 def _stop(process: subprocess.Popen) -> None:
     if process.poll() is not None:
         return
@@ -73,8 +89,56 @@ def _stop(process: subprocess.Popen) -> None:
     try:
         process.wait(WORKER_STOP_TIMEOUT)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(10)
+        _kill_group(process)
+
+
+def celery_environment(**overrides: str) -> dict[str, str]:
+    """The environment of a Celery process: the tests' own, on the test database.
+
+    The async override is test-only. Call after django_db_setup.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env["DATABASE_URL"] = worker_database_url()
+    env.update(overrides)
+    return env
+
+
+def _worker_arguments(hostname: str, queue: str) -> list[str]:
+    return [
+        *"worker --concurrency 1 --loglevel info".split(),
+        *("--queues", queue, "--hostname", hostname),
+        *("--without-gossip", "--without-mingle"),  # no other workers to hear from
+    ]
+
+
+def _spawn(name: str, arguments: list[str], env: dict[str, str], log_path: Path) -> Worker:
+    """Start `celery -A curation ARGUMENTS` in its own process group, logging to log_path."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    with log_path.open("w") as log:
+        process = subprocess.Popen(  # noqa: S603 - fixed arguments
+            [sys.executable, "-m", "celery", "-A", "curation", *arguments],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return Worker(hostname=name, process=process, log_path=log_path)
+
+
+def wait_for_ping(worker: Worker, app=celery_app) -> None:
+    """Until the worker answers a ping on `app`'s broker; fail if it exits or never does."""
+    deadline = time.monotonic() + WORKER_START_TIMEOUT
+    while not app.control.ping(destination=[worker.hostname], timeout=1.0):
+        if worker.process.poll() is not None:
+            pytest.fail(
+                f"The Celery worker exited with {worker.process.returncode}:\n{worker.log_tail()}"
+            )
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"The Celery worker did not answer a ping within "
+                f"{WORKER_START_TIMEOUT}s:\n{worker.log_tail()}"
+            )
 
 
 @pytest.fixture(scope="session")
@@ -96,35 +160,65 @@ def celery_worker(django_db_setup) -> Worker:
         time.sleep(2)
     # Drop tasks and broadcasts left by earlier runs (unit tests may send tasks).
     _purge(queue, pidbox)
-    # The same environment as the tests, on the test database; the async override is test-only.
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    env["DATABASE_URL"] = worker_database_url()
-    command = [sys.executable, *"-m celery -A curation worker --concurrency 1".split()]
-    command += ["--loglevel", "info", "--queues", queue, "--hostname", hostname]
-    command += ["--without-gossip", "--without-mingle"]  # no other workers to hear from
-    with log_path.open("w") as log:
-        process = subprocess.Popen(  # noqa: S603 - fixed arguments
-            command,
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    worker = Worker(hostname=hostname, process=process, log_path=log_path)
+    worker = _spawn(hostname, _worker_arguments(hostname, queue), celery_environment(), log_path)
     try:
-        deadline = time.monotonic() + WORKER_START_TIMEOUT
-        while not celery_app.control.ping(destination=[hostname], timeout=1.0):
-            if process.poll() is not None:
-                pytest.fail(
-                    f"The Celery worker exited with {process.returncode}:\n{worker.log_tail()}"
-                )
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"The Celery worker did not answer a ping within "
-                    f"{WORKER_START_TIMEOUT}s:\n{worker.log_tail()}"
-                )
+        wait_for_ping(worker)
         yield worker
     finally:
-        _stop(process)
+        worker.stop()
         _purge(pidbox)
+
+
+class CeleryProcesses:
+    """Celery workers and beat processes of one test (the `celery_processes` fixture)."""
+
+    def __init__(self) -> None:
+        self.started: list[Worker] = []
+
+    def worker(
+        self, name: str, *, queue: str, app=celery_app, wait: bool = True, **environment: str
+    ) -> Worker:
+        """A worker (concurrency 1) consuming `queue` on app's broker, with `environment`
+        over the tests' own (set REDIS_URL for another broker). Waits until it answers a
+        ping on `app` unless wait=False (then call wait_for_ping)."""
+        hostname = f"{name}@localhost"
+        worker = self._start(hostname, _worker_arguments(hostname, queue), environment)
+        if wait:
+            wait_for_ping(worker, app)
+        return worker
+
+    def beat(self, name: str, *, schedule: Path, **environment: str) -> Worker:
+        """`celery beat` with its schedule database at `schedule` (it answers no ping)."""
+        arguments = ["beat", "--loglevel", "info", "--schedule", str(schedule)]
+        return self._start(name, arguments, environment)
+
+    def _start(self, name: str, arguments: list[str], environment: dict[str, str]) -> Worker:
+        log_path = ARTIFACTS / f"celery-{name.split('@')[0]}.log"
+        started = _spawn(name, arguments, celery_environment(**environment), log_path)
+        self.started.append(started)
+        return started
+
+    def stop_all(self) -> None:
+        """Stop every process, the last started first, even when stopping one fails."""
+        errors = []
+        for started in reversed(self.started):
+            try:
+                started.stop()
+            except Exception as error:  # noqa: BLE001 - stop the others, then report it
+                errors.append(error)
+        if errors:
+            raise errors[0]
+
+
+@pytest.fixture
+def celery_processes(transactional_db):
+    """Start extra Celery processes for one test; each is stopped when the test ends.
+
+    Depends on transactional_db so that they are stopped before the database is flushed.
+    Request a fixture that runs their broker before this one, so that it outlives them.
+    """
+    processes = CeleryProcesses()
+    try:
+        yield processes
+    finally:
+        processes.stop_all()

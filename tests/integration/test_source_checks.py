@@ -5,30 +5,28 @@ FETCH_ALLOWED_NETWORKS is set in its environment below; 127.0.0.1 plays the inte
 address that must never be reached.
 """
 
+import collections
 import os
+import re
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
-from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import redis
 from celery import Celery
-from django.conf import settings
-from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from curation.celery import app as celery_app
 from summaries import checking, tasks
 from summaries.models import Citation, Source, SourceCheck
 from tests.admin_forms import form_fields
 from tests.factories import ChapterFactory
-from tests.integration.conftest import ARTIFACTS, worker_database_url
+from tests.integration.conftest import Worker, wait_for_ping
 from tests.test_linkcheck_fetch import Server, page, redirect, send, title_page
 
 pytestmark = pytest.mark.integration
@@ -60,13 +58,14 @@ def url(server: Server, path: str) -> str:
     return f"http://{server.server_address[0]}:{server.port}{path}"
 
 
-def wait_until(condition, message, worker, timeout=TIMEOUT):
+def wait_until(condition, message, *processes: Worker, timeout=TIMEOUT):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return
-        time.sleep(0.2)
-    pytest.fail(f"{message} within {timeout}s:\n{worker.log_tail()}")
+        time.sleep(0.1)
+    logs = "\n".join(f"--- {p.hostname}:\n{p.log_tail()}" for p in processes)
+    pytest.fail(f"{message} within {timeout}s:\n{logs}")
 
 
 def test_a_save_queues_checks_that_the_worker_records(
@@ -105,113 +104,21 @@ def test_a_save_queues_checks_that_the_worker_records(
     assert not Source.objects.exclude(check_token="").exists()
 
 
-# --- A worker killed mid-batch ----------------------------------------------------------
+# --- Reliability: a killed worker, a restarted broker -------------------------------------
+#
+# Each test runs its own redis-server (no persistence) on a free loopback port: the broker,
+# the cache and the host limiter of the Celery processes it starts, and of nothing else. So
+# they run beside any database and broker the other tests use, and restart nobody's Redis.
 
-KILL_QUEUE = "curation-tests-kill"
-
-
-def start_worker(name: str, *, app=celery_app, **environment) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    env["DATABASE_URL"] = worker_database_url()
-    env.update(environment)
-    command = [sys.executable, *"-m celery -A curation worker --concurrency 1".split()]
-    command += ["--loglevel", "info", "--queues", KILL_QUEUE, "--hostname", name]
-    command += ["--without-gossip", "--without-mingle"]
-    ARTIFACTS.mkdir(exist_ok=True)
-    with (ARTIFACTS / f"celery-{name.split('@')[0]}.log").open("a") as log:
-        process = subprocess.Popen(  # noqa: S603 - fixed arguments
-            command,
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    deadline = time.monotonic() + TIMEOUT
-    while not app.control.ping(destination=[name], timeout=1.0):
-        if process.poll() is not None or time.monotonic() > deadline:
-            os.killpg(process.pid, signal.SIGKILL)
-            pytest.fail(f"worker {name} did not start")
-    return process
-
-
-def kill(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(10)
-
-
-class _Log:
-    def __init__(self, name):
-        self.path = ARTIFACTS / f"celery-{name.split('@')[0]}.log"
-
-    def log_tail(self, lines: int = 60) -> str:
-        text = self.path.read_text(errors="replace") if self.path.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
-
-
-def slow(handler) -> None:
-    time.sleep(0.3)
-    send(handler, 200, b"<title>Slow</title>")
-
-
-def test_a_worker_killed_mid_batch_loses_no_check_and_duplicates_none(
-    transactional_db, servers, monkeypatch
-):
-    site = servers["site"]
-    site.routes.update({f"/{i}": slow for i in range(20)})
-    sources = [Source.objects.create(url=url(site, f"/{i}"), host="127.0.0.2") for i in range(20)]
-    with celery_app.connection_for_write() as conn:
-        conn.default_channel.queue_purge(KILL_QUEUE)
-
-    # The batches go to this test's own workers, after the claim commits (as delay_on_commit).
-    def queue(token, ids):
-        transaction.on_commit(
-            lambda: tasks.check_source_batch.apply_async((ids, token), queue=KILL_QUEUE)
-        )
-
-    monkeypatch.setattr(checking, "_queue", queue)
-    first_name, second_name = "curation-kill-a@localhost", "curation-kill-b@localhost"
-    first = start_worker(first_name)
-    try:
-        checking.dispatch_due_checks()
-        wait_until(
-            lambda: SourceCheck.objects.exists(),
-            "the first worker recorded nothing",
-            _Log(first_name),
-        )
-    finally:
-        kill(first)  # mid-batch: some results recorded, the rest lost with the worker
-    recorded = SourceCheck.objects.count()
-    assert 0 < recorded < len(sources)
-    # The killed worker's per-host slots (in Redis, when set) lapse after their TTL.
-    limiter = checking.host_limiter()
-    deadline = time.monotonic() + TIMEOUT
-    while limiter.in_flight("127.0.0.2") and time.monotonic() < deadline:
-        time.sleep(0.2)
-
-    # The lost sources stay claimed until their lease lapses; the sweeper then claims them.
-    later = timezone.now() + timedelta(seconds=settings.CHECK_CLAIM_SECONDS + 1)
-    second = start_worker(second_name)
-    try:
-        assert len(checking.sweep_sources(now=later)) == len(sources) - recorded
-        wait_until(
-            lambda: not Source.objects.filter(last_checked_at__isnull=True).exists(),
-            "the new worker did not check the lost sources",
-            _Log(second_name),
-        )
-    finally:
-        second.send_signal(signal.SIGTERM)
-        try:
-            second.wait(30)
-        except subprocess.TimeoutExpired:
-            kill(second)
-    for source in Source.objects.all():
-        assert source.checks.count() == 1, source.url  # exactly once, no duplicate rows
-        assert source.state == "ok" and not source.check_token
-
-
-# --- A Redis restart --------------------------------------------------------------------
+REDIS_SERVER = shutil.which("redis-server")
+needs_redis_server = pytest.mark.skipif(
+    not REDIS_SERVER, reason="redis-server is not installed (these tests run their own)"
+)
+QUEUE = "celery"  # the default queue, on the test's own broker: beat and workers send there
+DISPATCH_TASK = tasks.dispatch_source_checks.name  # what beat sends (also the sweeper)
+BATCH_RECEIVED = re.compile(
+    rf"Task {re.escape(tasks.check_source_batch.name)}\[([0-9a-f-]+)\] received"
+)
 
 
 def free_port() -> int:
@@ -220,98 +127,320 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_redis(port: int) -> subprocess.Popen:
-    process = subprocess.Popen(  # noqa: S603 - fixed arguments
-        [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", ""]
-        + ["--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(port=port, socket_connect_timeout=0.5)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+class PrivateRedis:
+    """A redis-server of one test on a free loopback port.
+
+    Without `data_dir` it keeps nothing over a restart; with one it saves its data there
+    when stopped (SIGTERM, as a service manager stops it) and loads it when started again.
+    """
+
+    def __init__(self, data_dir: Path | None = None) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.data_dir = data_dir
+        self.process: subprocess.Popen | None = None
+        self.client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        # Sends to and pings the test's processes (the current app uses the shared broker).
+        self.app = Celery("curation-private-broker", broker=self.url, set_as_current=False)
+        self.app.conf.broker_connection_retry_on_startup = True
+
+    def start(self) -> None:
+        command = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port)]
+        command += ["--appendonly", "no"]
+        if self.data_dir is None:
+            command += ["--save", ""]
+        else:
+            command += ["--save", "3600 1", "--dir", str(self.data_dir)]
+        self.process = subprocess.Popen(  # noqa: S603 - fixed arguments
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                if self.client.ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.1)
+        self.stop()
+        pytest.fail(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+@pytest.fixture
+def private_redis(request, tmp_path):
+    """Request it before celery_processes: the processes are stopped before their broker.
+
+    Parametrize it indirectly with True for a Redis that keeps its data over a restart.
+    """
+    server = PrivateRedis(tmp_path / "redis" if getattr(request, "param", False) else None)
+    if server.data_dir is not None:
+        server.data_dir.mkdir()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        server.app.close()
+
+
+class Gate:
+    """A route of a test server: answers the first `answered` requests at once and holds
+    the rest (catching a worker with requests in flight) until `open()`, or until the server
+    stops."""
+
+    def __init__(self, server: Server, answered: int) -> None:
+        self.server = server
+        self.answered = answered
+        self.requests = 0
+        self.lock = threading.Lock()
+        self.opened = threading.Event()
+
+    def open(self) -> None:
+        self.opened.set()
+
+    def route(self, handler) -> None:
+        with self.lock:
+            self.requests += 1
+            hold = self.requests > self.answered
+        while hold and not self.opened.wait(0.1) and not self.server.stopping.is_set():
+            pass
         try:
-            if client.ping():
-                return process
-        except redis.RedisError:
-            time.sleep(0.1)
-    process.kill()
-    pytest.fail("redis-server did not start")
+            send(handler, 200, b"<title>Held</title>")
+        except OSError:
+            pass  # the worker that asked was killed meanwhile
 
 
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+def received(worker: Worker, task_id: str) -> int:
+    """How often the worker's log says it received the task (a redelivery counts again)."""
+    return worker.log_text().count(f"[{task_id}] received")
 
 
-REDIS_SERVER = shutil.which("redis-server")
+def rows(pk: int) -> int:
+    """The source's history rows."""
+    return SourceCheck.objects.filter(source_id=pk).count()
 
 
-@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="REDIS_URL is not set")
-@pytest.mark.skipif(not REDIS_SERVER, reason="redis-server is not installed")
-def test_the_worker_survives_a_redis_restart(transactional_db, servers):
-    """The worker reconnects after its broker restarts; work lost with it is swept up.
+def unfinished(pks) -> bool:
+    """Some of these sources are unchecked or still claimed."""
+    pending = Q(last_checked_at__isnull=True) | ~Q(check_token="")
+    return Source.objects.filter(pending, pk__in=pks).exists()
 
-    Runs its own redis-server on a free port (the shared one is left alone).
+
+VISIBILITY = 15  # seconds until the broker hands an unacknowledged batch out again
+LEASE = 4  # seconds a claim lasts (CHECK_CLAIM_SECONDS) in the killed-worker test
+# A host slot in Redis lapses FETCH_DEADLINE + 5 s after it was taken (redis_limiter); a
+# fetch waits for a slot at most its own FETCH_DEADLINE, and one that gets none in time is
+# recorded as a timeout. So slots left by a dead worker (or not given back while Redis was
+# down) make fetches of that host started in the next 5 s fail.
+SLOT_OVERHANG = 5
+
+
+@needs_redis_server
+def test_a_killed_workers_batch_delivered_again_fetches_and_records_nothing(
+    servers, private_redis, celery_processes
+):
+    """A worker is SIGKILLed mid-batch while the test server holds two of its requests.
+
+    The broker keeps the batch's message unacknowledged. The sources it did not record stay
+    claimed until their lease lapses; then the sweeper (the beat task, on a live worker)
+    claims them under a new token and the live worker checks them. Then the visibility
+    timeout passes, the killed batch is delivered again and runs: it must neither fetch nor
+    record anything (the stale-batch guard). Counted at the test server and in the history:
+    after the kill each unrecorded source is fetched exactly once and each recorded one not
+    at all, and every source has exactly one history row.
     """
     site = servers["site"]
-    site.routes.update({f"/{i}": page(body=title_page(str(i))) for i in range(4)})
-    before = [Source.objects.create(url=url(site, f"/{i}"), host="127.0.0.2") for i in (0, 1)]
-    port = free_port()
-    broker_url = f"redis://127.0.0.1:{port}/0"
-    # Not the current app: the other tests' tasks must keep using the shared broker.
-    app = Celery("curation-restart-test", broker=broker_url, set_as_current=False)
-    app.conf.broker_connection_retry_on_startup = True
-    redis_server = start_redis(port)
-    name = "curation-restart@localhost"
-    worker = None
+    per_host = 2  # FETCH_PER_HOST: the requests in flight when the worker dies
+    gate = Gate(site, answered=checking.RECORD_EVERY)  # one chunk recorded, then requests held
+    paths = [f"/{i}" for i in range(checking.RECORD_EVERY + 4)]
+    site.routes.update(dict.fromkeys(paths, gate.route))
+    path_of = {Source.objects.create(url=url(site, p), host="127.0.0.2").pk: p for p in paths}
+    app = private_redis.app
+    environment = {
+        "REDIS_URL": private_redis.url,
+        "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY),
+        "CHECK_CLAIM_SECONDS": str(LEASE),
+        "FETCH_PER_HOST": str(per_host),
+    }
+    # The killed worker's two host slots lapse 10 s (its FETCH_DEADLINE + SLOT_OVERHANG)
+    # after it took them, about 6 s after the sweep; the live worker's fetches wait for
+    # them (up to their FETCH_DEADLINE) instead of timing out.
+    doomed = celery_processes.worker(
+        "curation-doomed", queue=QUEUE, app=app, wait=False, FETCH_DEADLINE="5", **environment
+    )
+    # Started now but idle (on a queue nobody sends to) until the other one is killed.
+    live = celery_processes.worker(
+        "curation-live", queue="idle", app=app, wait=False, FETCH_DEADLINE="20", **environment
+    )
+    wait_for_ping(doomed, app)
+    wait_for_ping(live, app)
 
-    def send(token, ids):
-        app.send_task(
-            tasks.check_source_batch.name, args=(ids, token), queue=KILL_QUEUE, retry=True
-        )
+    app.send_task(DISPATCH_TASK, queue=QUEUE)  # claims every source for one batch
+    wait_until(
+        lambda: (
+            gate.requests >= checking.RECORD_EVERY + per_host
+            and SourceCheck.objects.count() >= checking.RECORD_EVERY
+        ),
+        "the worker did not record a chunk and send two more requests",
+        doomed,
+    )
+    doomed.kill()
+    gate.open()
+    hits_at_kill = collections.Counter(site.hits)
+    killed_batches = BATCH_RECEIVED.findall(doomed.log_text())
+    assert len(killed_batches) == 1, doomed.log_tail()
+    killed_batch = killed_batches[0]
+    recorded = set(SourceCheck.objects.values_list("source_id", flat=True))
+    unrecorded = set(path_of) - recorded
+    asked = {pk for pk in unrecorded if hits_at_kill[path_of[pk]]}
+    assert len(recorded) == checking.RECORD_EVERY and len(asked) == per_host
+    # Before the kill every path was asked once, or not yet; the asked ones not answered.
+    assert hits_at_kill == {path_of[pk]: 1 for pk in recorded | asked}
+    (killed_token,) = set(
+        Source.objects.filter(pk__in=unrecorded).values_list("check_token", flat=True)
+    )
+    assert killed_token, "the unrecorded sources are no longer claimed by the killed batch"
 
-    try:
-        worker = start_worker(name, app=app, REDIS_URL=broker_url)
-        token, ids = checking.claim_sources(
-            queryset=Source.objects.filter(pk=before[0].pk), limit=5
-        )
-        send(token, ids)
-        wait_until(lambda: SourceCheck.objects.count() == 1, "no check before", _Log(name))
+    # The lease lapses; the sweeper claims the unrecorded sources again, on the live worker.
+    wait_until(
+        lambda: (
+            not Source.objects.filter(pk__in=unrecorded, claimed_until__gte=timezone.now()).exists()
+        ),
+        "the lease did not lapse",
+        live,
+    )
+    assert app.control.add_consumer(QUEUE, destination=[live.hostname], reply=True)
+    app.send_task(DISPATCH_TASK, queue=QUEUE)
+    wait_until(lambda: not unfinished(unrecorded), "the swept sources were not checked", live)
+    # The broker delivers the killed batch again once its visibility timeout passed.
+    wait_until(
+        lambda: f"[{killed_batch}] succeeded" in live.log_text(),
+        f"the killed batch {killed_batch} was not delivered again",
+        live,
+        timeout=VISIBILITY + TIMEOUT,
+    )
+    live.stop()  # nothing can run after this
 
-        # Claimed, but its message lost with the restarted broker (no persistence).
-        token, ids = checking.claim_sources(
-            queryset=Source.objects.filter(pk=before[1].pk), limit=5
-        )
-        stop(redis_server)
-        redis_server = start_redis(port)
-        later = [Source.objects.create(url=url(site, f"/{i}"), host="127.0.0.2") for i in (2, 3)]
-        token, ids = checking.claim_sources(
-            queryset=Source.objects.filter(pk__in=[s.pk for s in later]), limit=5
-        )
-        send(token, ids)
-        wait_until(
-            lambda: SourceCheck.objects.count() == 3,
-            "the worker did not reconnect after the restart",
-            _Log(name),
-        )
-        # The sweeper finds the source whose batch the restart lost.
-        lapse = timezone.now() + timedelta(seconds=settings.CHECK_CLAIM_SECONDS + 1)
-        with transaction.atomic():
-            token, ids = checking.claim_sources(
-                queryset=Source.objects.filter(last_checked_at__isnull=True), limit=5, now=lapse
-            )
-        assert ids == [before[1].pk]
-        send(token, ids)
-        wait_until(lambda: SourceCheck.objects.count() == 4, "no sweep", _Log(name))
-    finally:
-        if worker is not None:
-            kill(worker)
-        stop(redis_server)
-    for source in Source.objects.all():
-        assert source.state == "ok" and source.checks.count() == 1
+    assert received(doomed, killed_batch) == 1 and received(live, killed_batch) == 1
+    assert private_redis.client.hlen("unacked") == 0  # nothing left to deliver again
+    # Per source: (requests at the test server after the kill, history rows).
+    counted = {pk: (site.hits[p] - hits_at_kill[p], rows(pk)) for pk, p in path_of.items()}
+    assert counted == {pk: (int(pk in unrecorded), 1) for pk in path_of}
+    token_of = dict(SourceCheck.objects.values_list("source_id", "token"))
+    assert {token_of[pk] for pk in recorded} == {killed_token}
+    (sweep_token,) = {token_of[pk] for pk in unrecorded}
+    # Checked by the sweeper's batch, not the killed one (delivered again only later).
+    assert sweep_token != killed_token
+    assert not unfinished(path_of)
+    assert set(Source.objects.values_list("state", flat=True)) == {"ok"}
+
+
+RESTART_LEASE = 10  # seconds a claim lasts in the broker-restart test
+RESTART_DEADLINE = 10  # FETCH_DEADLINE there: the held requests never time out
+
+
+@needs_redis_server
+@pytest.mark.parametrize(
+    "private_redis",
+    [False, True],
+    ids=["redis-loses-its-data", "redis-keeps-its-data"],
+    indirect=True,
+)
+def test_a_broker_restart_mid_batch_while_beat_dispatches_loses_and_repeats_nothing(
+    servers, private_redis, celery_processes, tmp_path
+):
+    """Redis (broker, cache and host limiter) restarts while a worker runs a batch whose
+    requests the test server holds, two more batches wait in the broker, and beat
+    dispatches every second.
+
+    The batch in flight finishes during the outage and records its results; beat's ticks
+    fail meanwhile; sources added during the outage are dispatched once beat reaches the
+    broker again. A Redis that loses its data loses the waiting batches: their sources are
+    swept by beat's dispatch once their lease lapses. A Redis that keeps its data (saved
+    when stopped) delivers them after the restart, under their own claims. Counted at the
+    test server and in the history: every source is fetched exactly once and has exactly
+    one history row; and the broker is left with no unacknowledged batch to deliver again.
+    """
+    keeps_data = private_redis.data_dir is not None
+    site = servers["site"]
+    gate = Gate(site, answered=0)
+    paths = [f"/{i}" for i in range(8)]
+    site.routes.update(dict.fromkeys(paths, gate.route))
+    path_of = {Source.objects.create(url=url(site, p), host="127.0.0.2").pk: p for p in paths[:6]}
+    environment = {
+        "REDIS_URL": private_redis.url,
+        "CHECK_CLAIM_SECONDS": str(RESTART_LEASE),
+        "CHECK_DISPATCH_EVERY": "1",
+        "RELATED_REFRESH_EVERY": "3600",
+        "FETCH_BATCH_SIZE": "2",
+        "FETCH_DEADLINE": str(RESTART_DEADLINE),
+    }
+    worker = celery_processes.worker(
+        "curation-restart", queue=QUEUE, app=private_redis.app, **environment
+    )
+    beat = celery_processes.beat("curation-beat", schedule=tmp_path / "schedule", **environment)
+
+    # Beat's dispatch claims three batches of two; the worker holds one, two wait in Redis.
+    wait_until(lambda: gate.requests >= 2, "beat's first batch did not start", worker, beat)
+    held_at = time.monotonic()
+    token_of = dict(Source.objects.values_list("pk", "check_token"))
+    busy = {pk for pk, p in path_of.items() if site.hits[p]}
+    queued = set(path_of) - busy
+    (busy_token,) = {token_of[pk] for pk in busy}
+    queued_tokens = {token_of[pk] for pk in queued}
+    assert len(busy) == 2 and len(queued_tokens) == 2 and "" not in queued_tokens
+
+    private_redis.stop()
+    added = {Source.objects.create(url=url(site, p), host="127.0.0.2").pk: p for p in paths[6:]}
+    path_of.update(added)
+    gate.open()
+    wait_until(
+        lambda: SourceCheck.objects.filter(source__in=busy).count() == len(busy),
+        "the batch in flight did not record its results while Redis was down",
+        worker,
+    )
+    wait_until(
+        lambda: (
+            "Connection to broker lost" in worker.log_text() and "Message Error" in beat.log_text()
+        ),
+        "the worker and beat did not notice the broker was gone",
+        worker,
+        beat,
+    )
+    if keeps_data:
+        # The held requests' host slots could not be given back while Redis was down and
+        # come back with its data: restart once they would lapse within a fetch's
+        # deadline (SLOT_OVERHANG).
+        time.sleep(max(0.0, held_at + SLOT_OVERHANG + 1 - time.monotonic()))
+    private_redis.start()
+    wait_until(
+        lambda: not unfinished(path_of),
+        "not every source was checked after the restart",
+        worker,
+        beat,
+        timeout=TIMEOUT + RESTART_LEASE,
+    )
+    assert beat.process.poll() is None and worker.process.poll() is None
+    beat.stop()
+    worker.stop()  # nothing can run after this
+
+    # Per source: (requests at the test server, history rows).
+    counted = {pk: (site.hits[p], rows(pk)) for pk, p in path_of.items()}
+    assert counted == dict.fromkeys(path_of, (1, 1))
+    recorded_by = dict(SourceCheck.objects.values_list("source_id", "token"))
+    assert {recorded_by[pk] for pk in busy} == {busy_token}  # by the batch in flight
+    if keeps_data:  # delivered after the restart
+        assert {recorded_by[pk] for pk in queued} == queued_tokens
+    else:  # lost with the broker's data, then swept
+        assert not {recorded_by[pk] for pk in queued} & queued_tokens
+    assert private_redis.client.hlen("unacked") == 0  # nothing left to deliver again
+    assert not unfinished(path_of)
+    assert set(Source.objects.values_list("state", flat=True)) == {"ok"}
