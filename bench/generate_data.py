@@ -12,8 +12,8 @@ fragment, as editors paste them).
 
 Rows are written with bulk_create, which skips Model.save(), so everything save() and the
 services would compute is computed here with the same functions: body_html/text_html with
-summaries.markdown.render_markdown / render_inline_markdown, the search document as
-services.update_search_document builds it, citations with summaries.citations.
+text.markdown.render_markdown / render_inline_markdown, the search document as
+editing.derived.update_search_document builds it, citations with text.citations.
 extract_citations and Source rows shared by normalised URL. The Markdown work runs in one
 process per core; the database writes happen in the main process, in one transaction.
 

@@ -227,6 +227,18 @@ def request_checks(*, sources: Iterable[Source], now: datetime | None = None) ->
 
 
 @transaction.atomic
+def request_summary_checks(*, summary: Summary, user=None) -> tuple[list[Source], list[int]]:
+    """Queue a check of every source the summary cites, now rather than when due.
+
+    Returns the sources and the ids actually queued: ignored sources and sources whose
+    check is already under way are skipped (checking.request_checks). The checks are sent
+    to the broker after the transaction commits.
+    """
+    sources = list(Source.objects.filter(citations__summary=summary).distinct())
+    return sources, request_checks(sources=sources)
+
+
+@transaction.atomic
 def ignore_source(*, source: Source, ignored: bool = True) -> Source:
     """Stop (or resume) checking a source; an ignored source is never claimed."""
     source.ignored = ignored

@@ -6,7 +6,8 @@ from collections import Counter
 import reversion
 from django.db import models, transaction
 
-from . import demo_data, services
+from . import demo_data
+from .editing import derived
 from .models import (
     Appearance,
     Caveat,
@@ -168,7 +169,7 @@ def load_demo() -> dict:
     an object whose values already match is not saved, so a second run writes nothing, keeps
     every updated_at and records no revision. Everything it writes is validated with
     full_clean() and recorded in one revision, "Loaded demo data". Citations and their
-    sources are rebuilt from the Markdown links (services.sync_citations).
+    sources are rebuilt from the Markdown links (derived.sync_citations).
     Returns {"created"|"updated"|"deleted": {model name: count}}; all empty when nothing
     changed.
     """
@@ -199,10 +200,10 @@ def load_demo() -> dict:
         video = _load_video(loader, demo_data.MAIN_VIDEO, channel, people, organisations, topics)
         summary = _load_summary(loader, video, demo_data.MAIN_SUMMARY)
         for other in loaded + [summary]:
-            services.update_search_document(summary=other)
+            derived.update_search_document(summary=other)
 
         before = set(summary.citations.values_list("pk", flat=True))
-        citations = services.sync_citations(summary=summary)
+        citations = derived.sync_citations(summary=summary)
         new = sum(1 for citation in citations if citation.pk not in before)
         gone = len(before - {citation.pk for citation in citations})
         if new:

@@ -8,7 +8,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 
-from . import checking, services
+from . import checking
+from .editing import derived
 from .models import Summary, Video
 from .reader import related
 
@@ -51,7 +52,7 @@ def rerender_summary(summary_id: int) -> None:
     summary = Summary.objects.filter(pk=summary_id).first()
     if summary is None:
         return
-    services.rerender_summary(summary=summary)
+    derived.rerender_summary(summary=summary)
 
 
 def _time_budget() -> float:

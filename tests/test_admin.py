@@ -323,7 +323,7 @@ def test_staff_without_publish_permission_cannot_publish(client):
 def test_citations_are_listed_read_only_on_the_summary_page(client, editor):
     summary = SummaryFactory()
     ChapterFactory(summary=summary, body=ANTHROPIC_CHAPTER)
-    from summaries.services import sync_citations
+    from summaries.editing.derived import sync_citations
 
     sync_citations(summary=summary)
     response = client.get(change_url(summary))

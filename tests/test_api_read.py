@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from summaries import services
+from summaries.editing import derived
 from summaries.models import Caveat, Source
 
 from .factories import (
@@ -43,7 +43,7 @@ def rich_summary(title="Rich summary", **video):
     )
     Caveat.objects.create(summary=summary, chapter=chapter, text="Careful.", position=1)
     Caveat.objects.create(summary=summary, takeaway=takeaway, text="Also.", position=2)
-    services.refresh_derived_data(summary=summary)
+    derived.refresh_derived_data(summary=summary)
     return summary
 
 
@@ -195,9 +195,9 @@ def test_search_finds_live_summaries_only(client):
     found = rich_summary(title="Quantum tunnelling explained")
     SummaryFactory(video__title="Quantum draft")
     for summary in (found,):
-        services.refresh_derived_data(summary=summary)
+        derived.refresh_derived_data(summary=summary)
     draft = SummaryFactory(video__title="Quantum secrets")
-    services.refresh_derived_data(summary=draft)
+    derived.refresh_derived_data(summary=draft)
     assert slugs(client.get("/api/v1/summaries/?search=quantum")) == [found.video.slug]
     assert slugs(client.get("/api/v1/summaries/?search=%00")) != []
 

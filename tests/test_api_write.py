@@ -280,12 +280,12 @@ def test_duplicate_platform_video_is_a_field_error(api, catalogue):
 
 
 def test_a_failure_after_validation_saves_nothing(api, catalogue, monkeypatch):
-    from summaries import services
+    from summaries.editing import save
 
     def explode(**kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(services, "refresh_derived_data", explode)
+    monkeypatch.setattr(save, "refresh_derived_data", explode)
     api.raise_request_exception = False
     response = api.post(LIST_URL, example_payload(), format="json")
     assert response.status_code == 500

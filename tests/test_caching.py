@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import services
+from summaries.editing import workflow
 from summaries.models import Summary
 from summaries.pagecache import generation, middleware
 
@@ -116,7 +116,7 @@ def test_a_local_copy_is_dropped_by_an_edit(client, local_copies):
     summary.tldr = "After."
     summary.save()
     assert "After." in client.get(url).content.decode()
-    services.unpublish_summary(summary=summary)
+    workflow.unpublish_summary(summary=summary)
     assert client.get(url).status_code == 404
 
 
@@ -301,6 +301,6 @@ def test_edits_and_check_results_are_saved_while_the_cache_is_down(unreachable_c
     summary = SummaryFactory(live=True, tldr="Before.")
     summary.tldr = "After."
     summary.save()  # the save signal marks pages stale: it must not fail the save
-    services.unpublish_summary(summary=summary)
+    workflow.unpublish_summary(summary=summary)
     summary.refresh_from_db()
     assert summary.tldr == "After." and summary.status == Summary.Status.DRAFT

@@ -16,7 +16,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import checking, services, tasks
+from summaries import checking, tasks
+from summaries.editing import derived, workflow
 from summaries.linkcheck import CheckResult, InProcessHostLimiter, State
 from summaries.models import Citation, Source, SourceCheck
 from summaries.pagecache.generation import current_generation
@@ -73,7 +74,7 @@ def cite(*links: tuple[str, str], phrases: dict[str, str] | None = None):
     body = " ".join(f"{claim} [source]({link})." for claim, link in links)
     chapter = ChapterFactory(body=body)
     summary = chapter.summary
-    services.refresh_derived_data(summary=summary)
+    derived.refresh_derived_data(summary=summary)
     for link, phrase in (phrases or {}).items():
         Citation.objects.filter(summary=summary, url=link).update(
             key_phrase=phrase, key_phrase_edited=True
@@ -485,7 +486,7 @@ def _record(source: Source, state: State, status: int | None) -> None:
 def test_a_recorded_check_result_reaches_the_cached_summary_page(client):
     """Results are written in bulk (no save signals); the page must still show them."""
     summary, citations = cite(("It is fast", "https://example.com/fast"))
-    services.publish_summary(summary=summary)
+    workflow.publish_summary(summary=summary)
     page_url = summary.get_absolute_url()
     assert "source-state-unchecked" in client.get(page_url).content.decode()  # now cached
 
@@ -497,7 +498,7 @@ def test_a_recorded_check_result_reaches_the_cached_summary_page(client):
 def test_a_check_that_changes_nothing_shown_keeps_cached_pages(client):
     """Most checks find a source as it was: they must not empty the page cache each time."""
     summary, citations = cite(("It is fast", "https://example.com/fast"))
-    services.publish_summary(summary=summary)
+    workflow.publish_summary(summary=summary)
     source = citations[0].source
     _record(source, State.OK, 200)
     generation = current_generation()

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import services
+from summaries.editing import workflow
 from summaries.models import Summary
 from summaries.pagecache.fragments import cached_fragment
 from summaries.pagecache.generation import content_changed
@@ -87,7 +87,7 @@ def test_channel_filter_choices_follow_publish_and_unpublish(client):
     assert '<option value="de">German</option>' in content
     assert "Compilers" in content
 
-    services.unpublish_summary(summary=added)
+    workflow.unpublish_summary(summary=added)
     content = fresh_get(client, url)
     assert "Grace Hopper" not in person_options(content)
     assert '<option value="de">' not in content

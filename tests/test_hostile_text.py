@@ -20,7 +20,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import services
+from summaries.editing import derived
 from summaries.models import Caveat, Citation, RelatedLink, Source
 
 from .admin_forms import form_fields
@@ -177,7 +177,7 @@ def build_world(hostile: str) -> World:
     )
     video.related_refreshed_at = timezone.now()
     video.save()
-    services.update_search_document(summary=summary)
+    derived.update_search_document(summary=summary)
     return World(hostile, values, summary, channel, person, topic, source)
 
 

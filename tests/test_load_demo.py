@@ -6,8 +6,8 @@ from django.apps import apps
 from django.core.management import call_command
 from reversion.models import Revision, Version
 
-from summaries import services
 from summaries.demo import load_demo
+from summaries.editing import rules
 from summaries.models import Caveat, Chapter, Citation, Source, Summary, Video
 
 MAIN_SLUG = "speed-maxis-unite-why-fast-ai-models-matter-for-agents"
@@ -272,7 +272,7 @@ def test_first_run_reports_what_it_created():
 
 
 def test_demo_summary_has_no_editor_warnings(summary):
-    assert services.summary_warnings(summary=summary) == []
+    assert rules.summary_warnings(summary=summary) == []
 
 
 @pytest.mark.django_db

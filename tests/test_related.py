@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from summaries import services
+from summaries.editing import derived, workflow
 from summaries.models import Citation, RelatedLink, Source, Summary, Video
 from summaries.reader.related import (
     MAX_AGE,
@@ -159,7 +159,7 @@ def test_similar_text_breaks_a_tie_in_shared_topics():
         tldr="Which labs stay ahead? Training budgets decide it.",
     )
     for item in (a, plain, similar):
-        services.update_search_document(summary=item)
+        derived.update_search_document(summary=item)
 
     results = related_videos(a.video)
 
@@ -246,7 +246,7 @@ def test_a_stored_entry_that_goes_offline_is_not_shown(world):
     refresh_related(video=world)
     world.refresh_from_db()
     keynote = Summary.objects.get(video__title="B Keynote")
-    services.unpublish_summary(summary=keynote)
+    workflow.unpublish_summary(summary=keynote)
 
     titles = [r.video.title for r in related_for_page(world)]
 
@@ -268,13 +268,13 @@ def test_publishing_refreshes_the_video_and_its_neighbours(
     assert "F Draft with Altman" not in titles_stored(keynote)
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.publish_summary(summary=draft)
+        workflow.publish_summary(summary=draft)
 
     assert "F Draft with Altman" in titles_stored(keynote)
     assert "B Keynote" in titles_stored(draft.video)
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.unpublish_summary(summary=draft)
+        workflow.unpublish_summary(summary=draft)
 
     assert "F Draft with Altman" not in titles_stored(keynote)
     draft.video.refresh_from_db()

@@ -6,7 +6,7 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import services
+from summaries.editing import derived
 from summaries.models import Summary
 from summaries.reader import search
 from summaries.reader.search import (
@@ -28,7 +28,7 @@ on_postgresql = pytest.mark.skipif(
 
 def indexed(summary):
     """The summary's search text, as the admin's save fills it."""
-    return services.update_search_document(summary=summary)
+    return derived.update_search_document(summary=summary)
 
 
 def found(query, **kwargs):

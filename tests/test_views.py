@@ -6,7 +6,7 @@ from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import services
+from summaries.editing import derived, workflow
 from summaries.models import Caveat, Summary
 
 from .factories import (
@@ -66,7 +66,7 @@ def rich_summary(chapters=3, sources=3):
         Caveat.objects.create(
             summary=summary, chapter=chapter, claim="times faster", text="Careful.", position=n + 1
         )
-    services.refresh_derived_data(summary=summary)
+    derived.refresh_derived_data(summary=summary)
     return summary, person
 
 
@@ -101,7 +101,7 @@ def test_unpublished_summaries_answer_404_everywhere(client):
     hidden = hidden_summaries(channel)
     for summary in hidden:
         ChapterFactory(summary=summary, body="secretword")
-        services.refresh_derived_data(summary=summary)
+        derived.refresh_derived_data(summary=summary)
         assert client.get(summary.get_absolute_url()).status_code == 404
     pages = [
         reverse("summaries:home"),
@@ -235,7 +235,7 @@ def test_cached_page_is_served_without_queries_and_invalidated_on_edit(
     assert "Second words." in client.get(url).content.decode()
     home = reverse("summaries:home")
     assert summary.video.title in client.get(home).content.decode()
-    services.unpublish_summary(summary=summary)
+    workflow.unpublish_summary(summary=summary)
     assert client.get(url).status_code == 404
     assert summary.video.title not in client.get(home).content.decode()
 
@@ -265,8 +265,8 @@ def test_scheduled_summary_appears_on_cached_pages_when_it_goes_live(client):
 def test_search_finds_live_summaries_only(client):
     SummaryFactory(live=True, video__title="Agents and speed")
     SummaryFactory(video__title="Agents draft")
-    services.refresh_derived_data(summary=Summary.objects.get(video__title="Agents and speed"))
-    services.refresh_derived_data(summary=Summary.objects.get(video__title="Agents draft"))
+    derived.refresh_derived_data(summary=Summary.objects.get(video__title="Agents and speed"))
+    derived.refresh_derived_data(summary=Summary.objects.get(video__title="Agents draft"))
     content = client.get(reverse("summaries:search"), {"q": "agents"}).content.decode()
     assert "Agents and speed" in content
     assert "Agents draft" not in content

@@ -4,7 +4,7 @@ from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
 
-from summaries import services
+from summaries.editing import items
 from summaries.editing.rules import link_problems
 from summaries.models import Summary, Video
 from summaries.text import platforms
@@ -189,7 +189,7 @@ class OrderedInlineFormSet(CustomInlineFormSet):
         if not commit:
             return super().save(commit=False)
         if self.instance.pk:
-            services.make_room_for_reorder(model=self.model, summary=self.instance)
+            items.make_room_for_reorder(model=self.model, summary=self.instance)
         for number, form in enumerate(self._kept_in_order(), start=1):
             form.instance.position = number
         saved = super().save()
@@ -198,8 +198,8 @@ class OrderedInlineFormSet(CustomInlineFormSet):
             for form in self.initial_forms
             if form.instance.pk and not (self.can_delete and self._should_delete_form(form))
         ]
-        services.save_positions(items=kept)
-        services.renumber(model=self.model, summary=self.instance)
+        items.save_positions(items=kept)
+        items.renumber(model=self.model, summary=self.instance)
         return saved
 
     def _kept_in_order(self) -> list:

@@ -14,7 +14,8 @@ from django.utils.safestring import mark_safe
 from reversion.admin import VersionAdmin
 from reversion.models import Revision, Version
 
-from summaries import checking, services
+from summaries import checking
+from summaries.editing import derived, rules, workflow
 from summaries.models import (
     Caveat,
     Chapter,
@@ -347,7 +348,7 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
     def editor_warnings(self, summary):
         if not summary.pk:
             return "—"
-        warnings = services.summary_warnings(summary=summary)
+        warnings = rules.summary_warnings(summary=summary)
         if not warnings:
             return "No warnings."
         items = format_html_join("", "<li>{}</li>", ((str(w),) for w in warnings))
@@ -366,9 +367,9 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         summary = form.instance
-        services.refresh_derived_data(summary=summary)
+        derived.refresh_derived_data(summary=summary)
         checking.queue_checks_for_summary(summary=summary)
-        for warning in services.summary_warnings(summary=summary):
+        for warning in rules.summary_warnings(summary=summary):
             messages.warning(request, str(warning))
         self._apply_workflow_button(request, summary)
         self._apply_confirm_button(request, summary)
@@ -400,13 +401,13 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
         """The change form's extra buttons: send to review, publish/schedule, unpublish."""
         try:
             if "_publish" in request.POST and self._may_publish(request):
-                services.publish_summary(summary=summary, user=request.user, at=summary.publish_at)
+                workflow.publish_summary(summary=summary, user=request.user, at=summary.publish_at)
                 messages.success(request, self._published_message(summary))
             elif "_unpublish" in request.POST and self._may_publish(request):
-                services.unpublish_summary(summary=summary, user=request.user)
+                workflow.unpublish_summary(summary=summary, user=request.user)
                 messages.success(request, "Unpublished: readers no longer see this summary.")
             elif "_review" in request.POST:
-                services.submit_for_review(summary=summary, user=request.user)
+                workflow.submit_for_review(summary=summary, user=request.user)
                 messages.success(request, "Sent for review.")
         except ValidationError as error:
             messages.error(request, " ".join(error.messages))
@@ -439,15 +440,15 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
 
     @admin.action(description="Publish selected summaries now")
     def publish_now(self, request, queryset):
-        self._run_on_each(request, queryset, services.publish_summary, "Published")
+        self._run_on_each(request, queryset, workflow.publish_summary, "Published")
 
     @admin.action(description="Unpublish selected summaries")
     def unpublish(self, request, queryset):
-        self._run_on_each(request, queryset, services.unpublish_summary, "Unpublished")
+        self._run_on_each(request, queryset, workflow.unpublish_summary, "Unpublished")
 
     @admin.action(description="Send selected summaries to review")
     def send_to_review(self, request, queryset):
-        self._run_on_each(request, queryset, services.submit_for_review, "Sent to review")
+        self._run_on_each(request, queryset, workflow.submit_for_review, "Sent to review")
 
     @admin.action(description="Schedule selected summaries…")
     def schedule(self, request, queryset):
@@ -456,7 +457,7 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
             self._run_on_each(
                 request,
                 queryset,
-                services.publish_summary,
+                workflow.publish_summary,
                 "Scheduled",
                 at=form.cleaned_data["publish_at"],
             )

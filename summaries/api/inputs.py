@@ -3,7 +3,7 @@
 Checked here: field types, lengths (the models' and forms' caps), durations (the admin's
 rules: 34:21, 1:02:03 or seconds), URL syntax, references by slug, list sizes, and unknown
 fields (rejected by name). Rules that need the summary or other rows (time order, the
-video's end, duplicate videos, item ids, cited-URL policy) are summaries.api_services'.
+video's end, duplicate videos, item ids, cited-URL policy) are summaries.editing's.
 """
 
 from django.core.validators import URLValidator

@@ -13,7 +13,8 @@ from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from summaries import api_services, services
+from summaries import checking
+from summaries.editing import save, workflow
 from summaries.models import Appearance, Caveat, Citation, Summary
 
 from .conditional import check_if_match, summary_tag
@@ -162,7 +163,7 @@ class SummaryViewSet(
         """Create a draft summary, its video and all its parts in one request."""
         payload = SummaryInput(data=request.data, context=self.get_serializer_context())
         payload.is_valid(raise_exception=True)
-        summary = api_services.create_summary(data=payload.validated_data, user=request.user)
+        summary = save.create_summary(data=payload.validated_data, user=request.user)
         url = reverse("api:summary-detail", kwargs={"slug": summary.video.slug})
         return self._respond(
             summary, status.HTTP_201_CREATED, headers={"Location": request.build_absolute_uri(url)}
@@ -176,7 +177,7 @@ class SummaryViewSet(
                 data=request.data, partial_update=partial, context=self.get_serializer_context()
             )
             payload.is_valid(raise_exception=True)
-            summary = api_services.update_summary(
+            summary = save.update_summary(
                 summary=summary, data=payload.validated_data, user=request.user, partial=partial
             )
         return self._respond(summary)
@@ -210,21 +211,21 @@ class SummaryViewSet(
         payload = PublishSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         at = payload.validated_data.get("publish_at")
-        return self._workflow(request, services.publish_summary, at=at)
+        return self._workflow(request, workflow.publish_summary, at=at)
 
     @extend_schema(request=None, responses=SummarySerializer, parameters=[IF_MATCH_OPTIONAL])
     @action(detail=True, methods=["post"])
     @requires("summaries.publish_summary")
     def unpublish(self, request, slug=None):
         """Take a live or scheduled summary back to draft."""
-        return self._workflow(request, services.unpublish_summary)
+        return self._workflow(request, workflow.unpublish_summary)
 
     @extend_schema(request=None, responses=SummarySerializer, parameters=[IF_MATCH_OPTIONAL])
     @action(detail=True, methods=["post"], url_path="submit-for-review")
     @requires("summaries.change_summary")
     def submit_for_review(self, request, slug=None):
         """Mark a draft as ready for review (a published summary must be unpublished first)."""
-        return self._workflow(request, services.submit_for_review)
+        return self._workflow(request, workflow.submit_for_review)
 
     @extend_schema(
         request=None,
@@ -235,7 +236,7 @@ class SummaryViewSet(
     def recheck_sources(self, request, slug=None):
         """Ask for the summary's cited sources to be checked again (answers 202)."""
         summary = get_object_or_404(Summary.objects.all(), video__slug=slug)
-        sources, queued = api_services.request_source_checks(summary=summary, user=request.user)
+        sources, queued = checking.request_summary_checks(summary=summary, user=request.user)
         return Response(
             {"sources": len(sources), "queued": len(queued)}, status=status.HTTP_202_ACCEPTED
         )

@@ -5,12 +5,21 @@ the API as a 400 naming the field.
 """
 
 import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from summaries.linkcheck import policy
-from summaries.models import Source
-from summaries.text.citations import normalise_url
+from summaries.models import Chapter, Citation, Organisation, Source, Summary, Takeaway
+from summaries.text.citations import (
+    attributed_organisation_names,
+    extract_citations,
+    find_figures,
+    host_matches_domains,
+    normalise_url,
+)
+from summaries.text.durations import format_duration
 from summaries.text.markdown import link_targets
 
 CITABLE_SCHEMES = frozenset({"http", "https"})
@@ -99,3 +108,119 @@ def link_problems(markdown_text: str) -> list[str]:
         if problem:
             problems.append(f"Link “{_shown(href)}”: {problem}")
     return problems
+
+
+# --- Warnings: soft problems that never block a save ----------------------------------
+
+
+@dataclass(frozen=True)
+class Warning:
+    where: str
+    message: str
+
+    def __str__(self):
+        return f"{self.where}: {self.message}"
+
+
+def _time_warnings(summary: Summary, chapters: list[Chapter]) -> list[Warning]:
+    duration = summary.video.duration_seconds
+    warnings = []
+    previous = None
+    for chapter in chapters:
+        if chapter.start_time is None:
+            continue
+        where = f"Chapter {chapter.position} “{chapter.title}”"
+        if duration and chapter.start_time >= duration:
+            warnings.append(
+                Warning(
+                    where,
+                    f"starts at {format_duration(chapter.start_time)}, after the video "
+                    f"ends ({format_duration(duration)}).",
+                )
+            )
+        if previous is not None and chapter.start_time <= previous.start_time:
+            warnings.append(
+                Warning(
+                    where,
+                    f"starts at {format_duration(chapter.start_time)}, not after the "
+                    f"chapter before it ({format_duration(previous.start_time)}).",
+                )
+            )
+        previous = chapter
+    items = [("Key point", k) for k in summary.key_points.all()]
+    items += [("Takeaway", t) for t in summary.takeaways.all()]
+    for label, item in items:
+        if item.time is not None and duration and item.time >= duration:
+            warnings.append(
+                Warning(
+                    f"{label} {item.position}",
+                    f"time {format_duration(item.time)} is after "
+                    f"the video ends ({format_duration(duration)}).",
+                )
+            )
+    return warnings
+
+
+def _normalise_text(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _figure_warnings(
+    takeaways: list[Takeaway], citations: list[Citation], chapters
+) -> list[Warning]:
+    """A figure in a takeaway needs a source: its own link, or a cited paragraph stating it."""
+    cited_paragraphs = []
+    for chapter in chapters:
+        for item in extract_citations(chapter.body):
+            cited_paragraphs.append(_normalise_text(item.paragraph))
+    cited_takeaways = {c.takeaway_id for c in citations if c.takeaway_id}
+    warnings = []
+    for takeaway in takeaways:
+        if takeaway.pk in cited_takeaways:
+            continue
+        for figure in find_figures(takeaway.text):
+            needle = _normalise_text(figure)
+            if not any(needle in paragraph for paragraph in cited_paragraphs):
+                warnings.append(
+                    Warning(
+                        f"Takeaway {takeaway.position}",
+                        f"“{figure}” has no cited source "
+                        "(link it here, or cite it in the chapter that states it).",
+                    )
+                )
+    return warnings
+
+
+def _attribution_warnings(citations: list[Citation]) -> list[Warning]:
+    organisations = [o for o in Organisation.objects.exclude(domains="") if o.domain_list()]
+    by_name = {o.name: o for o in organisations}
+    warnings = []
+    for citation in citations:
+        for name in attributed_organisation_names(citation.claim, list(by_name)):
+            domains = by_name[name].domain_list()
+            if not host_matches_domains(citation.url, domains):
+                host = urlsplit(citation.url).hostname
+                warnings.append(
+                    Warning(
+                        f"Link “{citation.link_text}”",
+                        f"the claim is attributed to {name}, "
+                        f"but the link goes to {host}, not {', '.join(domains)}.",
+                    )
+                )
+    return warnings
+
+
+def summary_warnings(*, summary: Summary) -> list[Warning]:
+    """Soft problems an editor should look at; none of them blocks saving or publishing.
+
+    Chapter times out of order or past the video's end, a figure in a takeaway with no
+    cited source, and an "X says" claim whose link is not on X's domains.
+    """
+    chapters = list(summary.chapters.all())
+    takeaways = list(summary.takeaways.all())
+    citations = list(summary.citations.all())
+    return (
+        _time_warnings(summary, chapters)
+        + _figure_warnings(takeaways, citations, chapters)
+        + _attribution_warnings(citations)
+    )

@@ -17,7 +17,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from curation.wsgi import application
-from summaries import services
+from summaries.editing import derived
 from tests.factories import (
     AppearanceFactory,
     ChapterFactory,
@@ -56,7 +56,7 @@ def content(db):
     KeyPointFactory(summary=live)
     TakeawayFactory(summary=live)
     ChapterFactory(summary=live, body="[A source](https://example.org/) says 3 times more.")
-    services.refresh_derived_data(summary=live)
+    derived.refresh_derived_data(summary=live)
     SummaryFactory(video__slug="draft-summary")
     return live
 

@@ -1,4 +1,4 @@
-import datetime
+"""summaries.editing: workflow, citations and search text derived from the text, warnings."""
 
 import pytest
 import time_machine
@@ -6,7 +6,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from reversion.models import Version
 
-from summaries import services, tasks
+from summaries import tasks
+from summaries.editing import derived, rules, workflow
 from summaries.models import Chapter, Citation, Source, Summary
 
 from .factories import (
@@ -34,7 +35,7 @@ CHAPTER_TWO = (
 def test_scheduled_summary_goes_live_at_its_time_without_any_job():
     summary = SummaryFactory()
     at = timezone.now() + datetime.timedelta(hours=3)
-    services.publish_summary(summary=summary, user=UserFactory(), at=at)
+    workflow.publish_summary(summary=summary, user=UserFactory(), at=at)
     assert not Summary.objects.published().filter(pk=summary.pk).exists()
     with time_machine.travel(at + datetime.timedelta(seconds=1)):
         assert Summary.objects.published().filter(pk=summary.pk).exists()
@@ -43,9 +44,9 @@ def test_scheduled_summary_goes_live_at_its_time_without_any_job():
 def test_publish_unpublish_and_review_are_recorded_in_history():
     user = UserFactory(username="bob")
     summary = SummaryFactory()
-    services.submit_for_review(summary=summary, user=user)
-    services.publish_summary(summary=summary, user=user)
-    services.unpublish_summary(summary=summary, user=user)
+    workflow.submit_for_review(summary=summary, user=user)
+    workflow.publish_summary(summary=summary, user=user)
+    workflow.unpublish_summary(summary=summary, user=user)
     summary.refresh_from_db()
     assert summary.status == Summary.Status.DRAFT
     assert summary.publish_at is None
@@ -58,7 +59,7 @@ def test_publish_unpublish_and_review_are_recorded_in_history():
 def test_publishing_needs_the_thirty_second_text():
     summary = SummaryFactory(tldr="  ")
     with pytest.raises(ValidationError) as error:
-        services.publish_summary(summary=summary)
+        workflow.publish_summary(summary=summary)
     assert "tldr" in error.value.message_dict
     summary.refresh_from_db()
     assert summary.status == Summary.Status.DRAFT
@@ -72,8 +73,8 @@ def test_sync_citations_extracts_links_claims_and_shares_sources():
         summary=second,
         body="See [the post](https://WWW.anthropic.com:443/research/measuring-agent-autonomy#x).",
     )
-    citations = services.sync_citations(summary=first)
-    services.sync_citations(summary=second)
+    citations = derived.sync_citations(summary=first)
+    derived.sync_citations(summary=second)
     assert [c.link_text for c in citations] == ["Anthropic says", "February 2026 announcement"]
     assert citations[0].claim == (
         "Anthropic says that this mode generates output 2.5 times faster than regular Opus 4.6."
@@ -86,19 +87,19 @@ def test_sync_citations_extracts_links_claims_and_shares_sources():
 def test_sync_citations_keeps_editor_phrases_and_drops_removed_links():
     summary = SummaryFactory()
     chapter = ChapterFactory(summary=summary, body=CHAPTER_TWO)
-    services.sync_citations(summary=summary)
+    derived.sync_citations(summary=summary)
     anthropic = Citation.objects.get(link_text="Anthropic says")
     anthropic.key_phrase, anthropic.key_phrase_edited = "2.5 times", True
     anthropic.save()
 
     chapter.body = CHAPTER_TWO.split("\n\n")[0]  # the OpenAI paragraph is removed
     chapter.save()
-    services.sync_citations(summary=summary)
+    derived.sync_citations(summary=summary)
     remaining = list(summary.citations.all())
     assert [c.pk for c in remaining] == [anthropic.pk]
     assert remaining[0].key_phrase == "2.5 times"
     # Running it again changes nothing.
-    services.sync_citations(summary=summary)
+    derived.sync_citations(summary=summary)
     assert list(summary.citations.values_list("pk", "position")) == [(anthropic.pk, 1)]
 
 
@@ -106,7 +107,7 @@ def test_citations_in_takeaways_and_key_points_are_found_too():
     summary = SummaryFactory()
     TakeawayFactory(summary=summary, text="[OpenAI reported](https://openai.com/x) 1,000 tok/s.")
     KeyPointFactory(summary=summary, body="See [this](https://example.org/a).")
-    citations = services.sync_citations(summary=summary)
+    citations = derived.sync_citations(summary=summary)
     assert {c.url for c in citations} == {"https://openai.com/x", "https://example.org/a"}
     assert all(c.takeaway_id or c.key_point_id for c in citations)
 
@@ -124,8 +125,8 @@ def test_warnings_for_times_figures_and_attribution():
     )
     TakeawayFactory(summary=summary, text="It is 2.5 times faster.")
     TakeawayFactory(summary=summary, text="It costs $3 billion.")
-    services.sync_citations(summary=summary)
-    messages = [str(w) for w in services.summary_warnings(summary=summary)]
+    derived.sync_citations(summary=summary)
+    messages = [str(w) for w in rules.summary_warnings(summary=summary)]
     assert any("“B”" in m and "not after the chapter before it" in m for m in messages)
     assert any("“C”" in m and "after the video ends" in m for m in messages)
     assert any("$3 billion" in m for m in messages)
@@ -142,8 +143,8 @@ def test_no_warnings_for_a_clean_summary():
         summary=summary,
         text="OpenAI reported more than 1,000 tokens per second for GPT-5.3-Codex-Spark.",
     )
-    services.sync_citations(summary=summary)
-    assert services.summary_warnings(summary=summary) == []
+    derived.sync_citations(summary=summary)
+    assert rules.summary_warnings(summary=summary) == []
 
 
 def test_rerender_task_restores_html_and_is_idempotent():

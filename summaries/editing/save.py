@@ -1,4 +1,4 @@
-"""Writes through the API: a whole summary in one transaction, recorded like the admin's.
+"""Saving a whole summary in one transaction: content, parts, derived data and a revision.
 
 Input arrives shaped and capped by summaries.api.inputs; the rules that need the database
 or the whole summary live here: duplicate videos, item ids, time order and the video's
@@ -11,11 +11,14 @@ import reversion
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
-from . import checking, services
-from .editing.rules import link_problems
-from .models import Appearance, Caveat, Chapter, KeyPoint, Source, Summary, Takeaway, Video
-from .text import platforms
-from .text.durations import format_duration
+from summaries import checking
+from summaries.models import Appearance, Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
+from summaries.text import platforms
+from summaries.text.durations import format_duration
+
+from .derived import refresh_derived_data
+from .items import make_room_for_reorder, renumber
+from .rules import link_problems
 
 # --- Whole summaries --------------------------------------------------------------------
 
@@ -216,12 +219,12 @@ def _clean_items(key: str, objects: list, errors: _Errors) -> None:
 def _save_items(model, objects: list, summary: Summary) -> None:
     """Replace the summary's items of one kind by `objects` (positions unique throughout)."""
     kept = {obj.pk for obj in objects if obj.pk}
-    services.make_room_for_reorder(model=model, summary=summary)
+    make_room_for_reorder(model=model, summary=summary)
     model.objects.filter(summary=summary).exclude(pk__in=kept).delete()
     for obj in objects:
         obj.summary = summary
         obj.save()
-    services.renumber(model=model, summary=summary)
+    renumber(model=model, summary=summary)
 
 
 def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comment: str):
@@ -278,7 +281,7 @@ def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comm
         for key, model, *_ in ITEM_KINDS:
             if key in objects:
                 _save_items(model, objects[key], summary)
-        services.refresh_derived_data(summary=summary)
+        refresh_derived_data(summary=summary)
         # Checks of new or due sources go to the workers once this transaction commits.
         checking.queue_checks_for_summary(summary=summary)
         # Added last, so that the revision holds the parts as saved (with final positions).
@@ -347,14 +350,3 @@ def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summ
         full=not partial,
         comment=f"Changed through the API ({changed}).",
     )
-
-
-def request_source_checks(*, summary: Summary, user=None) -> tuple[list[Source], list[int]]:
-    """Queue a check of every source the summary cites, now rather than when due.
-
-    Returns the sources and the ids actually queued: ignored sources and sources whose
-    check is already under way are skipped (checking.request_checks). The checks are sent
-    to the broker after the transaction commits.
-    """
-    sources = list(Source.objects.filter(citations__summary=summary).distinct())
-    return sources, checking.request_checks(sources=sources)

@@ -1,0 +1,141 @@
+"""What is derived from a summary's text on every save: citations and the search text."""
+
+from collections import defaultdict
+from urllib.parse import urlsplit
+
+from django.db import transaction
+
+from summaries.models import (
+    Caveat,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Source,
+    Summary,
+    Takeaway,
+)
+from summaries.text.citations import (
+    extract_citations,
+)
+from summaries.text.markdown import markdown_to_text
+
+
+def _found_citations(summary: Summary):
+    """(location, FoundCitation) for every link in the summary's parts, in reading order."""
+    for key_point in summary.key_points.all():
+        for found in extract_citations(key_point.body):
+            yield {"key_point": key_point}, found
+    for takeaway in summary.takeaways.all():
+        for found in extract_citations(takeaway.text):
+            yield {"takeaway": takeaway}, found
+    for chapter in summary.chapters.all():
+        for found in extract_citations(chapter.body):
+            yield {"chapter": chapter}, found
+
+
+def _sources_for(urls: set[str]) -> dict[str, Source]:
+    """The Source row of each normalised URL, created when new (one per URL, shared)."""
+    existing = Source.objects.in_bulk(urls, field_name="url")
+    missing = [Source(url=url, host=urlsplit(url).hostname or "") for url in urls - set(existing)]
+    Source.objects.bulk_create(missing, ignore_conflicts=True)
+    return Source.objects.in_bulk(urls, field_name="url") if missing else existing
+
+
+_URL_MAX = Source._meta.get_field("url").max_length
+
+
+def _field_max(name: str) -> int:
+    return Citation._meta.get_field(name).max_length
+
+
+def _citation_key(location: dict, source_id: int, link_text: str) -> tuple:
+    return (
+        getattr(location.get("chapter"), "pk", None),
+        getattr(location.get("key_point"), "pk", None),
+        getattr(location.get("takeaway"), "pk", None),
+        source_id,
+        link_text,
+    )
+
+
+@transaction.atomic
+def sync_citations(*, summary: Summary) -> list[Citation]:
+    """Make the summary's citations match the links in its text.
+
+    A citation that is still in the text keeps its row (and so an editor's key phrase and,
+    later, confirmations); new links get new rows, removed links lose theirs. Sources are
+    shared by normalised URL and never deleted here (other summaries may cite them).
+    """
+    # A URL too long to store cannot be checked either; it is left out.
+    found = [
+        (location, item)
+        for location, item in _found_citations(summary)
+        if len(item.normalised_url) <= _URL_MAX and len(item.url) <= _URL_MAX
+    ]
+    sources = _sources_for({item.normalised_url for _, item in found})
+    previous = defaultdict(list)
+    for citation in summary.citations.all():
+        key = (
+            citation.chapter_id,
+            citation.key_point_id,
+            citation.takeaway_id,
+            citation.source_id,
+            citation.link_text,
+        )
+        previous[key].append(citation)
+
+    kept, created = [], []
+    for position, (location, item) in enumerate(found, start=1):
+        source = sources[item.normalised_url]
+        key = _citation_key(location, source.pk, item.link_text[: _field_max("link_text")])
+        matches = previous.get(key)
+        citation = (
+            matches.pop(0) if matches else Citation(summary=summary, source=source, **location)
+        )
+        citation.position = position
+        citation.url = item.url
+        citation.link_text = item.link_text[: _field_max("link_text")]
+        citation.claim = item.claim
+        if not citation.key_phrase_edited:
+            citation.key_phrase = item.key_phrase[: _field_max("key_phrase")]
+        (kept if citation.pk else created).append(citation)
+
+    stale = [c.pk for rows in previous.values() for c in rows]
+    Citation.objects.filter(pk__in=stale).delete()
+    Citation.objects.bulk_update(kept, ["position", "url", "link_text", "claim", "key_phrase"])
+    Citation.objects.bulk_create(created)
+    return sorted(kept + created, key=lambda c: c.position)
+
+
+def update_search_document(*, summary: Summary) -> Summary:
+    """Store the summary's searchable plain text: title, 30 seconds, takeaways, chapters."""
+    parts = [summary.video.title, summary.tldr]
+    parts += [f"{k.title} {markdown_to_text(k.body)}" for k in summary.key_points.all()]
+    parts += [markdown_to_text(t.text) for t in summary.takeaways.all()]
+    for chapter in summary.chapters.all():
+        parts += [chapter.title, chapter.synopsis, markdown_to_text(chapter.body)]
+    summary.search_document = "\n".join(p for p in parts if p)
+    Summary.objects.filter(pk=summary.pk).update(search_document=summary.search_document)
+    return summary
+
+
+@transaction.atomic
+def refresh_derived_data(*, summary: Summary) -> Summary:
+    """After a summary or its parts were saved: rebuild its citations and search text."""
+    sync_citations(summary=summary)
+    update_search_document(summary=summary)
+    return summary
+
+
+@transaction.atomic
+def rerender_summary(*, summary: Summary) -> Summary:
+    """Render every Markdown field of a summary again and rebuild its citations.
+
+    Used after the Markdown rules change (HTML is stored at save time, never per request).
+    Idempotent: running it twice gives the same HTML and the same citations.
+    """
+    for model in (KeyPoint, Takeaway, Chapter, Caveat):
+        for item in model.objects.filter(summary=summary):
+            item.save()
+    refresh_derived_data(summary=summary)
+    return summary

@@ -1,0 +1,37 @@
+"""A summary's ordered parts (key points, takeaways, chapters, caveats): their positions."""
+
+from django.db.models import F
+
+from summaries.models import (
+    Summary,
+)
+
+_REORDER_OFFSET = 10_000
+
+
+def make_room_for_reorder(*, model, summary: Summary) -> None:
+    """Shift a summary's items out of the 1..n range before saving their new positions.
+
+    Positions are unique per summary in the database, so swapping two items row by row
+    would collide; after this call any new numbering can be written in any order. The
+    caller must then write a position for every item it keeps (see save_positions).
+    """
+    model.objects.filter(summary=summary).update(position=F("position") + _REORDER_OFFSET)
+
+
+def save_positions(*, items) -> None:
+    """Write the given items' positions (after make_room_for_reorder)."""
+    for item in items:
+        type(item).objects.filter(pk=item.pk).update(position=item.position)
+
+
+def renumber(*, model, summary: Summary) -> None:
+    """Number a summary's items 1..n in their current order, closing gaps left by deletes.
+
+    Safe row by row: with distinct positive positions sorted ascending, the i-th item's
+    position is at least i, so writing i never collides with an item not yet renumbered.
+    """
+    items = model.objects.filter(summary=summary).order_by("position", "id")
+    for number, (pk, position) in enumerate(items.values_list("pk", "position"), start=1):
+        if position != number:
+            model.objects.filter(pk=pk).update(position=number)

@@ -1,0 +1,70 @@
+"""Where a summary is in its workflow: review, publishing, scheduling, unpublishing."""
+
+from datetime import datetime
+
+import reversion
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from summaries.background import queue_after_commit
+from summaries.models import (
+    Summary,
+)
+
+
+def _record(summary: Summary, user, comment: str) -> None:
+    """Save the summary's workflow fields inside a revision, so history shows who did it."""
+    with reversion.create_revision():
+        summary.updated_by = user if user and user.is_authenticated else None
+        summary.save(update_fields=["status", "publish_at", "first_published_at", "updated_by"])
+        if user and user.is_authenticated:
+            reversion.set_user(user)
+        reversion.set_comment(comment)
+
+
+def _check_publishable(summary: Summary) -> None:
+    if not summary.tldr.strip():
+        raise ValidationError({"tldr": "A summary needs its 30-second text before publishing."})
+
+
+@transaction.atomic
+def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) -> Summary:
+    """Publish a summary now, or schedule it when `at` lies in the future.
+
+    Visibility is decided when content is read (status published and publish time
+    reached), so a scheduled summary goes live on time with no periodic job. Records a
+    revision. Raises ValidationError when the summary is not ready to be read.
+    """
+    _check_publishable(summary)
+    now = timezone.now()
+    summary.status = Summary.Status.PUBLISHED
+    summary.publish_at = at or now
+    if summary.first_published_at is None:
+        summary.first_published_at = summary.publish_at
+    scheduled = summary.publish_at > now
+    comment = f"Scheduled for {summary.publish_at:%Y-%m-%d %H:%M %Z}" if scheduled else "Published"
+    _record(summary, user, comment)
+    if not scheduled:  # a scheduled one is picked up by the beat refresh once live
+        queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
+    return summary
+
+
+@transaction.atomic
+def unpublish_summary(*, summary: Summary, user=None) -> Summary:
+    """Take a summary (live or scheduled) back to draft; its publish time is cleared."""
+    summary.status = Summary.Status.DRAFT
+    summary.publish_at = None
+    _record(summary, user, "Unpublished")
+    queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
+    return summary
+
+
+@transaction.atomic
+def submit_for_review(*, summary: Summary, user=None) -> Summary:
+    """Mark a draft as ready for review. A published summary must be unpublished first."""
+    if summary.status == Summary.Status.PUBLISHED:
+        raise ValidationError({"status": "Unpublish the summary before sending it to review."})
+    summary.status = Summary.Status.IN_REVIEW
+    _record(summary, user, "Sent for review")
+    return summary
