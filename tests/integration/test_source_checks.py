@@ -69,8 +69,10 @@ def wait_until(condition, message, *processes: Worker, timeout=TIMEOUT):
 
 
 def test_a_save_queues_checks_that_the_worker_records(
-    transactional_db, celery_worker, servers, client, django_user_model
+    transactional_db, celery_worker, servers, client, django_user_model, settings
 ):
+    # The editor's links must pass the same address policy the worker fetches with.
+    settings.FETCH_ALLOWED_NETWORKS = os.environ["FETCH_ALLOWED_NETWORKS"].split(",")
     site, internal = servers["site"], servers["internal"]
     ok, gone, sneaky = url(site, "/ok"), url(site, "/gone"), url(site, "/sneaky")
     site.routes["/ok"] = page(body=title_page("Fast", "It is 2.5× faster."))
