@@ -276,7 +276,8 @@ def check_source_batch(
     Sources no longer claimed with `token` (already recorded by an earlier delivery of the
     same batch, re-claimed after the lease lapsed, or ignored) are skipped: redelivering a
     batch is harmless. Results are written every RECORD_EVERY sources. URLs not started
-    within `time_budget` are returned as `remaining`, still claimed, for the caller to queue.
+    within `time_budget`, or not sent because their host had no free slot in time, are
+    returned as `remaining`, still claimed, for the caller to queue.
     """
     outcome = BatchOutcome()
     sources = list(Source.objects.filter(pk__in=source_ids, check_token=token).order_by("id"))
@@ -295,6 +296,8 @@ def check_source_batch(
             pending.clear()
 
     def collect(url: str, result: CheckResult) -> None:
+        if not_started(result):
+            return
         for source in by_url[url]:
             pending[source.pk] = result
             if on_result is not None:
@@ -305,8 +308,16 @@ def check_source_batch(
     needs = {s.url: s.pk in with_body for s in sources}
     results = run_checks(needs, on_result=collect, time_budget=time_budget)
     flush()
-    outcome.remaining = sorted(s.pk for s in sources if s.url not in results)
+    outcome.remaining = sorted(
+        s.pk for s in sources if s.url not in results or not_started(results[s.url])
+    )
     return outcome
+
+
+def not_started(result: CheckResult) -> bool:
+    """Whether a check sent nothing because every slot of its host stayed taken (slots of
+    a killed worker lapse after a while): a later attempt of the batch checks it."""
+    return result.error_class == linkcheck.ErrorClass.NO_SLOT and result.attempts == 0
 
 
 def _citation_verdict(citation: Citation, result: CheckResult) -> tuple[str, str]:

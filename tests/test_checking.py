@@ -504,3 +504,27 @@ def test_a_check_that_changes_nothing_shown_keeps_cached_pages(client):
     generation = current_generation()
     _record(source, State.OK, 200)
     assert current_generation() == generation
+
+
+class FullHost(InProcessHostLimiter):
+    """Every slot of every host is held (by a killed worker's batch, say) and never freed."""
+
+    def acquire(self, host, *, timeout=None):
+        return False
+
+
+def test_a_source_whose_host_has_no_free_slot_is_left_for_later_not_failed(
+    site, monkeypatch, fetch_settings
+):
+    """No request was sent, so there is nothing to record: the batch continues it later."""
+    site.routes["/a"] = page(body=title_page("A"))
+    source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
+    monkeypatch.setattr(checking, "host_limiter", lambda: FullHost(2))
+    fetch_settings.FETCH_DEADLINE = 0.3
+    outcome = checking.check_source_batch(source_ids=ids, token=token)
+    assert outcome.recorded == [] and outcome.remaining == [source.pk]
+    source.refresh_from_db()
+    assert source.check_token == token and source.last_checked_at is None
+    assert not SourceCheck.objects.exists()
+    assert site.hits["/a"] == 0

@@ -224,7 +224,7 @@ class _Fetch:
         limiter = options.limiter
         if limiter is not None:
             if not limiter.acquire(target.host, timeout=max(0.0, self.remaining())):
-                raise NetError(ErrorClass.TIMEOUT, f"no free slot for {target.host} in time")
+                raise NetError(ErrorClass.NO_SLOT, f"no free slot for {target.host} in time")
         try:
             return self._exchange(target, addresses, method)
         finally:

@@ -21,6 +21,8 @@ class ErrorClass(StrEnum):
     REFUSED = "refused"  # the connection could not be made (refused or unreachable)
     RESET = "reset"  # closed or reset before a complete response
     TIMEOUT = "timeout"  # the deadline (or a per-operation timeout) passed
+    # No request slot for the host freed up within the deadline: nothing was sent.
+    NO_SLOT = "no_slot"
     TLS = "tls"
     BODY_TOO_LARGE = "body_too_large"
     TOO_MANY_REDIRECTS = "too_many_redirects"
