@@ -1,5 +1,7 @@
 """summaries.editing: workflow, citations and search text derived from the text, warnings."""
 
+import datetime
+
 import pytest
 import time_machine
 from django.core.exceptions import ValidationError
