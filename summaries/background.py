@@ -5,12 +5,34 @@ cycle: the task is looked up in the Celery app's registry when it is queued.
 """
 
 from celery import current_app
+from celery.contrib.django.task import DjangoTask
+from django.db import InterfaceError, OperationalError, transaction
+
+# Only transient broker/database trouble is retried by Celery; a 404 is a result.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError)
+
+
+class OnCommitTask(DjangoTask):
+    """`delay_on_commit` that never breaks the save it follows.
+
+    If the broker is down when the transaction commits, the error is logged (Django's robust
+    on_commit) and the sweeper queues the work later: a save must still succeed.
+    """
+
+    def delay_on_commit(self, *args, **kwargs) -> None:
+        def send() -> None:
+            self.delay(*args, **kwargs)
+
+        # Django names the callback when it logs a failure (a partial has no name).
+        send.__qualname__ = f"{self.name}.delay"
+        send.task, send.args = self, args
+        transaction.on_commit(send, robust=True)
 
 
 def queue_after_commit(task_name: str, *args) -> None:
     """Send the task `task_name` with `args` when the current transaction commits.
 
     A broker that is down then is logged, not raised: the save stands, and the periodic
-    sweepers pick the work up (see tasks.OnCommitTask).
+    sweepers pick the work up (see OnCommitTask).
     """
     current_app.tasks[task_name].delay_on_commit(*args)

@@ -20,8 +20,8 @@ import uuid
 import pytest
 from django.core.management import call_command
 
-from summaries import checking
-from summaries.redis_limiter import RedisHostLimiter, get_host_limiter
+from summaries.checking import limiter as checking_limiter
+from summaries.checking.limiter import RedisHostLimiter, get_host_limiter
 from tests.test_checking import url
 from tests.test_linkcheck_fetch import (  # noqa: F401 - make_server is a fixture
     by_method,
@@ -58,7 +58,7 @@ def fresh_limiter(fetch_settings, monkeypatch):
     limiter = get_host_limiter(2)
     if isinstance(limiter, RedisHostLimiter):  # the Redis run: keys nobody else uses
         limiter.prefix = f"curation:linkcheck:test:{uuid.uuid4().hex}"
-    monkeypatch.setattr(checking, "_limiter", limiter)
+    monkeypatch.setattr(checking_limiter, "_limiter", limiter)
     return limiter
 
 

@@ -17,11 +17,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from summaries import checking, tasks
+from summaries.checking import record
+from summaries.checking import tasks as checking_tasks
+from summaries.checking.limiter import RedisHostLimiter, get_host_limiter
+from summaries.checking.options import setting
 from summaries.editing import derived, workflow
 from summaries.linkcheck import CheckResult, InProcessHostLimiter, State
 from summaries.models import Citation, Source, SourceCheck
 from summaries.pagecache.generation import current_generation
-from summaries.redis_limiter import RedisHostLimiter, get_host_limiter
 from tests.admin_forms import form_fields
 from tests.factories import ChapterFactory, EditorFactory
 from tests.test_linkcheck_fetch import Server, page, redirect, title_page
@@ -136,7 +139,7 @@ def test_a_broker_down_at_commit_does_not_break_the_save(
         checking.queue_checks_for_summary(summary=summary)  # no exception
     source = Source.objects.get()
     assert source.check_token  # claimed: the sweeper takes it once the claim lapses
-    later = timezone.now() + timedelta(seconds=checking._setting("CHECK_CLAIM_SECONDS", 0) + 1)
+    later = timezone.now() + timedelta(seconds=setting("CHECK_CLAIM_SECONDS", 0) + 1)
     with django_capture_on_commit_callbacks() as callbacks:
         assert checking.dispatch_due_checks(now=later) == [source.pk]
     assert len(queued(callbacks)) == 1
@@ -228,12 +231,12 @@ def test_a_batch_out_of_time_is_continued_then_given_up(
 ):
     source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
     token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
-    monkeypatch.setattr(tasks, "_time_budget", lambda: 0.0)
+    monkeypatch.setattr(checking_tasks, "_time_budget", lambda: 0.0)
     with django_capture_on_commit_callbacks() as callbacks:
         tasks.check_source_batch(ids, token)
     assert queued(callbacks) == [(ids, token, 2)]
     assert site.hits["/a"] == 0
-    tasks.check_source_batch(ids, token, tasks.CHECK_MAX_ATTEMPTS)
+    tasks.check_source_batch(ids, token, checking_tasks.CHECK_MAX_ATTEMPTS)
     source.refresh_from_db()
     assert source.state == "error" and source.error_class == "timeout"
     assert not source.check_token
@@ -281,7 +284,7 @@ def test_the_sweeper_reclaims_sources_whose_batch_was_lost():
     now = timezone.now()
     first, _ = checking.claim_sources(queryset=Source.objects.all(), limit=10, now=now)
     assert checking.sweep_sources(now=now + timedelta(minutes=1)) == []
-    lapsed = now + timedelta(seconds=checking._setting("CHECK_CLAIM_SECONDS", 0) + 1)
+    lapsed = now + timedelta(seconds=setting("CHECK_CLAIM_SECONDS", 0) + 1)
     assert checking.sweep_sources(now=lapsed) == [source.pk]
     source.refresh_from_db()
     assert source.check_token != first
@@ -520,7 +523,7 @@ def test_a_source_whose_host_has_no_free_slot_is_left_for_later_not_failed(
     site.routes["/a"] = page(body=title_page("A"))
     source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
     token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
-    monkeypatch.setattr(checking, "host_limiter", lambda: FullHost(2))
+    monkeypatch.setattr(record, "host_limiter", lambda: FullHost(2))
     fetch_settings.FETCH_DEADLINE = 0.3
     outcome = checking.check_source_batch(source_ids=ids, token=token)
     assert outcome.recorded == [] and outcome.remaining == [source.pk]

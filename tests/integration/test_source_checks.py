@@ -22,7 +22,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries import checking, tasks
+from summaries import tasks
+from summaries.checking import record
 from summaries.models import Citation, Source, SourceCheck
 from tests.admin_forms import form_fields
 from tests.factories import ChapterFactory
@@ -238,7 +239,7 @@ def unfinished(pks) -> bool:
 
 VISIBILITY = 15  # seconds until the broker hands an unacknowledged batch out again
 LEASE = 4  # seconds a claim lasts (CHECK_CLAIM_SECONDS) in the killed-worker test
-# A host slot in Redis lapses FETCH_DEADLINE + 5 s after it was taken (redis_limiter); a
+# A host slot in Redis lapses FETCH_DEADLINE + 5 s after it was taken (checking/limiter.py); a
 # fetch waits for a slot at most its own FETCH_DEADLINE, and one that gets none in time is
 # recorded as a timeout. So slots left by a dead worker (or not given back while Redis was
 # down) make fetches of that host started in the next 5 s fail.
@@ -261,8 +262,8 @@ def test_a_killed_workers_batch_delivered_again_fetches_and_records_nothing(
     """
     site = servers["site"]
     per_host = 2  # FETCH_PER_HOST: the requests in flight when the worker dies
-    gate = Gate(site, answered=checking.RECORD_EVERY)  # one chunk recorded, then requests held
-    paths = [f"/{i}" for i in range(checking.RECORD_EVERY + 4)]
+    gate = Gate(site, answered=record.RECORD_EVERY)  # one chunk recorded, then requests held
+    paths = [f"/{i}" for i in range(record.RECORD_EVERY + 4)]
     site.routes.update(dict.fromkeys(paths, gate.route))
     path_of = {Source.objects.create(url=url(site, p), host="127.0.0.2").pk: p for p in paths}
     app = private_redis.app
@@ -288,8 +289,8 @@ def test_a_killed_workers_batch_delivered_again_fetches_and_records_nothing(
     app.send_task(DISPATCH_TASK, queue=QUEUE)  # claims every source for one batch
     wait_until(
         lambda: (
-            gate.requests >= checking.RECORD_EVERY + per_host
-            and SourceCheck.objects.count() >= checking.RECORD_EVERY
+            gate.requests >= record.RECORD_EVERY + per_host
+            and SourceCheck.objects.count() >= record.RECORD_EVERY
         ),
         "the worker did not record a chunk and send two more requests",
         doomed,
@@ -303,7 +304,7 @@ def test_a_killed_workers_batch_delivered_again_fetches_and_records_nothing(
     recorded = set(SourceCheck.objects.values_list("source_id", flat=True))
     unrecorded = set(path_of) - recorded
     asked = {pk for pk in unrecorded if hits_at_kill[path_of[pk]]}
-    assert len(recorded) == checking.RECORD_EVERY and len(asked) == per_host
+    assert len(recorded) == record.RECORD_EVERY and len(asked) == per_host
     # Before the kill every path was asked once, or not yet; the asked ones not answered.
     assert hits_at_kill == {path_of[pk]: 1 for pk in recorded | asked}
     (killed_token,) = set(

@@ -133,7 +133,8 @@ class Command(BaseCommand):
 
         while True:
             token, ids = checking.claim_sources(
-                queryset=queryset.exclude(pk__in=list(results)), limit=checking._batch_size()
+                queryset=queryset.exclude(pk__in=list(results)),
+                limit=checking.dispatch.batch_size(),
             )
             if not ids:
                 break

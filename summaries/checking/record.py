@@ -1,42 +1,23 @@
-"""Checking cited sources (issue 6): claiming due sources, recording results, claim verdicts.
-
-The network side lives in `summaries.linkcheck` (no ORM); this module decides which sources
-are checked when, and writes what was found. The flow:
-
-1. `queue_checks_for_summary` (after a save), `request_checks` (admin "check now") and
-   `dispatch_due_checks` (celery beat, also the sweeper) *claim* sources: each claimed
-   source gets the batch's token and a lease (`claimed_until`), in one conditional UPDATE,
-   so two racing saves or a duplicate beat tick never claim a source twice. The batch is
-   then queued with `delay_on_commit`.
-2. `check_source_batch` (the worker task and `check_sources` command) fetches the claimed
-   sources through `run_checks` and `record_results` writes the results in bulk: the latest
-   result on the Source, one SourceCheck history row per source and batch token (a batch
-   redone after a lost worker writes no second row), and a verdict per citation.
-3. A batch that is lost (broker down at save time, a worker killed) leaves its sources
-   claimed; once the lease lapses the sweeper claims them again.
-"""
+"""Checking claimed sources and recording what was found: results, history, verdicts."""
 
 from __future__ import annotations
 
-import threading
-import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from . import linkcheck
-from .background import queue_after_commit
-from .linkcheck import CheckResult, HostLimiter, State
-from .models import Citation, Source, SourceCheck, Summary
-from .pagecache.generation import content_changed
-from .redis_limiter import get_host_limiter
+from summaries import linkcheck
+from summaries.linkcheck import CheckResult, State
+from summaries.models import Citation, Source, SourceCheck
+from summaries.pagecache.generation import content_changed
+
+from .limiter import host_limiter
+from .options import fetch_options, setting
 
 # States that are checked again sooner (CHECK_INTERVAL_PROBLEM), as are changed claims.
 PROBLEM_STATES = frozenset({State.BROKEN, State.UNVERIFIABLE, State.ERROR})
@@ -45,35 +26,6 @@ PROBLEM_VERDICTS = frozenset({Citation.Verdict.NOT_FOUND, Citation.Verdict.CHANG
 # Results are written in chunks of this size while a batch runs, so that a worker killed
 # mid-batch loses at most one chunk of work (which is redone).
 RECORD_EVERY = 10
-
-_limiter_lock = threading.Lock()
-_limiter: HostLimiter | None = None
-
-
-def _setting(name: str, default):
-    return getattr(settings, name, default)
-
-
-def host_limiter() -> HostLimiter:
-    """This process's per-host limiter: FETCH_PER_HOST requests in flight per host, shared
-    by every worker process through Redis when REDIS_URL is set (see redis_limiter)."""
-    global _limiter
-    with _limiter_lock:
-        if _limiter is None:
-            _limiter = get_host_limiter(int(_setting("FETCH_PER_HOST", 2)))
-        return _limiter
-
-
-def fetch_options() -> dict:
-    """linkcheck.fetch options from the FETCH_* settings."""
-    deadline = float(_setting("FETCH_DEADLINE", 10.0))
-    return {
-        "allowed_networks": list(_setting("FETCH_ALLOWED_NETWORKS", [])),
-        "user_agent": _setting("FETCH_USER_AGENT", linkcheck.DEFAULT_USER_AGENT),
-        "deadline": deadline,
-        "timeout": deadline,
-        "max_body": int(_setting("FETCH_MAX_BODY", 2_000_000)),
-    }
 
 
 def run_checks(
@@ -87,166 +39,16 @@ def run_checks(
     The one network path of workers and the `check_sources` command. URLs not started
     within `time_budget` seconds are missing from the result.
     """
-    per_host = int(_setting("FETCH_PER_HOST", 2))
+    per_host = int(setting("FETCH_PER_HOST", 2))
     return linkcheck.check_many(
         needs,
-        max_in_flight=int(_setting("FETCH_MAX_IN_FLIGHT", 32)),
+        max_in_flight=int(setting("FETCH_MAX_IN_FLIGHT", 32)),
         per_host=per_host,
         host_limiter=host_limiter(),
         on_result=on_result,
         time_budget=time_budget,
         **fetch_options(),
     )
-
-
-# --- Claiming ---------------------------------------------------------------------------
-
-
-def new_token() -> str:
-    return uuid.uuid4().hex
-
-
-def _claimable(now: datetime) -> Q:
-    return Q(ignored=False) & (Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-
-
-def _due(now: datetime) -> Q:
-    return Q(next_check_at__isnull=True) | Q(next_check_at__lte=now)
-
-
-def claim_sources(
-    *, queryset: QuerySet[Source], limit: int, now: datetime | None = None
-) -> tuple[str, list[int]]:
-    """Claim at most `limit` unclaimed, not ignored sources of `queryset` for one batch.
-
-    Returns (token, ids); ids is empty when nothing was claimable. Candidates are read in
-    due order (never-checked first) with `SELECT … FOR UPDATE SKIP LOCKED` where the
-    database has it (a concurrent claimer skips them rather than waiting), then claimed with
-    a conditional UPDATE that only takes rows still unclaimed, so that racing callers never
-    share a source on any database (on SQLite, which has no row locks, too). Call inside a
-    transaction to queue the batch on commit.
-    """
-    now = now or timezone.now()
-    token = new_token()
-    # Never-checked sources (no next_check_at) first, then the longest overdue.
-    candidates = queryset.filter(_claimable(now)).order_by(
-        F("next_check_at").asc(nulls_first=True), "id"
-    )
-    with transaction.atomic():
-        if connection.features.has_select_for_update_skip_locked:
-            candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-        ids = list(candidates.values_list("pk", flat=True)[:limit])
-        if not ids:
-            return token, []
-        lease = timedelta(seconds=int(_setting("CHECK_CLAIM_SECONDS", 900)))
-        Source.objects.filter(_claimable(now), pk__in=ids).update(
-            check_token=token, claimed_until=now + lease
-        )
-        claimed = list(
-            Source.objects.filter(pk__in=ids, check_token=token)
-            .order_by("id")
-            .values_list("pk", flat=True)
-        )
-    return token, claimed
-
-
-def _queue(token: str, ids: list[int]) -> None:
-    queue_after_commit("summaries.tasks.check_source_batch", ids, token)
-
-
-def _batch_size() -> int:
-    return int(_setting("FETCH_BATCH_SIZE", 50))
-
-
-def dispatch_due_checks(*, now: datetime | None = None, max_batches: int = 200) -> list[int]:
-    """Claim due sources in batches and queue one check task per batch; the beat task.
-
-    Due: not ignored, not claimed (or the claim lapsed: the sweeper case), and never checked
-    or past `next_check_at`. Reads one batch of ids at a time from the (ignored,
-    next_check_at) index, never every source. Returns the ids queued.
-    """
-    now = now or timezone.now()
-    queued: list[int] = []
-    for _ in range(max_batches):
-        with transaction.atomic():
-            token, ids = claim_sources(
-                queryset=Source.objects.filter(_due(now)), limit=_batch_size(), now=now
-            )
-            if ids:
-                _queue(token, ids)
-        queued += ids
-        if len(ids) < _batch_size():
-            break
-    return queued
-
-
-sweep_sources = dispatch_due_checks  # the sweeper is the dispatcher: lapsed claims are due
-
-
-@transaction.atomic
-def queue_checks_for_summary(*, summary: Summary, now: datetime | None = None) -> list[int]:
-    """After a summary was saved: queue checks of its sources that need one.
-
-    A source is checked when it is due (never checked, or its interval passed) or when one
-    of the summary's citations of it has a key phrase but no verdict yet; a source shared by
-    many citations is checked once. Checks are queued when the transaction commits; if the
-    broker is down then, the save still succeeds and the sweeper picks the sources up once
-    their claim lapses. Returns the ids claimed.
-    """
-    now = now or timezone.now()
-    new_phrase = Citation.objects.filter(
-        source=OuterRef("pk"), summary=summary, verdict=Citation.Verdict.UNCHECKED
-    ).exclude(key_phrase="")
-    queryset = Source.objects.filter(citations__summary=summary).filter(
-        _due(now) | Exists(new_phrase)
-    )
-    queryset = Source.objects.filter(pk__in=queryset.values("pk"))
-    return _claim_and_queue(queryset, now)
-
-
-def _claim_and_queue(queryset: QuerySet[Source], now: datetime) -> list[int]:
-    claimed: list[int] = []
-    while True:
-        token, ids = claim_sources(queryset=queryset, limit=_batch_size(), now=now)
-        if ids:
-            _queue(token, ids)
-        claimed += ids
-        if len(ids) < _batch_size():
-            return claimed
-
-
-@transaction.atomic
-def request_checks(*, sources: Iterable[Source], now: datetime | None = None) -> list[int]:
-    """Check these sources now (admin "check now"), whether due or not.
-
-    Ignored sources and sources already being checked are skipped. Returns the ids queued.
-    """
-    now = now or timezone.now()
-    ids = [source.pk for source in sources]
-    return _claim_and_queue(Source.objects.filter(pk__in=ids), now)
-
-
-@transaction.atomic
-def request_summary_checks(*, summary: Summary, user=None) -> tuple[list[Source], list[int]]:
-    """Queue a check of every source the summary cites, now rather than when due.
-
-    Returns the sources and the ids actually queued: ignored sources and sources whose
-    check is already under way are skipped (checking.request_checks). The checks are sent
-    to the broker after the transaction commits.
-    """
-    sources = list(Source.objects.filter(citations__summary=summary).distinct())
-    return sources, request_checks(sources=sources)
-
-
-@transaction.atomic
-def ignore_source(*, source: Source, ignored: bool = True) -> Source:
-    """Stop (or resume) checking a source; an ignored source is never claimed."""
-    source.ignored = ignored
-    source.save(update_fields=["ignored", "updated_at"])
-    return source
-
-
-# --- Checking and recording -------------------------------------------------------------
 
 
 @dataclass
@@ -356,8 +158,8 @@ def record_results(
     sources = list(locked.order_by("id"))
     if not sources:
         return []
-    healthy = timedelta(seconds=int(_setting("CHECK_INTERVAL_HEALTHY", 7 * 24 * 3600)))
-    problem = timedelta(seconds=int(_setting("CHECK_INTERVAL_PROBLEM", 24 * 3600)))
+    healthy = timedelta(seconds=int(setting("CHECK_INTERVAL_HEALTHY", 7 * 24 * 3600)))
+    problem = timedelta(seconds=int(setting("CHECK_INTERVAL_PROBLEM", 24 * 3600)))
 
     citations = defaultdict(list)
     for citation in Citation.objects.filter(source__in=sources).order_by("id"):
@@ -446,7 +248,7 @@ def _shown_on_pages(sources: list[Source], citations: dict[int, list[Citation]])
 
 
 def _trim_history(source_ids: list[int]) -> None:
-    keep = int(_setting("CHECK_HISTORY_PER_SOURCE", 20))
+    keep = int(setting("CHECK_HISTORY_PER_SOURCE", 20))
     for source_id in source_ids:
         old = SourceCheck.objects.filter(source_id=source_id).order_by("-checked_at", "-id")
         stale = list(old.values_list("pk", flat=True)[keep:])
@@ -469,15 +271,6 @@ def give_up_batch(*, source_ids: list[int], token: str, reason: str) -> list[int
         )
     }
     return record_results(token=token, results=results) if results else []
-
-
-def extend_claim(*, source_ids: list[int], token: str, now: datetime | None = None) -> int:
-    """Renew the lease of sources still claimed with `token` (a batch continued later)."""
-    now = now or timezone.now()
-    lease = timedelta(seconds=int(_setting("CHECK_CLAIM_SECONDS", 900)))
-    return Source.objects.filter(pk__in=source_ids, check_token=token).update(
-        claimed_until=now + lease
-    )
 
 
 # --- Editors ----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from collections import defaultdict
 import redis
 from django.conf import settings
 
-from .linkcheck import HostLimiter, InProcessHostLimiter
+from summaries.linkcheck import HostLimiter, InProcessHostLimiter
 
 logger = logging.getLogger(__name__)
 
@@ -150,3 +150,21 @@ def get_host_limiter(per_host: int) -> HostLimiter:
         url, socket_connect_timeout=2, socket_timeout=2, health_check_interval=30
     )
     return RedisHostLimiter(client, per_host, slot_ttl=deadline + 5)
+
+
+_limiter_lock = threading.Lock()
+_limiter: HostLimiter | None = None
+
+
+def _setting(name: str, default):
+    return getattr(settings, name, default)
+
+
+def host_limiter() -> HostLimiter:
+    """This process's per-host limiter: FETCH_PER_HOST requests in flight per host, shared
+    by every worker process through Redis when REDIS_URL is set (see redis_limiter)."""
+    global _limiter
+    with _limiter_lock:
+        if _limiter is None:
+            _limiter = get_host_limiter(int(_setting("FETCH_PER_HOST", 2)))
+        return _limiter

@@ -1,0 +1,107 @@
+"""Celery tasks of source checking: thin, they take ids and call one service.
+
+Named as they were when they lived in summaries.tasks, so that messages already queued and
+beat's schedule still find them.
+"""
+
+import logging
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import transaction
+
+from summaries.background import TRANSIENT_ERRORS, OnCommitTask
+from summaries.models import Source
+
+from . import dispatch, record
+
+logger = logging.getLogger(__name__)
+
+# A check batch stops starting fetches CHECK_BATCH_MARGIN seconds plus one fetch deadline
+# before its soft time limit, so the fetches in flight end (at their deadline) in time to be
+# recorded. The claim lease (CHECK_CLAIM_SECONDS, 15 min) outlasts the hard limit, and the
+# Redis broker's visibility timeout (1 h) outlasts the lease: a redelivered batch finds its
+# sources recorded or claimed by a newer batch, and does nothing.
+CHECK_SOFT_TIME_LIMIT = 150
+CHECK_TIME_LIMIT = 180
+CHECK_BATCH_MARGIN = 10
+# Our own attempt counter: a batch that ran out of time is continued at most this often.
+CHECK_MAX_ATTEMPTS = 5
+
+
+def _time_budget() -> float:
+    deadline = float(getattr(settings, "FETCH_DEADLINE", 10.0))
+    return max(1.0, CHECK_SOFT_TIME_LIMIT - deadline - CHECK_BATCH_MARGIN)
+
+
+@shared_task(
+    name="summaries.tasks.check_source_batch",  # as queued before the move
+    base=OnCommitTask,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=CHECK_SOFT_TIME_LIMIT,
+    time_limit=CHECK_TIME_LIMIT,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=3,
+)
+def check_source_batch(self, source_ids: list[int], token: str, attempt: int = 1) -> None:
+    """Check the sources claimed with `token` and record the results (idempotent).
+
+    Sources already recorded, or no longer claimed by this batch, are skipped, so a late
+    ack or a redelivery redoes nothing. Sources not started in time are continued by a new
+    task (attempt + 1, same token, lease renewed); after CHECK_MAX_ATTEMPTS they are
+    recorded as timeouts. A worker lost mid-batch loses at most the unrecorded results:
+    the lease lapses and the sweeper claims those sources again.
+    """
+    try:
+        outcome = record.check_source_batch(
+            source_ids=source_ids, token=token, time_budget=_time_budget()
+        )
+    except SoftTimeLimitExceeded:
+        logger.warning("check batch %s hit its soft time limit (attempt %s)", token, attempt)
+        outcome = None
+    remaining = (
+        outcome.remaining
+        if outcome is not None
+        else list(
+            Source.objects.filter(pk__in=source_ids, check_token=token).values_list("pk", flat=True)
+        )
+    )
+    if not remaining:
+        return
+    if attempt >= CHECK_MAX_ATTEMPTS:
+        record.give_up_batch(
+            source_ids=remaining, token=token, reason=f"not checked in {attempt} attempts"
+        )
+        return
+    with transaction.atomic():
+        dispatch.extend_claim(source_ids=remaining, token=token)
+        check_source_batch.delay_on_commit(remaining, token, attempt + 1)
+
+
+@shared_task(
+    name="summaries.tasks.dispatch_source_checks",  # as in the beat schedule
+    base=OnCommitTask,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=60,
+    time_limit=90,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=2,
+    retry_jitter=True,
+    max_retries=3,
+)
+def dispatch_source_checks() -> None:
+    """Claim due sources in batches and queue a check task per batch (celery beat).
+
+    Also the sweeper: sources whose batch was lost are due again once their claim lapses.
+    A duplicate tick claims nothing twice.
+    """
+    dispatch.dispatch_due_checks()
