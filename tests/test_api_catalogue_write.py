@@ -8,7 +8,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from reversion.models import Version
 
-from summaries import demo_data
+from summaries.demo import data as demo_data
 from summaries.models import Channel, Organisation, Person, Summary, Topic, Video
 
 from .factories import (

@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from summaries import demo_data
+from summaries.demo import data as demo_data
 from summaries.pagecache.filecache import FileBasedCache
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""Load the demo content (summaries/demo_data.py) into the database, idempotently."""
+"""Load the demo content (summaries/demo/data.py) into the database, idempotently."""
 
 import datetime
 from collections import Counter
@@ -6,9 +6,8 @@ from collections import Counter
 import reversion
 from django.db import models, transaction
 
-from . import demo_data
-from .editing import derived
-from .models import (
+from summaries.editing import derived
+from summaries.models import (
     Appearance,
     Caveat,
     Channel,
@@ -21,6 +20,8 @@ from .models import (
     Topic,
     Video,
 )
+
+from . import data as demo_data
 
 REVISION_COMMENT = "Loaded demo data"
 
