@@ -16,7 +16,7 @@ PORT ?= 8000
 help:
 	@echo "make run   - set up, load the demo and run web + Celery worker + beat (Ctrl-C stops)"
 	@echo "make test  - set up and run the full test suite on SQLite and on PostgreSQL + Redis"
-	@echo "make lint  - ruff, Django system checks (also --deploy) and missing migrations"
+	@echo "make lint  - ruff, import contracts, Django system checks (also --deploy) and missing migrations"
 
 $(PYTHON):
 	python3 -m venv $(VENV)
@@ -45,6 +45,7 @@ test: venv
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(PYTHON) manage.py check
 	$(PYTHON) manage.py makemigrations --check --dry-run
 	DEBUG=0 \
