@@ -495,3 +495,33 @@ def test_workflow_buttons_can_stay_on_the_page(client, editor, button):
 def test_the_change_form_offers_staying(client, editor):
     content = client.get(change_url(SummaryFactory())).content.decode()
     assert 'name="_stay"' in content
+
+
+# --- One rule for times, as in the API -----------------------------------------------------
+
+
+def test_a_time_after_the_video_ends_is_a_form_error(client, editor):
+    summary = SummaryFactory(video__duration_seconds=600)
+    ChapterFactory(summary=summary, title="Kept", start_time=60)
+    data = open_form(client, summary)
+    data["chapters-0-start_time"] = "10:00"
+    add_inline_row(data, "key_points", title="Late point", body="Text.", time="12:00")
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "Chapter “Kept”: 10:00 is after the video ends (10:00)." in content
+    assert "Key point “Late point”: 12:00 is after the video ends (10:00)." in content
+    assert summary.chapters.get().start_time == 60 and not summary.key_points.exists()
+
+
+def test_shortening_a_video_past_its_summary_times_is_a_form_error(client, editor):
+    summary = SummaryFactory(video__duration_seconds=3600)
+    ChapterFactory(summary=summary, position=1, start_time=1900)
+    url = reverse("admin:summaries_video_change", args=[summary.video.pk])
+    data = form_fields(client.get(url), form_id="video_form")
+    data["duration_seconds"] = "30:00"
+    response = client.post(url, data)
+    assert response.status_code == 200
+    assert "Chapter 1: 31:40 is after the video ends (30:00)." in response.content.decode()
+    summary.video.refresh_from_db()
+    assert summary.video.duration_seconds == 3600

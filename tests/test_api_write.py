@@ -253,15 +253,30 @@ def test_cited_links_follow_the_address_policy(api, catalogue, url, why):
     assert why in messages
 
 
-def test_time_rules_name_the_item(api, catalogue):
+def test_a_time_after_the_video_ends_is_an_error_naming_the_item(api, catalogue):
+    payload = example_payload()
+    payload["takeaways"][0]["time"] = "13:00"
+    payload["chapters"][1]["start_time"] = "12:40"
+    fields = fields_of(api.post(LIST_URL, payload, format="json"))
+    assert "13:00 is after the video ends (12:40)" in fields["takeaways[0].time"][0]
+    assert "12:40 is after the video ends (12:40)" in fields["chapters[1].start_time"][0]
+
+
+def test_chapters_out_of_time_order_are_a_warning_in_the_answer(api, catalogue):
+    """The same rule as the admin's: a warning, not an error (chapters may go by theme)."""
     payload = example_payload()
     payload["chapters"][0]["start_time"] = "2:00"
     payload["chapters"][1]["start_time"] = "1:00"
-    payload["takeaways"][0]["time"] = "13:00"
     response = api.post(LIST_URL, payload, format="json")
-    fields = fields_of(response)
-    assert "not after the chapter before it" in fields["chapters[1].start_time"][0]
-    assert "after the video ends (12:40)" in fields["takeaways[0].time"][0]
+    assert response.status_code == 201, response.json()
+    warnings = response.json()["warnings"]
+    assert {
+        "where": "Chapter 2 “Faster model releases”",
+        "message": "starts at 1:00, not after the chapter before it (2:00).",
+    } in warnings
+    # The warnings are not part of the representation a GET answers with, nor its ETag.
+    detail = api.get(detail_url(response.json()["slug"]))
+    assert "warnings" not in detail.json() and detail["ETag"] == response["ETag"]
 
 
 def test_caveat_targets_must_exist(api, catalogue):

@@ -130,7 +130,7 @@ def test_warnings_for_times_figures_and_attribution():
     derived.sync_citations(summary=summary)
     messages = [str(w) for w in rules.summary_warnings(summary=summary)]
     assert any("“B”" in m and "not after the chapter before it" in m for m in messages)
-    assert any("“C”" in m and "after the video ends" in m for m in messages)
+    assert not any("“C”" in m for m in messages)  # after the video's end: an error, not this
     assert any("$3 billion" in m for m in messages)
     assert not any("2.5 times faster” has no cited source" in m for m in messages)
     assert any("attributed to Anthropic" in m and "blog.example.com" in m for m in messages)
@@ -159,3 +159,20 @@ def test_rerender_task_restores_html_and_is_idempotent():
     assert chapter.body_html.startswith("<p><em>x</em>")
     assert summary.citations.count() == 1
     tasks.rerender_summary(999_999)  # a deleted summary is not an error
+
+
+def test_a_time_after_the_video_ends_is_named_with_both_times():
+    assert rules.time_after_end(600, 600) == "10:00 is after the video ends (10:00)."
+    assert rules.time_after_end(599, 600) is None
+    assert rules.time_after_end(None, 600) is None
+
+
+def test_parts_after_end_lists_what_a_shorter_video_would_cut():
+    summary = SummaryFactory(video__duration_seconds=3600)
+    ChapterFactory(summary=summary, position=1, start_time=100)
+    ChapterFactory(summary=summary, position=2, start_time=1900, title="Late")
+    TakeawayFactory(summary=summary, position=1, text="Late too.", time=2000)
+    assert rules.parts_after_end(summary, 1800) == [
+        "Takeaway 1: 33:20 is after the video ends (30:00).",
+        "Chapter 2: 31:40 is after the video ends (30:00).",
+    ]

@@ -146,8 +146,8 @@ def build_world(hostile: str) -> World:
         synopsis=values["Chapter.synopsis"],
         start_time=0,
     )
-    # Starts after the video ends: the editor's warnings name it.
-    ChapterFactory(summary=summary, position=2, title=values["Chapter.title"], start_time=900)
+    # Starts no later than the chapter before it: the editor's warnings name it.
+    ChapterFactory(summary=summary, position=2, title=values["Chapter.title"], start_time=0)
     Caveat.objects.create(
         summary=summary, chapter=chapter, position=1, claim=values["Caveat.claim"], text="A note."
     )
@@ -401,7 +401,7 @@ def test_summary_page_structured_data_and_meta_tags_hold_the_text_exactly(client
     assert data["author"]["name"] == world["Channel.name"]
     assert data["actor"][0]["name"] == world["Person.name"]
     assert data["actor"][0]["affiliation"]["name"] == world["Organisation.name"]
-    assert [clip["name"] for clip in data["hasPart"]] == [world["Chapter.title"]]
+    assert [clip["name"] for clip in data["hasPart"]] == [world["Chapter.title"]] * 2
     assert data["thumbnailUrl"] == world["Video.thumbnail_url"]
     meta = _meta(parsed)
     assert meta["description"] == world["Summary.tldr"]
@@ -469,7 +469,7 @@ def test_admin_messages_after_saving_show_plain_text_as_text(admin_client, hosti
     page = response.content.decode()
     assert_safe_and_readable(parse_html(page), world, ["Video.title", "Summary.tldr"], "saved")
     messages = parse_html(page.split('<ul class="messagelist">', 1)[1].split("</ul>", 1)[0])
-    assert f"Chapter 2 “{world['Chapter.title']}”: starts at 15:00" in messages.text
+    assert f"Chapter 2 “{world['Chapter.title']}”: starts at 0:00" in messages.text
 
 
 # --- Feeds ------------------------------------------------------------------------------

@@ -5,9 +5,14 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from summaries.editing import items
-from summaries.editing.rules import link_problems
+from summaries.editing.rules import (
+    TIMED_PARTS,
+    duplicate_video_problem,
+    link_problems,
+    parts_after_end,
+    time_after_end,
+)
 from summaries.models import Summary, Video
-from summaries.text import platforms
 from summaries.text.durations import (
     DURATION_MESSAGES,
     DurationError,
@@ -122,19 +127,23 @@ class VideoForm(forms.ModelForm):
         ]
 
     def clean_source_url(self):
-        """One video per platform id: the same YouTube video pasted twice is an error."""
         url = self.cleaned_data["source_url"]
-        platform, video_id = platforms.parse_video_url(url)
-        if video_id:
-            twin = Video.objects.filter(platform=platform, platform_video_id=video_id)
-            twin = twin.exclude(pk=self.instance.pk).first()
-            if twin:
-                raise ValidationError(
-                    f"This video is already here as “{twin.title}” (same {platform} id "
-                    f"{video_id}).",
-                    code="duplicate_video",
-                )
+        problem = duplicate_video_problem(url, exclude_pk=self.instance.pk)
+        if problem:
+            raise ValidationError(problem, code="duplicate_video")
         return url
+
+    def clean_duration_seconds(self):
+        """The summary's times must stay before the video's end (as in the API)."""
+        duration = self.cleaned_data["duration_seconds"]
+        summary = Summary.objects.filter(video=self.instance).first() if self.instance.pk else None
+        problems = parts_after_end(summary, duration)
+        if problems:
+            raise ValidationError(
+                [f"{problem} Change the summary first." for problem in problems],
+                code="parts_after_end",
+            )
+        return duration
 
 
 class PositionField(forms.IntegerField):
@@ -165,10 +174,10 @@ class SummaryItemForm(forms.ModelForm):
         cleaned = super().clean()
         for name in self.markdown_fields:
             for problem in link_problems(cleaned.get(name) or ""):
-                self.add_error(name, f"{self._item_name(cleaned)}: {problem}")
+                self.add_error(name, f"{self.item_name(cleaned)}: {problem}")
         return cleaned
 
-    def _item_name(self, cleaned) -> str:
+    def item_name(self, cleaned) -> str:
         kind = self._meta.model._meta.verbose_name.capitalize()
         title = cleaned.get("title")
         return f"{kind} “{title}”" if title else kind
@@ -184,6 +193,22 @@ class OrderedInlineFormSet(CustomInlineFormSet):
     Rows are saved in the order their positions give (rows without one, such as new rows
     added without JavaScript, after the others; ties in the order shown) and numbered 1..n.
     """
+
+    def clean(self):
+        super().clean()
+        self._check_times()
+
+    def _check_times(self) -> None:
+        """A time into the video must fall before its end (editing.rules, as in the API)."""
+        field = dict(TIMED_PARTS).get(self.model)
+        video_id = getattr(self.instance, "video_id", None)
+        if field is None or video_id is None:
+            return
+        duration = self.instance.video.duration_seconds
+        for form in self._kept_in_order():
+            problem = time_after_end(form.cleaned_data.get(field), duration)
+            if problem:
+                form.add_error(field, f"{form.item_name(form.cleaned_data)}: {problem}")
 
     def save(self, commit=True):
         if not commit:

@@ -318,6 +318,28 @@ class SummarySerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(url) if request else url
 
 
+class WarningSerializer(serializers.Serializer):
+    where = serializers.CharField(help_text="The part it is about, e.g. Chapter 2 “Pricing”.")
+    message = serializers.CharField()
+
+
+class SummaryWrittenSerializer(SummarySerializer):
+    """A summary as a write answers it: the representation plus the editor's warnings."""
+
+    warnings = WarningSerializer(
+        many=True,
+        read_only=True,
+        help_text=(
+            "Soft problems that did not block the change, as the admin shows them: chapter "
+            "times out of order, figures with no cited source, claims attributed to an "
+            "organisation whose link is elsewhere. Not part of the ETag."
+        ),
+    )
+
+    class Meta(SummarySerializer.Meta):
+        fields = [*SummarySerializer.Meta.fields, "warnings"]
+
+
 class PublishSerializer(serializers.Serializer):
     publish_at = serializers.DateTimeField(
         required=False,

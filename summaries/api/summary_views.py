@@ -1,5 +1,7 @@
 """Summaries: read (anyone: live ones; editors: all), write whole, publish, re-check."""
 
+from dataclasses import asdict
+
 from django.db import transaction
 from django.db.models import F, Prefetch
 from django.db.models.functions import Coalesce
@@ -14,14 +16,14 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from summaries import checking
-from summaries.editing import save, workflow
+from summaries.editing import rules, save, workflow
 from summaries.models import Appearance, Caveat, Citation, Summary
 
 from .conditional import check_if_match, summary_tag
 from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
 from .inputs import SummaryInput
 from .permissions import can_see_unpublished
-from .serializers import PublishSerializer, SummarySerializer
+from .serializers import PublishSerializer, SummarySerializer, SummaryWrittenSerializer
 from .views import ApiViewSet
 
 IF_MATCH = OpenApiParameter(
@@ -131,10 +133,12 @@ class SummaryViewSet(
     # --- Reading -----------------------------------------------------------------------
 
     def _respond(self, summary, status_code=status.HTTP_200_OK, headers=None):
-        """The summary as the detail endpoint shows it, with its ETag and Last-Modified."""
+        """The summary after a write: as the detail endpoint shows it (with its ETag and
+        Last-Modified), plus the editor's warnings, as the admin shows them."""
         fresh = get_object_or_404(summary_details(Summary.objects.all()), pk=summary.pk)
         data = self.get_serializer(fresh).data
-        response = Response(data, status=status_code, headers=headers)
+        warnings = [asdict(warning) for warning in rules.summary_warnings(summary=fresh)]
+        response = Response({**data, "warnings": warnings}, status=status_code, headers=headers)
         response["ETag"] = summary_tag(fresh, data)
         response["Last-Modified"] = http_date(last_modified(fresh).timestamp())
         return response
@@ -158,7 +162,7 @@ class SummaryViewSet(
         fresh = summary_details(Summary.objects.filter(pk=summary.pk)).get()
         return summary_tag(fresh, self.get_serializer(fresh).data)
 
-    @extend_schema(request=SummaryInput, responses={201: SummarySerializer})
+    @extend_schema(request=SummaryInput, responses={201: SummaryWrittenSerializer})
     def create(self, request, *args, **kwargs):
         """Create a draft summary, its video and all its parts in one request."""
         payload = SummaryInput(data=request.data, context=self.get_serializer_context())
@@ -182,12 +186,12 @@ class SummaryViewSet(
             )
         return self._respond(summary)
 
-    @extend_schema(request=SummaryInput, responses=SummarySerializer, parameters=[IF_MATCH])
+    @extend_schema(request=SummaryInput, responses=SummaryWrittenSerializer, parameters=[IF_MATCH])
     def update(self, request, *args, **kwargs):
         """Replace the whole summary: lists left out become empty."""
         return self._update(request, partial=False)
 
-    @extend_schema(request=SummaryInput, responses=SummarySerializer, parameters=[IF_MATCH])
+    @extend_schema(request=SummaryInput, responses=SummaryWrittenSerializer, parameters=[IF_MATCH])
     def partial_update(self, request, *args, **kwargs):
         """Replace only the fields sent (a list sent replaces that whole list)."""
         return self._update(request, partial=True)
@@ -202,7 +206,9 @@ class SummaryViewSet(
         return self._respond(summary)
 
     @extend_schema(
-        request=PublishSerializer, responses=SummarySerializer, parameters=[IF_MATCH_OPTIONAL]
+        request=PublishSerializer,
+        responses=SummaryWrittenSerializer,
+        parameters=[IF_MATCH_OPTIONAL],
     )
     @action(detail=True, methods=["post"])
     @requires("summaries.publish_summary")
@@ -213,14 +219,14 @@ class SummaryViewSet(
         at = payload.validated_data.get("publish_at")
         return self._workflow(request, workflow.publish_summary, at=at)
 
-    @extend_schema(request=None, responses=SummarySerializer, parameters=[IF_MATCH_OPTIONAL])
+    @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_OPTIONAL])
     @action(detail=True, methods=["post"])
     @requires("summaries.publish_summary")
     def unpublish(self, request, slug=None):
         """Take a live or scheduled summary back to draft."""
         return self._workflow(request, workflow.unpublish_summary)
 
-    @extend_schema(request=None, responses=SummarySerializer, parameters=[IF_MATCH_OPTIONAL])
+    @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_OPTIONAL])
     @action(detail=True, methods=["post"], url_path="submit-for-review")
     @requires("summaries.change_summary")
     def submit_for_review(self, request, slug=None):

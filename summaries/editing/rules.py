@@ -11,7 +11,17 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from summaries.linkcheck import policy
-from summaries.models import Chapter, Citation, Organisation, Source, Summary, Takeaway
+from summaries.models import (
+    Chapter,
+    Citation,
+    KeyPoint,
+    Organisation,
+    Source,
+    Summary,
+    Takeaway,
+    Video,
+)
+from summaries.text import platforms
 from summaries.text.citations import (
     attributed_organisation_names,
     extract_citations,
@@ -110,6 +120,47 @@ def link_problems(markdown_text: str) -> list[str]:
     return problems
 
 
+# --- Videos ---------------------------------------------------------------------------
+
+
+def duplicate_video_problem(source_url: str, *, exclude_pk: int | None = None) -> str | None:
+    """One video per platform id: the same YouTube video pasted twice is an error."""
+    platform, video_id = platforms.parse_video_url(source_url or "")
+    if not video_id:
+        return None
+    twin = Video.objects.filter(platform=platform, platform_video_id=video_id)
+    twin = twin.exclude(pk=exclude_pk).first()
+    if twin is None:
+        return None
+    return f"This video is already here as “{twin.title}” (same {platform} id {video_id})."
+
+
+# --- Times into the video --------------------------------------------------------------
+
+# (model, the field holding its time into the video) for the parts that have one.
+TIMED_PARTS = ((KeyPoint, "time"), (Takeaway, "time"), (Chapter, "start_time"))
+
+
+def time_after_end(seconds: int | None, duration: int | None) -> str | None:
+    """A time into the video must fall before its end: a link to it would not play."""
+    if seconds is None or not duration or seconds < duration:
+        return None
+    return f"{format_duration(seconds)} is after the video ends ({format_duration(duration)})."
+
+
+def parts_after_end(summary: Summary | None, duration: int) -> list[str]:
+    """What of a saved summary would fall after the video's end if it lasted `duration`."""
+    if summary is None or summary.pk is None:
+        return []
+    problems = []
+    for model, field in TIMED_PARTS:
+        late = model.objects.filter(summary=summary, **{f"{field}__gte": duration})
+        for position, seconds in late.order_by("position").values_list("position", field):
+            name = model._meta.verbose_name.capitalize()
+            problems.append(f"{name} {position}: {time_after_end(seconds, duration)}")
+    return problems
+
+
 # --- Warnings: soft problems that never block a save ----------------------------------
 
 
@@ -122,42 +173,23 @@ class Warning:
         return f"{self.where}: {self.message}"
 
 
-def _time_warnings(summary: Summary, chapters: list[Chapter]) -> list[Warning]:
-    duration = summary.video.duration_seconds
+def _order_warnings(chapters: list[Chapter]) -> list[Warning]:
+    """Chapters whose start time is not after the one before (fine for a chapter grouped by
+    theme, worth a look otherwise)."""
     warnings = []
     previous = None
     for chapter in chapters:
         if chapter.start_time is None:
             continue
-        where = f"Chapter {chapter.position} “{chapter.title}”"
-        if duration and chapter.start_time >= duration:
-            warnings.append(
-                Warning(
-                    where,
-                    f"starts at {format_duration(chapter.start_time)}, after the video "
-                    f"ends ({format_duration(duration)}).",
-                )
-            )
         if previous is not None and chapter.start_time <= previous.start_time:
             warnings.append(
                 Warning(
-                    where,
+                    f"Chapter {chapter.position} “{chapter.title}”",
                     f"starts at {format_duration(chapter.start_time)}, not after the "
                     f"chapter before it ({format_duration(previous.start_time)}).",
                 )
             )
         previous = chapter
-    items = [("Key point", k) for k in summary.key_points.all()]
-    items += [("Takeaway", t) for t in summary.takeaways.all()]
-    for label, item in items:
-        if item.time is not None and duration and item.time >= duration:
-            warnings.append(
-                Warning(
-                    f"{label} {item.position}",
-                    f"time {format_duration(item.time)} is after "
-                    f"the video ends ({format_duration(duration)}).",
-                )
-            )
     return warnings
 
 
@@ -213,14 +245,15 @@ def _attribution_warnings(citations: list[Citation]) -> list[Warning]:
 def summary_warnings(*, summary: Summary) -> list[Warning]:
     """Soft problems an editor should look at; none of them blocks saving or publishing.
 
-    Chapter times out of order or past the video's end, a figure in a takeaway with no
-    cited source, and an "X says" claim whose link is not on X's domains.
+    Chapter times out of order, a figure in a takeaway with no cited source, and an
+    "X says" claim whose link is not on X's domains. (A time past the video's end is an
+    error: `time_after_end`.)
     """
     chapters = list(summary.chapters.all())
     takeaways = list(summary.takeaways.all())
     citations = list(summary.citations.all())
     return (
-        _time_warnings(summary, chapters)
+        _order_warnings(chapters)
         + _figure_warnings(takeaways, citations, chapters)
         + _attribution_warnings(citations)
     )

@@ -13,12 +13,10 @@ from django.db import transaction
 
 from summaries import checking
 from summaries.models import Appearance, Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
-from summaries.text import platforms
-from summaries.text.durations import format_duration
 
 from .derived import refresh_derived_data
 from .items import make_room_for_reorder, renumber
-from .rules import link_problems
+from .rules import duplicate_video_problem, link_problems, time_after_end
 
 # --- Whole summaries --------------------------------------------------------------------
 
@@ -73,15 +71,9 @@ def _prepare_video(video: Video, data: dict, *, full: bool, errors: _Errors) -> 
         video.full_clean(validate_unique=False, validate_constraints=False)
     except ValidationError as exc:
         errors.add_model_errors("video", exc, renames={"duration_seconds": "duration"})
-    platform, video_id = platforms.parse_video_url(video.source_url or "")
-    if video_id:
-        twin = Video.objects.filter(platform=platform, platform_video_id=video_id)
-        twin = twin.exclude(pk=video.pk).first()
-        if twin:
-            errors.add(
-                "video.source_url",
-                f"This video is already here as “{twin.title}” (same {platform} id {video_id}).",
-            )
+    problem = duplicate_video_problem(video.source_url, exclude_pk=video.pk)
+    if problem:
+        errors.add("video.source_url", problem)
     seen = set()
     for index, appearance in enumerate(values.get("people", [])):
         person = appearance["person"]
@@ -100,7 +92,7 @@ def _existing_items(summary: Summary | None) -> dict[str, list]:
 
 
 def _check_items(data: dict, existing: dict, duration: int, errors: _Errors) -> None:
-    """Item ids, links, times (in order, before the video's end) and caveat targets."""
+    """Item ids, links, times (before the video's end) and caveat targets."""
     for key, _model, markdown_fields, _time_field, label in ITEM_KINDS:
         if key not in data:
             continue
@@ -123,26 +115,11 @@ def _check_items(data: dict, existing: dict, duration: int, errors: _Errors) -> 
         items = (
             data[key] if given else [{time_field: getattr(i, time_field)} for i in existing[key]]
         )
-        previous = None
         for index, item in enumerate(items):
-            seconds = item.get(time_field)
-            if seconds is None:
-                continue
-            path = f"{key}[{index}].{time_field}" if given else "video.duration"
-            if duration and seconds >= duration:
-                errors.add(
-                    path,
-                    f"{label.capitalize()} {index + 1} is at {format_duration(seconds)}, "
-                    f"after the video ends ({format_duration(duration)}).",
-                )
-            if key == "chapters" and previous is not None and seconds <= previous:
-                errors.add(
-                    path,
-                    f"Chapter {index + 1} starts at {format_duration(seconds)}, not after the "
-                    f"chapter before it ({format_duration(previous)}).",
-                )
-            if key == "chapters":
-                previous = seconds
+            problem = time_after_end(item.get(time_field), duration)
+            if problem:
+                path = f"{key}[{index}].{time_field}" if given else "video.duration"
+                errors.add(path, f"{label.capitalize()} {index + 1}: {problem}")
 
     chapter_count = len(data.get("chapters", existing["chapters"]))
     takeaway_count = len(data.get("takeaways", existing["takeaways"]))
