@@ -24,6 +24,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
+def no_local_copies(settings):
+    """Only the shared cache: fresh_get drops its pages, and no process copy may answer."""
+    settings.PAGE_CACHE_LOCAL_BYTES = 0
+
+
+@pytest.fixture(autouse=True)
 def empty_cache():
     cache.clear()
     yield

@@ -318,8 +318,10 @@ READER_PAGES = {
     "person": (lambda w: w.person.get_absolute_url(), CARD),
     "topic": (lambda w: w.topic.get_absolute_url(), [*CARD, "Topic.name"]),
     "home": (lambda w: reverse("summaries:home"), CARD),
+    # Found by a word of its own: PostgreSQL reads "<...>" in a document as a tag and skips
+    # it, but not in a query, so the hostile text itself finds nothing there.
     "search": (
-        lambda w: f"{reverse('summaries:search')}?{urlencode({'q': w.hostile})}",
+        lambda w: f"{reverse('summaries:search')}?{urlencode({'q': 'Summary.tldr'})}",
         ["Video.title", "Channel.name", "Summary.tldr"],
     ),
 }
@@ -336,8 +338,16 @@ def test_reader_pages_show_plain_text_as_text(client, hostile, output):
     assert response.status_code == 200
     parsed = parse_html(response.content.decode())
     assert_safe_and_readable(parsed, world, fields, output)
-    if output == "search":  # the query itself is shown back
-        assert f"“{hostile}”" in parsed.text
+
+
+@pytest.mark.parametrize("hostile", HOSTILE.values(), ids=HOSTILE.keys())
+def test_the_search_page_shows_the_query_back_as_text(client, hostile):
+    world = build_world(hostile)
+    response = client.get(reverse("summaries:search"), {"q": hostile})
+    assert response.status_code == 200
+    parsed = parse_html(response.content.decode())
+    assert_safe_and_readable(parsed, world, [], "search")
+    assert f"“{hostile}”" in parsed.text
 
 
 @pytest.mark.parametrize(

@@ -102,7 +102,8 @@ def test_one_redis_for_broker_and_cache_survives_a_flood_of_real_pages(
     each other, and queued tasks (which never expire) are neither evicted nor refused."""
     url, redis_client = small_redis
     cache_on(url)
-    broker = Celery(broker=url)
+    # Not the current app: tasks queued by later tests must still go to the test broker.
+    broker = Celery("flooded-broker", broker=url, set_as_current=False)
     broker.send_task("summaries.tasks.check_source_batch", args=[[1], "queued-before"], queue="q")
     padding = "Words that make a page long. " * 1500  # about 45 KB per page
     summaries = [SummaryFactory(live=True, tldr=padding) for _ in range(150)]
@@ -116,3 +117,4 @@ def test_one_redis_for_broker_and_cache_survives_a_flood_of_real_pages(
     assert redis_client.llen("q") == 2  # and the broker still takes new ones
     cache.get("content-generation")  # the generation (no expiry) was never evicted
     assert redis_client.exists("curation:1:content-generation")
+    broker.close()
