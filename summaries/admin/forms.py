@@ -4,7 +4,6 @@ from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
 
-from summaries.editing import items
 from summaries.editing.rules import (
     TIMED_PARTS,
     duplicate_video_problem,
@@ -188,10 +187,11 @@ class SummaryItemForm(forms.ModelForm):
 
 
 class OrderedInlineFormSet(CustomInlineFormSet):
-    """Drag-and-drop ordered items whose positions are unique per summary in the database.
+    """Drag-and-drop ordered parts of a summary (key points, takeaways, chapters, caveats).
 
-    Rows are saved in the order their positions give (rows without one, such as new rows
-    added without JavaScript, after the others; ties in the order shown) and numbered 1..n.
+    Rows are ordered as their positions give (rows without one, such as new rows added
+    without JavaScript, after the others; ties in the order shown); editing.save_summary
+    numbers them 1..n when it saves the whole summary.
     """
 
     def clean(self):
@@ -210,22 +210,12 @@ class OrderedInlineFormSet(CustomInlineFormSet):
             if problem:
                 form.add_error(field, f"{form.item_name(form.cleaned_data)}: {problem}")
 
-    def save(self, commit=True):
-        if not commit:
-            return super().save(commit=False)
-        if self.instance.pk:
-            items.make_room_for_reorder(model=self.model, summary=self.instance)
-        for number, form in enumerate(self._kept_in_order(), start=1):
-            form.instance.position = number
-        saved = super().save()
-        kept = [
-            form.instance
-            for form in self.initial_forms
-            if form.instance.pk and not (self.can_delete and self._should_delete_form(form))
-        ]
-        items.save_positions(items=kept)
-        items.renumber(model=self.model, summary=self.instance)
-        return saved
+    def parts(self) -> list:
+        """Every part of this kind after the save, in its new order, for
+        editing.save_summary (which writes them). Also records what changed, as
+        `save(commit=False)` does, for the admin's change message."""
+        self.save(commit=False)
+        return [form.instance for form in self._kept_in_order()]
 
     def _kept_in_order(self) -> list:
         """The forms whose rows remain after saving, in their new order."""

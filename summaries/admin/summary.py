@@ -15,7 +15,7 @@ from reversion.admin import VersionAdmin
 from reversion.models import Revision, Version
 
 from summaries import checking
-from summaries.editing import derived, rules, workflow
+from summaries.editing import rules, save, workflow
 from summaries.models import (
     Caveat,
     Chapter,
@@ -362,13 +362,17 @@ class SummaryAdmin(SortableAdminBase, VersionAdmin):
         obj.updated_by = request.user
         for name, value in getattr(request, "publication_before_revert", {}).items():
             setattr(obj, name, value)  # a restore keeps publication exactly as it was
-        super().save_model(request, obj, form, change)
+        # Saved with its parts in save_related, through editing.save_summary.
 
     def save_related(self, request, form, formsets, change):
-        super().save_related(request, form, formsets, change)
-        summary = form.instance
-        derived.refresh_derived_data(summary=summary)
-        checking.queue_checks_for_summary(summary=summary)
+        """Save the summary and every part on the page in one go, as the API does."""
+        parts = {}
+        for formset in formsets:
+            if isinstance(formset, OrderedInlineFormSet):
+                parts[formset.model] = formset.parts()
+            else:
+                formset.save(commit=False)  # read-only (citations): for the change message
+        summary = save.save_summary(summary=form.instance, parts=parts, user=request.user)
         for warning in rules.summary_warnings(summary=summary):
             messages.warning(request, str(warning))
         self._apply_workflow_button(request, summary)

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from summaries import checking
 from summaries.models import Appearance, Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
+from summaries.pagecache.generation import content_changed
 
 from .derived import refresh_derived_data
 from .items import make_room_for_reorder, renumber
@@ -193,19 +194,114 @@ def _clean_items(key: str, objects: list, errors: _Errors) -> None:
             errors.add_model_errors(f"{key}[{index}]", exc)
 
 
-def _save_items(model, objects: list, summary: Summary) -> None:
-    """Replace the summary's items of one kind by `objects` (positions unique throughout)."""
+# The order parts are written in: caveats last, since they point at chapters and takeaways.
+PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
+
+
+def _save_parts(model, objects: list, summary: Summary) -> None:
+    """Replace the summary's parts of one kind by `objects`, numbered 1..n in that order."""
     kept = {obj.pk for obj in objects if obj.pk}
     make_room_for_reorder(model=model, summary=summary)
     model.objects.filter(summary=summary).exclude(pk__in=kept).delete()
-    for obj in objects:
+    for position, obj in enumerate(objects, start=1):
         obj.summary = summary
+        obj.position = position
         obj.save()
     renumber(model=model, summary=summary)
 
 
+def _keep_caveats_of_deleted_targets(parts: dict, summary: Summary) -> None:
+    """A kept caveat whose chapter or takeaway this save deletes stays, on the summary.
+
+    Kept caveats are detached in the database first, so that deleting their chapter or
+    takeaway does not delete them in cascade; each is attached again as it is saved.
+    """
+    caveats = parts.get(Caveat)
+    if caveats is None:
+        return
+    for model, field in ((Chapter, "chapter"), (Takeaway, "takeaway")):
+        if model not in parts:
+            continue
+        kept = {obj.pk for obj in parts[model] if obj.pk}
+        for caveat in caveats:
+            target_id = getattr(caveat, f"{field}_id")
+            if target_id is not None and target_id not in kept and caveat.pk is not None:
+                setattr(caveat, field, None)
+    Caveat.objects.filter(pk__in=[c.pk for c in caveats if c.pk]).update(
+        chapter=None, takeaway=None
+    )
+
+
+def _save_video(video: Video, people: list[dict] | None, topics: list | None) -> None:
+    video.save()
+    if people is not None:
+        video.appearances.all().delete()
+        Appearance.objects.bulk_create(
+            Appearance(
+                video=video,
+                person=appearance["person"],
+                organisation=appearance.get("organisation"),
+                position=position,
+            )
+            for position, appearance in enumerate(people, 1)
+        )
+    if topics is not None:
+        video.topics.set(topics)
+
+
+@transaction.atomic
+def save_summary(
+    *,
+    summary: Summary,
+    parts: dict,
+    user,
+    comment: str = "",
+    video: Video | None = None,
+    people: list[dict] | None = None,
+    topics: list | None = None,
+) -> Summary:
+    """Save a whole summary as an editor changed it: the one write path of the admin and
+    the API. Input is validated by the caller with the rules of `editing.rules`.
+
+    `parts` maps a part model (KeyPoint, Takeaway, Chapter, Caveat) to every part of that
+    kind the summary has after the save, in reading order (unsaved or changed objects);
+    parts of that kind not in the list are deleted, and kinds left out are unchanged.
+    `video`, when given, is saved first, with its `people` ({"person", "organisation"}
+    each) and `topics` when those are given.
+
+    Side effects, in one transaction: the summary and its parts saved (positions 1..n,
+    Markdown rendered), citations and search text rebuilt, checks of new or due sources
+    queued for after the commit, every cached page made stale, and one revision holding
+    the summary with its parts (and the video) by `user`, with `comment`.
+    Raises EditConflict when someone saved the summary after it was read.
+    """
+    with reversion.create_revision(manage_manually=True):
+        if video is not None:
+            _save_video(video, people, topics)
+            summary.video = video
+        summary.updated_by = user if user is not None and user.is_authenticated else None
+        summary.save()
+        _keep_caveats_of_deleted_targets(parts, summary)
+        for model in PART_MODELS:
+            if model in parts:
+                _save_parts(model, parts[model], summary)
+        refresh_derived_data(summary=summary)
+        # Checks of new or due sources go to the workers once this transaction commits.
+        checking.queue_checks_for_summary(summary=summary)
+        content_changed()
+        # Added last, so that the revision holds the parts as saved (with final positions).
+        reversion.add_to_revision(summary)
+        if video is not None:
+            reversion.add_to_revision(video)
+        if user is not None and user.is_authenticated:
+            reversion.set_user(user)
+        if comment:
+            reversion.set_comment(comment)
+    return summary
+
+
 def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comment: str):
-    """Validate everything, then write video, summary and parts in one revision."""
+    """Validate everything, then save the summary through save_summary."""
     errors = _Errors()
     video_data = data.get("video")
     if video_data is not None:
@@ -226,48 +322,19 @@ def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comm
     objects, targets = {}, {}
     for key, model, *_ in ITEM_KINDS:
         if key in items:
-            objects[key] = _build_items(key, model, items[key], summary, existing, targets)
-            _clean_items(key, objects[key], errors)
-        targets[key] = objects.get(key, existing[key])
+            objects[model] = _build_items(key, model, items[key], summary, existing, targets)
+            _clean_items(key, objects[model], errors)
+        targets[key] = objects.get(model, existing[key])
     errors.raise_if_any()
 
-    with reversion.create_revision(manage_manually=True):
-        if video_data is not None:
-            video.save()
-            if "people" in video_data or full:
-                video.appearances.all().delete()
-                Appearance.objects.bulk_create(
-                    Appearance(
-                        video=video,
-                        person=appearance["person"],
-                        organisation=appearance.get("organisation"),
-                        position=position,
-                    )
-                    for position, appearance in enumerate(video_data.get("people", []), 1)
-                )
-            if "topics" in video_data or full:
-                video.topics.set(video_data.get("topics", []))
-        summary.video = video
-        summary.updated_by = user
-        summary.save()
-        if "caveats" in objects:
-            # Kept caveats are detached first, so that deleting the chapter or takeaway they
-            # were attached to does not delete them in cascade.
-            kept = [c.pk for c in objects["caveats"] if c.pk]
-            Caveat.objects.filter(pk__in=kept).update(chapter=None, takeaway=None)
-        for key, model, *_ in ITEM_KINDS:
-            if key in objects:
-                _save_items(model, objects[key], summary)
-        refresh_derived_data(summary=summary)
-        # Checks of new or due sources go to the workers once this transaction commits.
-        checking.queue_checks_for_summary(summary=summary)
-        # Added last, so that the revision holds the parts as saved (with final positions).
-        reversion.add_to_revision(summary)
-        if video_data is not None:
-            reversion.add_to_revision(video)
-        reversion.set_user(user)
-        reversion.set_comment(comment)
-    return summary
+    video_changes = {}
+    if video_data is not None:
+        video_changes["video"] = video
+        if "people" in video_data or full:
+            video_changes["people"] = video_data.get("people", [])
+        if "topics" in video_data or full:
+            video_changes["topics"] = video_data.get("topics", [])
+    return save_summary(summary=summary, parts=objects, user=user, comment=comment, **video_changes)
 
 
 @transaction.atomic
