@@ -8,6 +8,4 @@ class SummariesConfig(AppConfig):
     def ready(self):
         # Register the Celery tasks in every process, so that services can queue them by
         # name (summaries.background) without importing them.
-        from . import signals, tasks  # noqa: F401
-
-        signals.connect()
+        from . import tasks  # noqa: F401

@@ -46,11 +46,13 @@ def fresh_get(client, url):
 
 
 def live_video(channel, person=None, topic=None, **video):
+    """A new live video, as an editor's save makes it (content_changed included)."""
     summary = SummaryFactory(live=True, video__channel=channel, **video)
     if person:
         AppearanceFactory(video=summary.video, person__name=person)
     if topic:
         summary.video.topics.add(TopicFactory(name=topic))
+    content_changed()
     return summary
 
 
@@ -107,6 +109,7 @@ def test_renaming_a_person_renames_the_choice(client):
     person = summary.video.appearances.get().person
     person.name = "Augusta Ada King"
     person.save()
+    content_changed()  # as the admin and the API do after saving a person
     options_html = person_options(fresh_get(client, url))
     assert "Augusta Ada King" in options_html
     assert "Ada Lovelace" not in options_html

@@ -6,9 +6,10 @@ from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries.editing import derived, workflow
+from summaries.editing import derived, save, workflow
 from summaries.models import Caveat, Summary
 
+from .admin_forms import form_fields
 from .factories import (
     AppearanceFactory,
     ChannelFactory,
@@ -231,7 +232,7 @@ def test_cached_page_is_served_without_queries_and_invalidated_on_edit(
     with django_assert_num_queries(0):
         assert "First words." in client.get(url).content.decode()
     summary.tldr = "Second words."
-    summary.save()
+    save.save_summary(summary=summary, parts={}, user=None)
     assert "Second words." in client.get(url).content.decode()
     home = reverse("summaries:home")
     assert summary.video.title in client.get(home).content.decode()
@@ -244,12 +245,17 @@ def test_editing_a_video_or_channel_invalidates_cached_pages(client):
     summary = SummaryFactory(live=True)
     url = summary.get_absolute_url()
     client.get(url)
-    summary.video.channel.name = "Renamed channel"
-    summary.video.channel.save()
-    assert "Renamed channel" in client.get(url).content.decode()
-    summary.video.title = "Renamed video"
-    summary.video.save()
-    assert "Renamed video" in client.get(url).content.decode()
+    client.force_login(EditorFactory())
+    channel = summary.video.channel
+    change = reverse("admin:summaries_channel_change", args=[channel.pk])
+    data = {**form_fields(client.get(change), form_id="channel_form"), "name": "Renamed channel"}
+    assert client.post(change, data).status_code == 302
+    video = reverse("admin:summaries_video_change", args=[summary.video.pk])
+    data = {**form_fields(client.get(video), form_id="video_form"), "title": "Renamed video"}
+    assert client.post(video, data).status_code == 302
+    client.logout()
+    page = client.get(url).content.decode()
+    assert "Renamed channel" in page and "Renamed video" in page
 
 
 def test_scheduled_summary_appears_on_cached_pages_when_it_goes_live(client):

@@ -3,7 +3,6 @@
 from django import forms
 from django.contrib import admin
 from django.db import models
-from reversion.admin import VersionAdmin
 
 from summaries.models import (
     Appearance,
@@ -15,9 +14,8 @@ from summaries.models import (
 )
 from summaries.text.durations import format_duration
 
-from .forms import (
-    VideoForm,
-)
+from .base import ContentAdmin
+from .forms import VideoForm
 
 
 class AppearanceInline(admin.TabularInline):
@@ -28,7 +26,7 @@ class AppearanceInline(admin.TabularInline):
 
 
 @admin.register(Video)
-class VideoAdmin(VersionAdmin):
+class VideoAdmin(ContentAdmin):
     form = VideoForm
     inlines = [AppearanceInline]
     list_display = ["title", "channel", "published_on", "length", "language", "has_summary"]
@@ -58,14 +56,14 @@ class VideoAdmin(VersionAdmin):
 
 
 @admin.register(Channel)
-class ChannelAdmin(VersionAdmin):
+class ChannelAdmin(ContentAdmin):
     list_display = ["name", "slug", "site_url"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
 
 
 @admin.register(Organisation)
-class OrganisationAdmin(VersionAdmin):
+class OrganisationAdmin(ContentAdmin):
     list_display = ["name", "slug", "domains"]
     search_fields = ["name", "slug", "domains"]
     prepopulated_fields = {"slug": ["name"]}
@@ -77,14 +75,14 @@ class OrganisationAdmin(VersionAdmin):
 
 
 @admin.register(Person)
-class PersonAdmin(VersionAdmin):
+class PersonAdmin(ContentAdmin):
     list_display = ["name", "slug"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
 
 
 @admin.register(Topic)
-class TopicAdmin(VersionAdmin):
+class TopicAdmin(ContentAdmin):
     list_display = ["name", "slug"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}

@@ -11,7 +11,6 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
-from reversion.admin import VersionAdmin
 from reversion.models import Revision, Version
 
 from summaries import checking
@@ -26,6 +25,7 @@ from summaries.models import (
 )
 from summaries.text.links import http_url
 
+from .base import ContentAdmin
 from .forms import (
     DurationField,
     OrderedInlineFormSet,
@@ -221,7 +221,7 @@ class ScheduleForm(forms.Form):
 
 
 @admin.register(Summary)
-class SummaryAdmin(SortableAdminBase, VersionAdmin):
+class SummaryAdmin(SortableAdminBase, ContentAdmin):
     form = SummaryForm
     change_form_template = "admin/summaries/summary/change_form.html"
     inlines = [KeyPointInline, TakeawayInline, ChapterInline, CaveatInline, CitationInline]

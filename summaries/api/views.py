@@ -15,6 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from summaries.models import Channel, Organisation, Person, Topic, Video
+from summaries.pagecache.generation import content_changed
 from summaries.reader.related import STORED_COUNT, related_for_page
 
 from . import catalogue_inputs, serializers
@@ -107,6 +108,7 @@ class CatalogueWriteMixin:
             instance.save()
             reversion.set_user(user)
             reversion.set_comment(comment)
+        content_changed()  # names and descriptions show on pages
         return instance
 
     def create(self, request, *args, **kwargs):

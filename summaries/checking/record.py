@@ -305,4 +305,5 @@ def confirm_citation(*, citation: Citation, user=None, now: datetime | None = No
             "verdict",
         ]
     )
+    content_changed()  # pages mark claims whose source changed
     return citation

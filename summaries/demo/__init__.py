@@ -20,6 +20,7 @@ from summaries.models import (
     Topic,
     Video,
 )
+from summaries.pagecache.generation import content_changed
 
 from . import data as demo_data
 
@@ -211,6 +212,8 @@ def load_demo() -> dict:
             loader.created["Citation"] += new
         if gone:
             loader.deleted["Citation"] += gone
+        if any(loader.report().values()):
+            content_changed()
     return loader.report()
 
 

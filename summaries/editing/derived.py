@@ -14,6 +14,7 @@ from summaries.models import (
     Summary,
     Takeaway,
 )
+from summaries.pagecache.generation import content_changed
 from summaries.text.citations import (
     extract_citations,
 )
@@ -138,4 +139,5 @@ def rerender_summary(*, summary: Summary) -> Summary:
         for item in model.objects.filter(summary=summary):
             item.save()
     refresh_derived_data(summary=summary)
+    content_changed()
     return summary

@@ -11,16 +11,19 @@ from summaries.background import queue_after_commit
 from summaries.models import (
     Summary,
 )
+from summaries.pagecache.generation import content_changed
 
 
 def _record(summary: Summary, user, comment: str) -> None:
-    """Save the summary's workflow fields inside a revision, so history shows who did it."""
+    """Save the summary's workflow fields inside a revision, so history shows who did it,
+    and make cached pages stale (what is live changed)."""
     with reversion.create_revision():
         summary.updated_by = user if user and user.is_authenticated else None
         summary.save(update_fields=["status", "publish_at", "first_published_at", "updated_by"])
         if user and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment(comment)
+    content_changed()
 
 
 def _check_publishable(summary: Summary) -> None:

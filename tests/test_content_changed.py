@@ -1,0 +1,198 @@
+"""Every write path makes cached pages stale, through one explicit call (no save signals).
+
+Each case performs one write the way its user does (the admin, the API, a service, a task
+or a command) and checks that the content generation moved, which is what makes every
+stored page and fragment stale.
+"""
+
+import pytest
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from summaries import checking, tasks
+from summaries.demo import load_demo
+from summaries.editing import workflow
+from summaries.linkcheck import CheckResult, State
+from summaries.models import Channel, Person, Source, Summary
+from summaries.pagecache.generation import current_generation
+from summaries.reader import related
+
+from .admin_forms import form_fields
+from .factories import (
+    ChannelFactory,
+    ChapterFactory,
+    EditorFactory,
+    OrganisationFactory,
+    PersonFactory,
+    SummaryFactory,
+    TopicFactory,
+    VideoFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client):
+    client.force_login(EditorFactory(is_superuser=True))
+    return client
+
+
+@pytest.fixture
+def api():
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=EditorFactory()).key}")
+    return client
+
+
+def admin_save(client, obj, changes, form_id):
+    name = obj._meta.model_name
+    url = reverse(f"admin:summaries_{name}_change", args=[obj.pk])
+    data = {**form_fields(client.get(url), form_id=form_id), **changes}
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+
+
+def admin_summary_edit(client, api):
+    summary = SummaryFactory(live=True)
+    admin_save(client, summary, {"tldr": "New words."}, "summary_form")
+
+
+def admin_channel_rename(client, api):
+    admin_save(client, ChannelFactory(), {"name": "Renamed"}, "channel_form")
+
+
+def admin_person_rename(client, api):
+    admin_save(client, PersonFactory(), {"name": "Renamed"}, "person_form")
+
+
+def admin_topic_rename(client, api):
+    admin_save(client, TopicFactory(), {"name": "Renamed"}, "topic_form")
+
+
+def admin_organisation_rename(client, api):
+    admin_save(client, OrganisationFactory(), {"name": "Renamed"}, "organisation_form")
+
+
+def admin_video_edit(client, api):
+    admin_save(client, VideoFactory(), {"title": "Retitled"}, "video_form")
+
+
+def admin_video_delete(client, api):
+    video = VideoFactory()
+    url = reverse("admin:summaries_video_delete", args=[video.pk])
+    assert client.post(url, {"post": "yes"}).status_code == 302
+
+
+def admin_summary_delete(client, api):
+    summary = SummaryFactory(live=True)
+    url = reverse("admin:summaries_summary_delete", args=[summary.pk])
+    assert client.post(url, {"post": "yes"}).status_code == 302
+    assert not Summary.objects.exists()
+
+
+def admin_publish_action(client, api):
+    summary = SummaryFactory()
+    changelist = reverse("admin:summaries_summary_changelist")
+    client.post(changelist, {"action": "publish_now", "_selected_action": [summary.pk]})
+    assert Summary.objects.get(pk=summary.pk).is_live()
+
+
+def api_channel_create(client, api):
+    response = api.post("/api/v1/channels/", {"name": "New", "slug": "new"}, format="json")
+    assert response.status_code == 201
+
+
+def api_person_update(client, api):
+    person = PersonFactory()
+    url = f"/api/v1/people/{person.slug}/"
+    tag = api.get(url)["ETag"]
+    response = api.patch(url, {"name": "Renamed"}, format="json", HTTP_IF_MATCH=tag)
+    assert response.status_code == 200
+
+
+def api_summary_publish(client, api):
+    summary = SummaryFactory()
+    response = api.post(f"/api/v1/summaries/{summary.video.slug}/publish/", {}, format="json")
+    assert response.status_code == 200
+
+
+def service_unpublish(client, api):
+    workflow.unpublish_summary(summary=SummaryFactory(live=True))
+
+
+def service_submit_for_review(client, api):
+    workflow.submit_for_review(summary=SummaryFactory())
+
+
+def task_rerender(client, api):
+    tasks.rerender_summary(ChapterFactory().summary_id)
+
+
+def service_confirm_citation(client, api):
+    chapter = ChapterFactory(body="It is 2.5 times faster [a](https://example.com/a).")
+    workflow_summary = chapter.summary
+    admin_save(client, workflow_summary, {}, "summary_form")  # citations extracted
+    source = Source.objects.get()
+    Source.objects.filter(pk=source.pk).update(state="ok", fingerprint="f")
+    citation = workflow_summary.citations.select_related("source").get()
+    before = current_generation()
+    checking.confirm_citation(citation=citation)
+    assert current_generation() != before
+
+
+def service_record_changed_check(client, api):
+    source = Source.objects.create(url="https://example.com/x", host="example.com")
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=1)
+    result = CheckResult(url=source.url, state=State.BROKEN, status=404)
+    checking.record_results(token=token, results={source.pk: result})
+
+
+def service_refresh_related(client, api):
+    summary = SummaryFactory(live=True)
+    related.refresh_related_around(video=summary.video)
+
+
+def command_load_demo(client, api):
+    load_demo()
+
+
+WRITES = [
+    admin_summary_edit,
+    admin_channel_rename,
+    admin_person_rename,
+    admin_topic_rename,
+    admin_organisation_rename,
+    admin_video_edit,
+    admin_video_delete,
+    admin_summary_delete,
+    admin_publish_action,
+    api_channel_create,
+    api_person_update,
+    api_summary_publish,
+    service_unpublish,
+    service_submit_for_review,
+    task_rerender,
+    service_confirm_citation,
+    service_record_changed_check,
+    service_refresh_related,
+    command_load_demo,
+]
+
+
+@pytest.mark.parametrize("write", WRITES, ids=[write.__name__ for write in WRITES])
+def test_every_write_path_makes_cached_pages_stale(write, admin_client, api):
+    before = current_generation()
+    write(admin_client, api)
+    assert current_generation() != before
+
+
+def test_saving_content_sends_no_invalidation_by_itself():
+    """Invalidation is explicit: a bare model save (a migration, a shell) does not bump."""
+    channel = Channel.objects.create(name="Quiet", slug="quiet")
+    before = current_generation()
+    channel.name = "Still quiet"
+    channel.save()
+    Person.objects.create(name="Nobody", slug="nobody")
+    assert current_generation() == before
