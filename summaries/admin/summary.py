@@ -32,6 +32,7 @@ from .forms import (
     SummaryForm,
     SummaryItemForm,
 )
+from .preview import MarkdownPreviewMixin
 from .sources import state_badge, verdict_badge
 
 MARKDOWN_WIDGET = forms.Textarea(
@@ -221,7 +222,7 @@ class ScheduleForm(forms.Form):
 
 
 @admin.register(Summary)
-class SummaryAdmin(SortableAdminBase, ContentAdmin):
+class SummaryAdmin(MarkdownPreviewMixin, SortableAdminBase, ContentAdmin):
     form = SummaryForm
     change_form_template = "admin/summaries/summary/change_form.html"
     inlines = [KeyPointInline, TakeawayInline, ChapterInline, CaveatInline, CitationInline]
