@@ -399,6 +399,12 @@ CELERY_BEAT_SCHEDULE["refresh-stale-related"] = {
     "schedule": env.int("RELATED_REFRESH_EVERY", default=600),
     "options": {"expires": 540},
 }
+# Changes to live summaries scheduled for a time go live within this many seconds of it.
+CELERY_BEAT_SCHEDULE["publish-due-changes"] = {
+    "task": "summaries.tasks.publish_due_changes",
+    "schedule": env.int("PUBLISH_CHANGES_EVERY", default=60),
+    "options": {"expires": 50},
+}
 CELERY_BEAT_SCHEDULE["dispatch-source-checks"] = {
     "task": "summaries.tasks.dispatch_source_checks",
     "schedule": env.int("CHECK_DISPATCH_EVERY", default=300),

@@ -11,7 +11,7 @@ from django.conf import settings
 
 from .background import TRANSIENT_ERRORS, OnCommitTask
 from .checking.tasks import check_source_batch, dispatch_source_checks
-from .editing import derived
+from .editing import copies, derived
 from .models import Summary, Video
 from .reader import related
 
@@ -20,6 +20,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "check_source_batch",
     "dispatch_source_checks",
+    "publish_due_changes",
     "refresh_related_around",
     "refresh_stale_related",
     "rerender_summary",
@@ -74,3 +75,23 @@ def refresh_related_around(video_id: int) -> None:
 def refresh_stale_related() -> None:
     """Recompute a bounded batch of missing or old related lists (celery beat)."""
     related.refresh_stale_related(limit=settings.RELATED_REFRESH_BATCH)
+
+
+@shared_task(
+    base=OnCommitTask,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=120,
+    time_limit=150,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=2,
+    retry_jitter=True,
+    max_retries=3,
+)
+def publish_due_changes() -> None:
+    """Publish the changes scheduled for now or earlier (celery beat, every minute).
+
+    Idempotent: published changes are gone, so a duplicate tick publishes nothing.
+    """
+    copies.publish_due_changes()

@@ -560,11 +560,11 @@ def test_publishing_a_summary_without_its_text_is_a_field_error(api):
     assert "tldr" in fields_of(response)
 
 
-def test_sending_a_published_summary_to_review_is_refused(api):
+def test_sending_a_published_summary_without_changes_to_review_is_refused(api):
     summary = SummaryFactory(live=True)
     response = api.post(f"{detail_url(summary.video.slug)}submit-for-review/")
     assert response.status_code == 400
-    assert "Unpublish" in fields_of(response)["status"][0]
+    assert "no unpublished changes to review" in fields_of(response)["status"][0]
 
 
 def test_workflow_actions_honour_an_if_match_when_sent(api):

@@ -110,7 +110,7 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
 
 def update_search_document(*, summary: Summary) -> Summary:
     """Store the summary's searchable plain text: title, 30 seconds, takeaways, chapters."""
-    parts = [summary.video.title, summary.tldr]
+    parts = [summary.summarised_video.title, summary.tldr]
     parts += [f"{k.title} {markdown_to_text(k.body)}" for k in summary.key_points.all()]
     parts += [markdown_to_text(t.text) for t in summary.takeaways.all()]
     for chapter in summary.chapters.all():

@@ -271,14 +271,17 @@ def save_summary(
 
     Side effects, in one transaction: the summary and its parts saved (positions 1..n,
     Markdown rendered), citations and search text rebuilt, checks of new or due sources
-    queued for after the commit, every cached page made stale, and one revision holding
-    the summary with its parts (and the video) by `user`, with `comment`.
+    queued for after the commit, every cached page made stale (not for a working copy,
+    which readers never see), and one revision holding the summary with its parts (and the
+    video) by `user`, with `comment`. A working copy keeps no video: a video given with it
+    is saved at once, as the video's own page would.
     Raises EditConflict when someone saved the summary after it was read.
     """
     with reversion.create_revision(manage_manually=True):
         if video is not None:
             _save_video(video, people, topics)
-            summary.video = video
+            if not summary.is_working_copy:  # a copy is about its live summary's video
+                summary.video = video
         summary.updated_by = user if user is not None and user.is_authenticated else None
         summary.save()
         _keep_caveats_of_deleted_targets(parts, summary)
@@ -288,7 +291,8 @@ def save_summary(
         refresh_derived_data(summary=summary)
         # Checks of new or due sources go to the workers once this transaction commits.
         checking.queue_checks_for_summary(summary=summary)
-        content_changed()
+        if not summary.is_working_copy or video is not None:  # readers never see a copy
+            content_changed()
         # Added last, so that the revision holds the parts as saved (with final positions).
         reversion.add_to_revision(summary)
         if video is not None:
@@ -374,12 +378,13 @@ def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summ
     """Replace a summary's content (PUT) or the parts the request names (PATCH).
 
     Lists replace the summary's items of that kind; an item sent with its `id` keeps its
-    row (and its citations' edited key phrases). Validation and atomicity as
-    create_summary. Raises EditConflict when someone saved the summary after it was read
+    row (and its citations' edited key phrases). `summary` may be a working copy (the
+    caller resolves a published summary to its copy: copies.start_working_copy).
+    Validation and atomicity as create_summary. Raises EditConflict when someone saved the summary after it was read
     (the caller locked the row and compared versions before).
     """
     summary._prefetched_objects_cache = {}
-    video = summary.video
+    video = summary.summarised_video
     video_data = data.get("video")
     if video_data is not None:
         if "slug" in video_data and video_data["slug"] != video.slug:

@@ -13,6 +13,8 @@ from summaries.models import (
 )
 from summaries.pagecache.generation import content_changed
 
+from . import copies
+
 
 def _record(summary: Summary, user, comment: str) -> None:
     """Save the summary's workflow fields inside a revision, so history shows who did it,
@@ -37,8 +39,14 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
 
     Visibility is decided when content is read (status published and publish time
     reached), so a scheduled summary goes live on time with no periodic job. Records a
-    revision. Raises ValidationError when the summary is not ready to be read.
+    revision. A published summary with unpublished changes (a working copy), or the copy
+    itself, publishes the changes instead (copies.publish_changes). Raises ValidationError
+    when the summary is not ready to be read.
     """
+    if summary.is_working_copy:
+        return copies.publish_changes(summary=summary.working_copy_of, user=user, at=at)
+    if copies.working_copy_of(summary) is not None:
+        return copies.publish_changes(summary=summary, user=user, at=at)
     _check_publishable(summary)
     now = timezone.now()
     summary.status = Summary.Status.PUBLISHED
@@ -55,7 +63,14 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
 
 @transaction.atomic
 def unpublish_summary(*, summary: Summary, user=None) -> Summary:
-    """Take a summary (live or scheduled) back to draft; its publish time is cleared."""
+    """Take a summary (live or scheduled) back to draft; its publish time is cleared.
+
+    Unpublished changes (a working copy) become the draft's content: nothing is lost.
+    """
+    if summary.is_working_copy:
+        summary = summary.working_copy_of
+    copies.take_back_changes(summary=summary)
+    summary.refresh_from_db()
     summary.status = Summary.Status.DRAFT
     summary.publish_at = None
     _record(summary, user, "Unpublished")
@@ -65,9 +80,17 @@ def unpublish_summary(*, summary: Summary, user=None) -> Summary:
 
 @transaction.atomic
 def submit_for_review(*, summary: Summary, user=None) -> Summary:
-    """Mark a draft as ready for review. A published summary must be unpublished first."""
+    """Mark a draft, or the unpublished changes of a published summary, as ready for review.
+
+    A published summary without changes has nothing to review.
+    """
     if summary.status == Summary.Status.PUBLISHED:
-        raise ValidationError({"status": "Unpublish the summary before sending it to review."})
+        copy = copies.working_copy_of(summary)
+        if copy is None:
+            raise ValidationError(
+                {"status": "This summary is published and has no unpublished changes to review."}
+            )
+        summary = copy
     summary.status = Summary.Status.IN_REVIEW
     _record(summary, user, "Sent for review")
     return summary

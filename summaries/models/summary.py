@@ -28,6 +28,14 @@ class SummaryQuerySet(models.QuerySet):
         """Published summaries whose publish time lies in the future."""
         return self.filter(status=Summary.Status.PUBLISHED, publish_at__gt=now or timezone.now())
 
+    def originals(self):
+        """Summaries themselves, without the working copies of live ones."""
+        return self.filter(working_copy_of__isnull=True)
+
+    def in_review(self):
+        """Summaries and working copies waiting for a reviewer."""
+        return self.filter(status=Summary.Status.IN_REVIEW)
+
     def with_admin_data(self):
         return self.select_related("video", "video__channel", "updated_by")
 
@@ -35,7 +43,19 @@ class SummaryQuerySet(models.QuerySet):
 class Summary(TimestampedModel):
     Status = PublicationStatus
 
-    video = models.OneToOneField(Video, on_delete=models.PROTECT, related_name="summary")
+    # A working copy has no video of its own: it is about its live summary's video.
+    video = models.OneToOneField(
+        Video, on_delete=models.PROTECT, related_name="summary", null=True, blank=True
+    )
+    working_copy_of = models.OneToOneField(
+        "self",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="working_copy",
+        editable=False,
+        help_text="Set on the working copy of a live summary: edits readers do not see yet.",
+    )
     tldr = VisibleTextField(
         "in 30 seconds",
         max_length=SHORT_TEXT,
@@ -74,6 +94,17 @@ class Summary(TimestampedModel):
     )
     # Optimistic locking: every save increments it; a save based on an older value is refused.
     lock_version = models.PositiveIntegerField(default=1, editable=False)
+    # The latest word of a reviewer who sent the summary back to its editor.
+    review_note = models.TextField(blank=True, editable=False)
+    review_note_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+    )
+    review_note_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = SummaryQuerySet.as_manager()
 
@@ -86,11 +117,33 @@ class Summary(TimestampedModel):
                 condition=~Q(status="published") | Q(publish_at__isnull=False),
                 name="summary_published_has_time",
             ),
+            # A summary has a video; a working copy has its live summary instead, and is
+            # never published itself (publishing it copies it onto the live summary).
+            models.CheckConstraint(
+                condition=(Q(video__isnull=False) & Q(working_copy_of__isnull=True))
+                | (
+                    Q(video__isnull=True)
+                    & Q(working_copy_of__isnull=False)
+                    & ~Q(status="published")
+                ),
+                name="summary_video_or_working_copy",
+            ),
         ]
         indexes = [models.Index(fields=["status", "publish_at"], name="summary_visibility")]
 
     def __str__(self):
+        if self.working_copy_of_id:
+            return f"Changes to {self.working_copy_of}"
         return f"Summary of “{self.video}”" if self.video_id else "New summary"
+
+    @property
+    def is_working_copy(self) -> bool:
+        return self.working_copy_of_id is not None
+
+    @property
+    def summarised_video(self) -> Video:
+        """The video this summary is about (a working copy's is its live summary's)."""
+        return self.working_copy_of.video if self.working_copy_of_id else self.video
 
     def save(self, *args, **kwargs):
         """Save, refusing to overwrite a version someone else saved since this one was read."""
@@ -106,7 +159,7 @@ class Summary(TimestampedModel):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self):
-        return self.video.get_absolute_url()
+        return self.summarised_video.get_absolute_url()
 
     def is_live(self, now=None) -> bool:
         return (
