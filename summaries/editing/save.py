@@ -380,8 +380,8 @@ def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summ
     Lists replace the summary's items of that kind; an item sent with its `id` keeps its
     row (and its citations' edited key phrases). `summary` may be a working copy (the
     caller resolves a published summary to its copy: copies.start_working_copy).
-    Validation and atomicity as create_summary. Raises EditConflict when someone saved the summary after it was read
-    (the caller locked the row and compared versions before).
+    Validation and atomicity as create_summary. Raises EditConflict when someone saved
+    the summary after it was read (the caller locked the row and compared versions before).
     """
     summary._prefetched_objects_cache = {}
     video = summary.summarised_video
