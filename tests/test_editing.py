@@ -149,6 +149,106 @@ def test_no_warnings_for_a_clean_summary():
     assert rules.summary_warnings(summary=summary) == []
 
 
+def _cited(summary, body, **source_fields):
+    """A chapter citing one source, the source's latest check as given."""
+    ChapterFactory(summary=summary, body=body)
+    citation = derived.sync_citations(summary=summary)[-1]
+    Source.objects.filter(pk=citation.source_id).update(**source_fields)
+    return citation
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        (
+            {"state": Source.State.BROKEN, "status_code": 404},
+            "https://example.org/gone is broken (HTTP 404)",
+        ),
+        (
+            {"state": Source.State.BROKEN, "error": "connection refused", "status_code": None},
+            "https://example.org/gone is broken (connection refused)",
+        ),
+        (
+            {"state": Source.State.UNVERIFIABLE, "status_code": 403},
+            "https://example.org/gone could not be verified: it answers with a bot wall (HTTP 403)",
+        ),
+        (
+            {"state": Source.State.BLOCKED, "error": "a private address"},
+            "https://example.org/gone may not be fetched (a private address)",
+        ),
+        (
+            {"state": Source.State.ERROR, "error": "timed out after 20 s"},
+            "https://example.org/gone could not be checked (timed out after 20 s)",
+        ),
+    ],
+)
+def test_a_cited_source_that_fails_its_check_is_a_warning(fields, expected):
+    summary = SummaryFactory()
+    checked = datetime.datetime(2026, 11, 2, 8, 30, tzinfo=datetime.UTC)
+    _cited(
+        summary,
+        "Old numbers [in this post](https://example.org/gone).",
+        last_checked_at=checked,
+        **fields,
+    )
+    messages = [str(w) for w in rules.summary_warnings(summary=summary)]
+    assert messages == [f"Link “in this post”: {expected}, in the check of 2026-11-02."]
+
+
+@pytest.mark.parametrize(
+    ("verdict", "expected"),
+    [
+        (
+            Citation.Verdict.NOT_FOUND,
+            "the key phrase “2.5 times faster” was not found on https://example.org/post, "
+            "in the check of 2026-11-02: check the claim, or change the key phrase.",
+        ),
+        (
+            Citation.Verdict.CHANGED,
+            "https://example.org/post has changed since the citation was confirmed, "
+            "in the check of 2026-11-02: check the claim still holds, then confirm it again.",
+        ),
+    ],
+)
+def test_a_claim_not_found_or_changed_on_its_source_is_a_warning(verdict, expected):
+    summary = SummaryFactory()
+    citation = _cited(
+        summary,
+        "It is [2.5 times faster](https://example.org/post) now.",
+        state=Source.State.OK,
+        status_code=200,
+    )
+    Citation.objects.filter(pk=citation.pk).update(
+        key_phrase="2.5 times faster",
+        verdict=verdict,
+        verdict_checked_at=datetime.datetime(2026, 11, 2, 8, 30, tzinfo=datetime.UTC),
+    )
+    messages = [str(w) for w in rules.summary_warnings(summary=summary)]
+    assert messages == [f"Link “2.5 times faster”: {expected}"]
+
+
+def test_healthy_unchecked_redirected_and_ignored_sources_are_no_warning():
+    summary = SummaryFactory()
+    _cited(summary, "[a](https://example.org/a)")  # not checked yet
+    _cited(summary, "[b](https://example.org/b)", state=Source.State.OK, status_code=200)
+    _cited(summary, "[c](https://example.org/c)", state=Source.State.REDIRECTED)
+    ignored = _cited(summary, "[d](https://example.org/d)", state=Source.State.BROKEN, ignored=True)
+    Citation.objects.filter(pk=ignored.pk).update(verdict=Citation.Verdict.NOT_FOUND)
+    for verdict in (Citation.Verdict.SUPPORTED, Citation.Verdict.UNAVAILABLE):
+        Citation.objects.exclude(pk=ignored.pk).update(verdict=verdict)
+        assert rules.summary_warnings(summary=summary) == []
+
+
+def test_source_warnings_take_one_query_for_any_number_of_citations(django_assert_num_queries):
+    summary = SummaryFactory()
+    for n in range(5):
+        _cited(summary, f"[page {n}](https://example.org/{n})", state=Source.State.BROKEN)
+    citations = list(summary.citations.all())
+    with django_assert_num_queries(1):
+        warnings = rules.source_warnings(citations)
+    assert [w.where for w in warnings] == [f"Link “page {n}”" for n in range(5)]
+
+
 def test_rerender_task_restores_html_and_is_idempotent():
     summary = SummaryFactory()
     chapter = ChapterFactory(summary=summary, body="*x* [a](https://example.org/)")

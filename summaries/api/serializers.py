@@ -332,7 +332,10 @@ class SummaryWrittenSerializer(SummarySerializer):
         help_text=(
             "Soft problems that did not block the change, as the admin shows them: chapter "
             "times out of order, figures with no cited source, claims attributed to an "
-            "organisation whose link is elsewhere. Not part of the ETag."
+            "organisation whose link is elsewhere, cited pages that are broken, unverifiable, "
+            "blocked or erring in their latest check, and claims whose key phrase was not "
+            "found on their page or whose page changed since it was confirmed. Not part of "
+            "the ETag."
         ),
     )
 

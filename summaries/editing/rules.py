@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.utils import timezone
 
 from summaries.linkcheck import policy
 from summaries.models import (
@@ -242,12 +243,73 @@ def _attribution_warnings(citations: list[Citation]) -> list[Warning]:
     return warnings
 
 
+# What a failed check of a cited page means for the editor, by the source's state.
+SOURCE_STATE_PROBLEMS = {
+    Source.State.BROKEN: "is broken",
+    Source.State.UNVERIFIABLE: "could not be verified: it answers with a bot wall",
+    Source.State.BLOCKED: "may not be fetched",
+    Source.State.ERROR: "could not be checked",
+}
+
+
+def _checked_on(moment) -> str:
+    return f", in the check of {timezone.localtime(moment):%Y-%m-%d}" if moment else ""
+
+
+def _source_problem(citation: Citation, source: Source) -> str | None:
+    problem = SOURCE_STATE_PROBLEMS.get(source.state)
+    if problem is None:
+        return None
+    if source.status_code and source.state != Source.State.BLOCKED:
+        detail = f"HTTP {source.status_code}"
+    else:
+        detail = source.error or source.error_class.replace("_", " ")
+    detail = f" ({detail})" if detail else ""
+    return f"{_shown(citation.url)} {problem}{detail}{_checked_on(source.last_checked_at)}."
+
+
+def _verdict_problem(citation: Citation) -> str | None:
+    url, when = _shown(citation.url), _checked_on(citation.verdict_checked_at)
+    if citation.verdict == Citation.Verdict.NOT_FOUND:
+        return (
+            f"the key phrase “{citation.key_phrase}” was not found on {url}{when}: "
+            "check the claim, or change the key phrase."
+        )
+    if citation.verdict == Citation.Verdict.CHANGED:
+        return (
+            f"{url} has changed since the citation was confirmed{when}: "
+            "check the claim still holds, then confirm it again."
+        )
+    return None
+
+
+def source_warnings(citations: list[Citation]) -> list[Warning]:
+    """Cited pages whose latest check failed (broken, behind a bot wall, an address that
+    may not be fetched, an error), and claims whose key phrase was not found on their
+    page or whose page changed since an editor confirmed it; one per link, naming it.
+
+    Sources an administrator chose to ignore are never checked, so say nothing here.
+    Reads the cited sources in one query.
+    """
+    sources = Source.objects.in_bulk({citation.source_id for citation in citations})
+    warnings = []
+    for citation in citations:
+        source = sources.get(citation.source_id)
+        if source is None or source.ignored:
+            continue
+        problem = _source_problem(citation, source) or _verdict_problem(citation)
+        if problem:
+            warnings.append(Warning(f"Link “{citation.link_text}”", problem))
+    return warnings
+
+
 def summary_warnings(*, summary: Summary) -> list[Warning]:
     """Soft problems an editor should look at; none of them blocks saving or publishing.
 
     Chapter times out of order, a figure in a takeaway with no cited source, and an
-    "X says" claim whose link is not on X's domains. (A time past the video's end is an
-    error: `time_after_end`.)
+    "X says" claim whose link is not on X's domains, and cited pages that failed their
+    check or no longer support their claim (`source_warnings`). (A time past the video's
+    end is an error: `time_after_end`.)
     """
     chapters = list(summary.chapters.all())
     takeaways = list(summary.takeaways.all())
@@ -256,4 +318,5 @@ def summary_warnings(*, summary: Summary) -> list[Warning]:
         _order_warnings(chapters)
         + _figure_warnings(takeaways, citations, chapters)
         + _attribution_warnings(citations)
+        + source_warnings(citations)
     )
