@@ -32,6 +32,7 @@ from .forms import (
     SummaryForm,
     SummaryItemForm,
 )
+from .history import RevisionHistoryMixin
 from .preview import MarkdownPreviewMixin
 from .sources import state_badge, verdict_badge
 
@@ -222,7 +223,7 @@ class ScheduleForm(forms.Form):
 
 
 @admin.register(Summary)
-class SummaryAdmin(MarkdownPreviewMixin, SortableAdminBase, ContentAdmin):
+class SummaryAdmin(RevisionHistoryMixin, MarkdownPreviewMixin, SortableAdminBase, ContentAdmin):
     form = SummaryForm
     change_form_template = "admin/summaries/summary/change_form.html"
     inlines = [KeyPointInline, TakeawayInline, ChapterInline, CaveatInline, CitationInline]
