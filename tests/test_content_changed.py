@@ -55,8 +55,18 @@ def admin_save(client, obj, changes, form_id):
 
 
 def admin_summary_edit(client, api):
+    summary = SummaryFactory()
+    admin_save(client, summary, {"tldr": "New words."}, "summary_form")
+
+
+def admin_publish_changes(client, api):
+    """Edits to a live summary are unpublished changes: pages change when they go live."""
     summary = SummaryFactory(live=True)
     admin_save(client, summary, {"tldr": "New words."}, "summary_form")
+    before = current_generation()
+    admin_save(client, summary, {"_publish": "Publish changes"}, "summary_form")
+    assert current_generation() != before
+    assert Summary.objects.get(pk=summary.pk).tldr == "New words."
 
 
 def admin_channel_rename(client, api):
@@ -160,6 +170,7 @@ def command_load_demo(client, api):
 
 WRITES = [
     admin_summary_edit,
+    admin_publish_changes,
     admin_channel_rename,
     admin_person_rename,
     admin_topic_rename,
@@ -195,4 +206,12 @@ def test_saving_content_sends_no_invalidation_by_itself():
     channel.name = "Still quiet"
     channel.save()
     Person.objects.create(name="Nobody", slug="nobody")
+    assert current_generation() == before
+
+
+def test_saving_changes_to_a_live_summary_leaves_pages_alone(admin_client):
+    """Readers do not see unpublished changes, so their pages stay cached."""
+    summary = SummaryFactory(live=True)
+    before = current_generation()
+    admin_save(admin_client, summary, {"tldr": "New words."}, "summary_form")
     assert current_generation() == before

@@ -26,6 +26,7 @@ from summaries.models import (
 from summaries.text.links import http_url
 
 from .base import ContentAdmin
+from .copies import WorkingCopyMixin
 from .forms import (
     DurationField,
     OrderedInlineFormSet,
@@ -223,7 +224,9 @@ class ScheduleForm(forms.Form):
 
 
 @admin.register(Summary)
-class SummaryAdmin(RevisionHistoryMixin, MarkdownPreviewMixin, SortableAdminBase, ContentAdmin):
+class SummaryAdmin(
+    WorkingCopyMixin, RevisionHistoryMixin, MarkdownPreviewMixin, SortableAdminBase, ContentAdmin
+):
     form = SummaryForm
     change_form_template = "admin/summaries/summary/change_form.html"
     inlines = [KeyPointInline, TakeawayInline, ChapterInline, CaveatInline, CitationInline]
@@ -324,13 +327,24 @@ class SummaryAdmin(RevisionHistoryMixin, MarkdownPreviewMixin, SortableAdminBase
     def state(self, summary):
         if not summary.pk:
             return "Draft (not saved yet)"
+        if summary.is_working_copy:
+            return format_html(
+                "{} · <strong>unpublished changes</strong>", self.state(summary.working_copy_of)
+            )
         if summary.is_scheduled():
             local = timezone.localtime(summary.publish_at)
-            return format_html("<strong>Scheduled</strong> for {}", f"{local:%Y-%m-%d %H:%M %Z}")
-        if summary.is_live():
+            state = format_html("<strong>Scheduled</strong> for {}", f"{local:%Y-%m-%d %H:%M %Z}")
+        elif summary.is_live():
             local = timezone.localtime(summary.publish_at)
-            return format_html("<strong>Live</strong> since {}", f"{local:%Y-%m-%d %H:%M %Z}")
-        return summary.get_status_display()
+            state = format_html("<strong>Live</strong> since {}", f"{local:%Y-%m-%d %H:%M %Z}")
+        else:
+            return summary.get_status_display()
+        copy = getattr(summary, "working_copy", None)
+        if copy is None:
+            return state
+        return format_html(
+            "{} · Unpublished changes ({})", state, copy.get_status_display().lower()
+        )
 
     @admin.display(description="Preview")
     def preview_link(self, summary):

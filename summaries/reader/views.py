@@ -307,6 +307,28 @@ class SummaryPreviewView(SummaryDetailView):
     def summaries(self):
         return Summary.objects.all()
 
+    def get_object(self, queryset=None):
+        """The summary, or the unpublished changes to it when it has a working copy."""
+        summary = super().get_object(queryset)
+        copy = (
+            Summary.objects.filter(working_copy_of=summary)
+            .defer("search_document")
+            .prefetch_related(
+                "key_points",
+                "takeaways",
+                "chapters",
+                Prefetch("caveats", queryset=Caveat.objects.order_by("position")),
+                Prefetch("citations", queryset=Citation.objects.select_related("source")),
+            )
+            .first()
+        )
+        if copy is None:
+            return summary
+        # In memory only, for this page: the copy is about its summary's video.
+        copy.video = summary.video
+        copy.working_copy_of = summary
+        return copy
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["preview"] = True

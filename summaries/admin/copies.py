@@ -1,0 +1,153 @@
+"""The summary page of a published summary edits its working copy (editing.copies).
+
+The page keeps the summary's address. Until the first save it shows the live summary; that
+save makes the copy and saves onto it (the posted rows are mapped onto the copy's), and from
+then on the page shows and saves the copy, with buttons to publish or discard the changes.
+A preview button renders the reader page from the form as it is, saving nothing.
+"""
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+
+from summaries.editing import copies
+from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
+from summaries.reader.views import SummaryPreviewView
+
+# Inline prefixes of the summary page and the model each one edits.
+PREFIX_MODELS = {
+    "key_points": KeyPoint,
+    "takeaways": Takeaway,
+    "chapters": Chapter,
+    "caveats": Caveat,
+    "citations": Citation,
+}
+# Fields that point at another part of the same summary.
+TARGET_FIELDS = {"chapter": Chapter, "takeaway": Takeaway}
+DISCARD_BUTTON = "_discard"
+PREVIEW_BUTTON = "_preview"
+
+
+class _PreviewRendered(Exception):
+    """Carries the preview out of the transaction that is rolled back."""
+
+    def __init__(self, response):
+        super().__init__("preview rendered")
+        self.response = response
+
+
+def map_onto_copy(post, ids: dict, copy: Summary, confirm_button: str):
+    """The posted form with every live part, citation and target replaced by its copy's."""
+    data = post.copy()
+    for key in list(data.keys()):
+        prefix, _, rest = key.partition("-")
+        model = PREFIX_MODELS.get(prefix)
+        field = rest.partition("-")[2]
+        value = data.get(key, "")
+        if model is None or not field:
+            continue
+        if field == "summary":
+            data[key] = str(copy.pk)
+        elif field == "id" and value.isdigit():
+            data[key] = str(ids.get((model, int(value)), value))
+        elif field in TARGET_FIELDS and value.isdigit():
+            data[key] = str(ids.get((TARGET_FIELDS[field], int(value)), value))
+    confirm = data.get(confirm_button, "")
+    if confirm.isdigit():
+        data[confirm_button] = str(ids.get((Citation, int(confirm)), confirm))
+    return data
+
+
+class WorkingCopyMixin:
+    """For SummaryAdmin: published summaries are edited through their working copy."""
+
+    confirm_button = "_confirm_citation"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).originals().select_related("working_copy")
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        summary = self._published(request, object_id)
+        if summary is not None:
+            if request.method == "POST" and DISCARD_BUTTON in request.POST:
+                return self._discard(request, summary)
+            request.working_copy = self._working_copy(request, summary)
+        if request.method == "POST" and PREVIEW_BUTTON in request.POST:
+            return self._preview(request, object_id, form_url, extra_context)
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def _published(self, request, object_id):
+        """The published summary whose page this is; None for drafts, new summaries and
+        restores (a restore brings the summary's own content back)."""
+        if object_id is None or getattr(request, "publication_before_revert", None) is not None:
+            return None
+        summary = Summary.objects.originals().filter(pk=object_id).first()
+        return summary if summary is not None and copies.needs_working_copy(summary) else None
+
+    def _working_copy(self, request, summary):
+        copy = copies.working_copy_of(summary)
+        if request.method != "POST" or PREVIEW_BUTTON in request.POST:
+            return copy
+        if copy is None:
+            # Made (and committed) before the form is read, so that the form shown again
+            # after an error points at rows that exist.
+            copy, ids = copies.start_working_copy(summary=summary, user=request.user)
+            request.POST = map_onto_copy(request.POST, ids, copy, self.confirm_button)
+        return copy
+
+    def get_object(self, request, object_id, from_field=None):
+        copy = getattr(request, "working_copy", None)
+        if copy is not None:
+            return (
+                self.get_queryset(request)
+                .model.objects.select_related("working_copy_of__video__channel", "updated_by")
+                .get(pk=copy.pk)
+            )
+        return super().get_object(request, object_id, from_field)
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None or not obj.is_working_copy:
+            return fieldsets
+        # The changes are about the summary's video; which video it is does not change.
+        return [
+            (name, {**options, "fields": [f for f in options["fields"] if f != "video"]})
+            for name, options in fieldsets
+        ]
+
+    def response_change(self, request, obj):
+        if obj.is_working_copy:
+            obj = obj.working_copy_of  # the page's own address, also after publishing
+        return super().response_change(request, obj)
+
+    def _discard(self, request, summary):
+        if copies.discard_changes(summary=summary, user=request.user):
+            messages.success(request, "Discarded the unpublished changes: readers see no change.")
+        url = reverse("admin:summaries_summary_change", args=[summary.pk])
+        return HttpResponseRedirect(url)
+
+    def _preview(self, request, object_id, form_url, extra_context):
+        """Save the form in a transaction, render the reader page, then roll it all back."""
+        try:
+            with transaction.atomic():
+                if getattr(request, "working_copy", None) is None and object_id is not None:
+                    summary = self._published(request, object_id)
+                    if summary is not None:
+                        copy, ids = copies.start_working_copy(summary=summary, user=request.user)
+                        request.POST = map_onto_copy(request.POST, ids, copy, self.confirm_button)
+                        request.working_copy = copy
+                response = super().changeform_view(request, object_id, form_url, extra_context)
+                if response.status_code != 302:
+                    return response  # the form with its errors: nothing to preview
+                list(messages.get_messages(request))  # nothing was saved: no "saved" message
+                raise _PreviewRendered(self._render_preview(request, object_id))
+        except _PreviewRendered as rendered:
+            return rendered.response
+
+    def _render_preview(self, request, object_id):
+        summary = Summary.objects.select_related("video").get(pk=object_id)
+        request.method = "GET"
+        response = SummaryPreviewView.as_view()(request, slug=summary.video.slug)
+        response.render()
+        return response

@@ -1,0 +1,144 @@
+"""The admin edits a published summary through its working copy (issue 12 §3)."""
+
+import pytest
+from django.urls import reverse
+
+from summaries.models import Chapter, Summary
+
+from .admin_forms import add_inline_row, form_fields
+from .factories import ChapterFactory, EditorFactory, SummaryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def editor(client):
+    user = EditorFactory(username="carol")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def live():
+    summary = SummaryFactory(live=True, tldr="Live words.")
+    ChapterFactory(summary=summary, position=1, title="One", body="First.")
+    ChapterFactory(summary=summary, position=2, title="Two", body="Second.")
+    return summary
+
+
+def change_url(summary):
+    return reverse("admin:summaries_summary_change", args=[summary.pk])
+
+
+def preview_url(summary):
+    return reverse("summaries:summary-preview", kwargs={"slug": summary.video.slug})
+
+
+def reader_page(client, summary) -> str:
+    client.logout()
+    try:
+        return client.get(summary.get_absolute_url()).content.decode()
+    finally:
+        client.force_login(EditorFactory())
+
+
+def edit(client, summary, **changes):
+    data = form_fields(client.get(change_url(summary)))
+    data.update(changes)
+    return data
+
+
+def test_saving_a_live_summary_keeps_the_public_page_as_it_was(client, editor, live):
+    data = edit(client, live, tldr="Edited words.")
+    data["chapters-1-title"] = "Two, edited"
+    add_inline_row(data, "chapters", title="Three", body="Third.", position="")
+    response = client.post(change_url(live), data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+
+    live.refresh_from_db()
+    assert live.tldr == "Live words." and live.is_live()
+    assert list(live.chapters.values_list("title", flat=True)) == ["One", "Two"]
+    page = reader_page(client, live)
+    assert "Live words." in page and "Edited words." not in page
+
+    copy = Summary.objects.get(working_copy_of=live)
+    assert copy.tldr == "Edited words."
+    assert list(copy.chapters.values_list("title", flat=True)) == ["One", "Two, edited", "Three"]
+    # The change page now edits the copy, and says so.
+    form = client.get(change_url(live)).content.decode()
+    assert "Edited words." in form and "unpublished changes" in form
+    # The preview shows the changes.
+    preview = client.get(preview_url(live)).content.decode()
+    assert "Edited words." in preview and "Three" in preview
+
+
+def test_a_second_save_edits_the_same_copy(client, editor, live):
+    assert client.post(change_url(live), edit(client, live, tldr="First edit.")).status_code == 302
+    assert client.post(change_url(live), edit(client, live, tldr="Second edit.")).status_code == 302
+    assert Summary.objects.get(working_copy_of=live).tldr == "Second edit."
+    assert Summary.objects.filter(working_copy_of__isnull=False).count() == 1
+
+
+def test_publishing_the_changes_changes_the_public_page(client, editor, live):
+    client.post(change_url(live), edit(client, live, tldr="Edited words."))
+    data = edit(client, live, _publish="Publish changes")
+    response = client.post(change_url(live), data, follow=True)
+    assert response.status_code == 200
+    live.refresh_from_db()
+    assert live.tldr == "Edited words." and live.is_live()
+    assert not Summary.objects.filter(working_copy_of=live).exists()
+    assert "Edited words." in reader_page(client, live)
+
+
+def test_discarding_the_changes(client, editor, live):
+    client.post(change_url(live), edit(client, live, tldr="Edited words."))
+    response = client.post(change_url(live), edit(client, live, _discard="Discard changes"))
+    assert response.status_code == 302
+    assert not Summary.objects.filter(working_copy_of=live).exists()
+    assert "Live words." in client.get(change_url(live)).content.decode()
+
+
+def test_preview_of_unsaved_edits_saves_nothing(client, editor, live):
+    data = edit(client, live, tldr="Not saved yet.", _preview="Preview")
+    response = client.post(change_url(live), data)
+    assert response.status_code == 200
+    assert "Not saved yet." in response.content.decode()
+    assert not Summary.objects.filter(working_copy_of__isnull=False).exists()
+    live.refresh_from_db()
+    assert live.tldr == "Live words."
+    draft = SummaryFactory(tldr="Draft words.")
+    data = edit(client, draft, tldr="Draft, unsaved.", _preview="Preview")
+    response = client.post(change_url(draft), data)
+    assert "Draft, unsaved." in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.tldr == "Draft words."
+
+
+def test_drafts_are_still_edited_in_place(client, editor):
+    draft = SummaryFactory(tldr="Draft words.")
+    assert client.post(change_url(draft), edit(client, draft, tldr="Edited.")).status_code == 302
+    draft.refresh_from_db()
+    assert draft.tldr == "Edited." and not Summary.objects.filter(working_copy_of=draft).exists()
+
+
+def test_the_summary_list_shows_originals_and_their_pending_changes(client, editor, live):
+    client.post(change_url(live), edit(client, live, tldr="Edited words."))
+    content = client.get(reverse("admin:summaries_summary_changelist")).content.decode()
+    assert content.count(f'href="{change_url(live)}"') >= 1
+    copy = Summary.objects.get(working_copy_of=live)
+    assert change_url(copy) not in content
+    assert "Unpublished changes" in content
+
+
+def test_a_form_error_on_the_first_edit_keeps_the_editors_input(client, editor, live):
+    data = edit(client, live, tldr="Edited words.")
+    data["chapters-0-body"] = ""
+    response = client.post(change_url(live), data)
+    assert response.status_code == 200
+    assert "This field is required." in response.content.decode()
+    data = form_fields(response)  # the form as shown again, ids as they now are
+    data["chapters-0-body"] = "Fixed."
+    assert client.post(change_url(live), data).status_code == 302
+    copy = Summary.objects.get(working_copy_of=live)
+    assert copy.tldr == "Edited words."
+    assert Chapter.objects.filter(summary=copy, body="Fixed.").exists()
