@@ -249,6 +249,31 @@ def test_source_warnings_take_one_query_for_any_number_of_citations(django_asser
     assert [w.where for w in warnings] == [f"Link “page {n}”" for n in range(5)]
 
 
+def test_set_key_phrase_is_kept_by_extraction_until_emptied():
+    summary = SummaryFactory()
+    chapter = ChapterFactory(summary=summary, body=CHAPTER_TWO)
+    anthropic = derived.sync_citations(summary=summary)[0]
+    extracted = anthropic.key_phrase
+    editor = UserFactory(username="dora")
+
+    derived.set_key_phrase(citation=anthropic, phrase=" 2.5\n times ", user=editor)
+    chapter.body = CHAPTER_TWO.replace("Fast Mode", "Fast mode")
+    chapter.save()
+    derived.sync_citations(summary=summary)
+    anthropic.refresh_from_db()
+    assert (anthropic.key_phrase, anthropic.key_phrase_edited) == ("2.5 times", True)
+    comment = Version.objects.get_for_object(summary).first().revision.get_comment()
+    assert comment == "Key phrase of “Anthropic says” set to “2.5 times”"
+
+    derived.set_key_phrase(citation=anthropic, phrase="", user=editor)
+    anthropic.refresh_from_db()
+    assert (anthropic.key_phrase, anthropic.key_phrase_edited) == (extracted, False)
+
+    with pytest.raises(ValidationError) as error:
+        derived.set_key_phrase(citation=anthropic, phrase="x" * 201, user=editor)
+    assert "key_phrase" in error.value.message_dict
+
+
 def test_rerender_task_restores_html_and_is_idempotent():
     summary = SummaryFactory()
     chapter = ChapterFactory(summary=summary, body="*x* [a](https://example.org/)")

@@ -15,6 +15,7 @@ from summaries.models import (
     MAX_SECONDS,
     SHORT_TEXT,
     Channel,
+    Citation,
     Organisation,
     Person,
     Topic,
@@ -237,3 +238,19 @@ class SummaryInput(StrictSerializer):
             self.fields["video"] = VideoInput(partial_update=True, required=False)
             for field in self.fields.values():
                 field.required = False
+
+
+class KeyPhraseInput(StrictSerializer):
+    """A citation's key phrase, as an editor sets it."""
+
+    key_phrase = serializers.CharField(
+        max_length=Citation._meta.get_field("key_phrase").max_length,
+        allow_blank=True,
+        help_text=(
+            "A phrase or figure the cited page must contain for the claim to count as "
+            "supported (runs of spaces become one). It need not be words of the claim: a "
+            "page may state the claim's figure differently. Empty: back to the phrase "
+            "extracted from the claim. A new phrase clears the claim's verdict until the "
+            "source's next check, which is queued."
+        ),
+    )

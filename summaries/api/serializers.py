@@ -258,11 +258,13 @@ class CitationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Citation
         fields = [
+            "id",
             "position",
             "url",
             "link_text",
             "claim",
             "key_phrase",
+            "key_phrase_edited",
             "chapter",
             "key_point",
             "takeaway",

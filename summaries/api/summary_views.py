@@ -16,12 +16,12 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from summaries import checking
-from summaries.editing import rules, save, workflow
+from summaries.editing import derived, rules, save, workflow
 from summaries.models import Appearance, Caveat, Citation, Summary
 
 from .conditional import check_if_match, summary_tag
 from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
-from .inputs import SummaryInput
+from .inputs import KeyPhraseInput, SummaryInput
 from .permissions import can_see_unpublished
 from .serializers import PublishSerializer, SummarySerializer, SummaryWrittenSerializer
 from .views import ApiViewSet
@@ -246,3 +246,45 @@ class SummaryViewSet(
         return Response(
             {"sources": len(sources), "queued": len(queued)}, status=status.HTTP_202_ACCEPTED
         )
+
+    # --- Citations ---------------------------------------------------------------------
+
+    @extend_schema(
+        request=KeyPhraseInput,
+        responses=SummaryWrittenSerializer,
+        parameters=[
+            IF_MATCH,
+            OpenApiParameter(
+                "citation_id",
+                int,
+                OpenApiParameter.PATH,
+                description="The citation's `id` (in the summary's `citations`).",
+            ),
+        ],
+    )
+    @action(detail=True, methods=["patch"], url_path=r"citations/(?P<citation_id>[0-9]+)")
+    @requires("summaries.change_summary")
+    def citation(self, request, slug=None, citation_id=None):
+        """Set a citation's key phrase: what its source page must still say.
+
+        An empty phrase goes back to the one extracted from the claim; an edited phrase is
+        kept when the text is edited later; a body without `key_phrase` changes nothing.
+        Answers with the summary, as other writes do.
+        """
+        with transaction.atomic():
+            summary = self._locked()
+            citations = Citation.objects.select_related(
+                "source", "chapter", "key_point", "takeaway"
+            )
+            citation = get_object_or_404(citations, pk=citation_id, summary=summary)
+            check_if_match(request, self._current_tag(summary), required=True)
+            payload = KeyPhraseInput(data=request.data, partial=True)
+            payload.is_valid(raise_exception=True)
+            if "key_phrase" in payload.validated_data:  # a PATCH without it changes nothing
+                citation.summary = summary
+                derived.set_key_phrase(
+                    citation=citation,
+                    phrase=payload.validated_data["key_phrase"],
+                    user=request.user,
+                )
+        return self._respond(summary)

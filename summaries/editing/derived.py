@@ -3,8 +3,11 @@
 from collections import defaultdict
 from urllib.parse import urlsplit
 
+import reversion
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from summaries import checking
 from summaries.models import (
     Caveat,
     Chapter,
@@ -106,6 +109,74 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
     Citation.objects.bulk_update(kept, ["position", "url", "link_text", "claim", "key_phrase"])
     Citation.objects.bulk_create(created)
     return sorted(kept + created, key=lambda c: c.position)
+
+
+def _extracted_key_phrase(citation: Citation) -> str:
+    """The phrase extraction finds for the citation's link in its part's text."""
+    if citation.chapter_id:
+        text = citation.chapter.body
+    elif citation.key_point_id:
+        text = citation.key_point.body
+    elif citation.takeaway_id:
+        text = citation.takeaway.text
+    else:
+        return ""
+    limit = _field_max("link_text")
+    for item in extract_citations(text):
+        if item.normalised_url == citation.source.url and item.link_text[:limit] == (
+            citation.link_text
+        ):
+            return item.key_phrase[: _field_max("key_phrase")]
+    return ""
+
+
+@transaction.atomic
+def set_key_phrase(*, citation: Citation, phrase: str, user) -> Citation:
+    """Set what a citation's source page must still say, as an editor chose it.
+
+    Runs of whitespace become one space. An empty phrase goes back to the one extracted
+    from the claim; any other phrase is kept by later extraction (`sync_citations`). It
+    need not be words of the claim: a source may state the claim's figure differently.
+    When the phrase changes, the claim verdict (about the old phrase) is cleared and a
+    check of the source is queued; the summary records a revision by `user` and cached
+    pages are made stale. Setting the phrase it has changes nothing. Raises
+    ValidationError (key_phrase) for a phrase over the field's max_length.
+    """
+    phrase = " ".join(phrase.split())
+    limit = _field_max("key_phrase")
+    if len(phrase) > limit:
+        raise ValidationError(
+            {"key_phrase": f"At most {limit} characters (this phrase has {len(phrase)})."}
+        )
+    edited = bool(phrase)
+    if not edited:
+        phrase = _extracted_key_phrase(citation)
+    if (citation.key_phrase, citation.key_phrase_edited) == (phrase, edited):
+        return citation
+    fields = ["key_phrase", "key_phrase_edited"]
+    if phrase != citation.key_phrase:
+        citation.verdict = Citation.Verdict.UNCHECKED
+        citation.verdict_excerpt, citation.verdict_checked_at = "", None
+        fields += ["verdict", "verdict_excerpt", "verdict_checked_at"]
+        checking.request_checks(sources=[citation.source])
+    citation.key_phrase, citation.key_phrase_edited = phrase, edited
+    citation.save(update_fields=fields)
+
+    summary = citation.summary
+    signed_in = user is not None and user.is_authenticated
+    with reversion.create_revision():
+        summary.updated_by = user if signed_in else None
+        summary.save(update_fields=["updated_by"])
+        if signed_in:
+            reversion.set_user(user)
+        if edited:
+            reversion.set_comment(f"Key phrase of “{citation.link_text}” set to “{phrase}”")
+        else:
+            reversion.set_comment(
+                f"Key phrase of “{citation.link_text}” back to the extracted “{phrase}”"
+            )
+    content_changed()
+    return citation
 
 
 def update_search_document(*, summary: Summary) -> Summary:
