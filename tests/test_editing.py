@@ -274,6 +274,22 @@ def test_set_key_phrase_is_kept_by_extraction_until_emptied():
     assert "key_phrase" in error.value.message_dict
 
 
+def test_a_key_phrase_set_on_a_live_summary_survives_publishing_its_pending_changes():
+    from summaries.editing import copies
+
+    summary = SummaryFactory(live=True)
+    ChapterFactory(summary=summary, body=CHAPTER_TWO)
+    derived.sync_citations(summary=summary)
+    copies.start_working_copy(summary=summary)
+    anthropic = summary.citations.get(link_text="Anthropic says")
+
+    derived.set_key_phrase(citation=anthropic, phrase="2.5 times", user=None)
+    copies.publish_changes(summary=summary)
+
+    published = summary.citations.get(link_text="Anthropic says")
+    assert (published.key_phrase, published.key_phrase_edited) == ("2.5 times", True)
+
+
 def test_rerender_task_restores_html_and_is_idempotent():
     summary = SummaryFactory()
     chapter = ChapterFactory(summary=summary, body="*x* [a](https://example.org/)")

@@ -130,6 +130,25 @@ def _extracted_key_phrase(citation: Citation) -> str:
     return ""
 
 
+def _apply_key_phrase(citation: Citation, phrase: str, edited: bool) -> bool:
+    """Set one citation's phrase (its extracted one when not `edited`); whether it changed.
+
+    A changed phrase clears the claim verdict, which was about the old phrase.
+    """
+    if not edited:
+        phrase = _extracted_key_phrase(citation)
+    if (citation.key_phrase, citation.key_phrase_edited) == (phrase, edited):
+        return False
+    fields = ["key_phrase", "key_phrase_edited"]
+    if phrase != citation.key_phrase:
+        citation.verdict = Citation.Verdict.UNCHECKED
+        citation.verdict_excerpt, citation.verdict_checked_at = "", None
+        fields += ["verdict", "verdict_excerpt", "verdict_checked_at"]
+    citation.key_phrase, citation.key_phrase_edited = phrase, edited
+    citation.save(update_fields=fields)
+    return True
+
+
 @transaction.atomic
 def set_key_phrase(*, citation: Citation, phrase: str, user) -> Citation:
     """Set what a citation's source page must still say, as an editor chose it.
@@ -138,9 +157,11 @@ def set_key_phrase(*, citation: Citation, phrase: str, user) -> Citation:
     from the claim; any other phrase is kept by later extraction (`sync_citations`). It
     need not be words of the claim: a source may state the claim's figure differently.
     When the phrase changes, the claim verdict (about the old phrase) is cleared and a
-    check of the source is queued; the summary records a revision by `user` and cached
-    pages are made stale. Setting the phrase it has changes nothing. Raises
-    ValidationError (key_phrase) for a phrase over the field's max_length.
+    check of the source is queued. The same link in the summary's unpublished changes (a
+    working copy) gets the phrase too, unless its phrase was changed there, so publishing
+    the changes keeps it. The summary records a revision by `user` and cached pages are
+    made stale. Setting the phrase it has changes nothing. Raises ValidationError
+    (key_phrase) for a phrase over the field's max_length.
     """
     phrase = " ".join(phrase.split())
     limit = _field_max("key_phrase")
@@ -149,18 +170,19 @@ def set_key_phrase(*, citation: Citation, phrase: str, user) -> Citation:
             {"key_phrase": f"At most {limit} characters (this phrase has {len(phrase)})."}
         )
     edited = bool(phrase)
-    if not edited:
-        phrase = _extracted_key_phrase(citation)
-    if (citation.key_phrase, citation.key_phrase_edited) == (phrase, edited):
+    before = {"key_phrase": citation.key_phrase, "key_phrase_edited": citation.key_phrase_edited}
+    if not _apply_key_phrase(citation, phrase, edited):
         return citation
-    fields = ["key_phrase", "key_phrase_edited"]
-    if phrase != citation.key_phrase:
-        citation.verdict = Citation.Verdict.UNCHECKED
-        citation.verdict_excerpt, citation.verdict_checked_at = "", None
-        fields += ["verdict", "verdict_excerpt", "verdict_checked_at"]
+    if citation.key_phrase != before["key_phrase"]:
         checking.request_checks(sources=[citation.source])
-    citation.key_phrase, citation.key_phrase_edited = phrase, edited
-    citation.save(update_fields=fields)
+    twins = Citation.objects.filter(
+        summary__working_copy_of=citation.summary_id,
+        source_id=citation.source_id,
+        link_text=citation.link_text,
+        **before,
+    ).select_related("source", "chapter", "key_point", "takeaway")
+    for twin in twins:
+        _apply_key_phrase(twin, phrase, edited)
 
     summary = citation.summary
     signed_in = user is not None and user.is_authenticated
@@ -170,11 +192,13 @@ def set_key_phrase(*, citation: Citation, phrase: str, user) -> Citation:
         if signed_in:
             reversion.set_user(user)
         if edited:
-            reversion.set_comment(f"Key phrase of “{citation.link_text}” set to “{phrase}”")
+            comment = f"Key phrase of “{citation.link_text}” set to “{citation.key_phrase}”"
         else:
-            reversion.set_comment(
-                f"Key phrase of “{citation.link_text}” back to the extracted “{phrase}”"
+            comment = (
+                f"Key phrase of “{citation.link_text}” back to the extracted "
+                f"“{citation.key_phrase}”"
             )
+        reversion.set_comment(comment)
     content_changed()
     return citation
 
