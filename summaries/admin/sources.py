@@ -2,6 +2,7 @@
 
 from django.contrib import admin, messages
 from django.db import models
+from django.urls import reverse
 from django.utils.html import format_html
 
 from summaries import checking
@@ -62,6 +63,62 @@ class SourceCheckInline(admin.TabularInline):
         return False
 
 
+class CitedByInline(admin.TabularInline):
+    """The summaries whose citations point at the source: where, what claim, what verdict."""
+
+    model = Citation
+    extra = 0
+    can_delete = False
+    fields = ["summary_link", "where", "link_text", "claim", "key_phrase", "verdict_shown"]
+    readonly_fields = fields
+    verbose_name = "citation"
+    verbose_name_plural = "Cited by"
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related(
+                "summary__video",
+                "summary__working_copy_of__video",
+                "chapter",
+                "key_point",
+                "takeaway",
+            )
+        )
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Summary")
+    def summary_link(self, citation):
+        summary = citation.summary
+        # A published summary's pending changes are edited on the summary's own page.
+        page = summary.working_copy_of if summary.is_working_copy else summary
+        url = reverse("admin:summaries_summary_change", args=[page.pk])
+        title = page.video.title if page.video_id else str(page)
+        if summary.is_working_copy:
+            return format_html('<a href="{}">{}</a> (unpublished changes)', url, title)
+        return format_html('<a href="{}">{}</a>', url, title)
+
+    @admin.display(description="In")
+    def where(self, citation):
+        if citation.chapter_id:
+            return f"Chapter {citation.chapter.position} “{citation.chapter.title}”"
+        if citation.key_point_id:
+            return f"Key point {citation.key_point.position} “{citation.key_point.title}”"
+        if citation.takeaway_id:
+            return f"Takeaway {citation.takeaway.position}"
+        return "—"
+
+    @admin.display(description="Claim check")
+    def verdict_shown(self, citation):
+        return verdict_badge(citation)
+
+
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
     """The sources report: sources are created from citations and checked by the workers."""
@@ -83,7 +140,7 @@ class SourceAdmin(admin.ModelAdmin):
     list_filter = ["state", "ignored", ChannelListFilter, "last_checked_at", "host"]
     search_fields = ["url", "title", "host", "final_url"]
     readonly_fields = [f.name for f in Source._meta.fields]
-    inlines = [SourceCheckInline]
+    inlines = [CitedByInline, SourceCheckInline]
     actions = ["check_now", "ignore", "stop_ignoring"]
     date_hierarchy = "last_checked_at"
 

@@ -1,0 +1,96 @@
+"""The sources report in the admin: from a source, the summaries citing it; failing sources
+among a summary's "Things to check"."""
+
+import pytest
+from django.urls import reverse
+
+from summaries.editing import copies, derived
+from summaries.models import Citation, Source
+
+from .factories import ChapterFactory, EditorFactory, SummaryFactory, TakeawayFactory
+
+pytestmark = pytest.mark.django_db
+
+URL = "https://example.org/report"
+
+
+@pytest.fixture
+def editor(client):
+    user = EditorFactory()
+    client.force_login(user)
+    return user
+
+
+def cite(summary, text, *, where="chapter"):
+    if where == "chapter":
+        ChapterFactory(summary=summary, title="Speed", body=text)
+    else:
+        TakeawayFactory(summary=summary, text=text)
+    return derived.sync_citations(summary=summary)
+
+
+def source_page(client, source):
+    response = client.get(reverse("admin:summaries_source_change", args=[source.pk]))
+    assert response.status_code == 200
+    return response.text
+
+
+def test_a_source_lists_the_summaries_citing_it_with_claim_and_verdict(client, editor):
+    first = SummaryFactory(video__title="Fast models")
+    second = SummaryFactory(video__title="Agents at work")
+    elsewhere = SummaryFactory(video__title="Not citing it")
+    cite(first, f"It is [2.5 times faster]({URL}) than before.")
+    cite(second, f"[The report]({URL}) found 3 agents.", where="takeaway")
+    cite(elsewhere, "[Another page](https://example.org/other) says so.")
+    Citation.objects.filter(summary=first).update(verdict=Citation.Verdict.NOT_FOUND)
+    source = Source.objects.get(url=URL)
+
+    page = source_page(client, source)
+
+    assert "Cited by" in page
+    for summary in (first, second):
+        link = reverse("admin:summaries_summary_change", args=[summary.pk])
+        assert f'href="{link}"' in page
+        assert summary.video.title in page
+    assert "It is 2.5 times faster than before." in page
+    assert "The report found 3 agents." in page
+    assert "Chapter 1 “Speed”" in page
+    assert "Takeaway 1" in page
+    assert "Not found on source" in page
+    assert "Not citing it" not in page
+
+
+def test_claims_on_the_source_page_are_escaped(client, editor):
+    summary = SummaryFactory(video__title="<b>Bold title</b>")
+    cite(summary, f"A claim with a &lt;script&gt; tag in it, [see]({URL}).")
+    page = source_page(client, Source.objects.get(url=URL))
+    assert "<b>Bold title</b>" not in page
+    assert "&lt;b&gt;Bold title&lt;/b&gt;" in page
+    assert "<script>" not in page
+
+
+def test_pending_changes_that_cite_the_source_are_named_as_such(client, editor):
+    live = SummaryFactory(live=True, video__title="Live one")
+    cite(live, f"Still [cited]({URL}) here.")
+    copies.start_working_copy(summary=live)
+    page = source_page(client, Source.objects.get(url=URL))
+    link = reverse("admin:summaries_summary_change", args=[live.pk])
+    assert page.count(f'href="{link}"') == 2
+    assert "unpublished changes" in page
+
+
+def test_the_source_page_shows_citations_without_editing_them(client, editor):
+    summary = SummaryFactory()
+    cite(summary, f"[see]({URL}) 5 times.")
+    page = source_page(client, Source.objects.get(url=URL))
+    assert "Cited by" in page
+    for field in ("claim", "key_phrase", "link_text", "DELETE"):
+        assert f'name="citations-0-{field}"' not in page  # shown, never edited here
+
+
+def test_things_to_check_names_a_broken_source(client, editor):
+    summary = SummaryFactory()
+    cite(summary, f"It is [2.5 times faster]({URL}).")
+    Source.objects.filter(url=URL).update(state=Source.State.BROKEN, status_code=410)
+    page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
+    assert f"Link “2.5 times faster”: {URL} is broken (HTTP 410)" in page
