@@ -23,9 +23,9 @@ def editor(client):
 
 def cite(summary, text, *, where="chapter"):
     if where == "chapter":
-        ChapterFactory(summary=summary, title="Speed", body=text)
+        ChapterFactory(summary=summary, title="Speed", position=1, body=text)
     else:
-        TakeawayFactory(summary=summary, text=text)
+        TakeawayFactory(summary=summary, position=1, text=text)
     return derived.sync_citations(summary=summary)
 
 
