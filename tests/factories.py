@@ -12,6 +12,7 @@ from summaries import models
 EDITORS_MIGRATION = importlib.import_module("summaries.migrations.0002_editors_group")
 EDITORS = EDITORS_MIGRATION.EDITORS
 create_editors_group = EDITORS_MIGRATION.create_editors_group
+REVIEWERS_MIGRATION = importlib.import_module("summaries.migrations.0010_reviewers_group")
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -23,6 +24,20 @@ class UserFactory(factory.django.DjangoModelFactory):
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda u: f"{u.username}@example.com")
     password = factory.PostGenerationMethodCall("set_password", "correct horse battery")
+
+
+def reviewers_group() -> Group:
+    """The Reviewers group as its data migration makes it (see editors_group)."""
+    group = Group.objects.filter(name=REVIEWERS_MIGRATION.REVIEWERS).first()
+    if group is None:
+        config = django_apps.get_app_config("summaries")
+        models_module = config.models_module  # the migration's function resets it
+        try:
+            REVIEWERS_MIGRATION.create_reviewers_group(django_apps, None)
+        finally:
+            config.models_module = models_module
+        group = Group.objects.get(name=REVIEWERS_MIGRATION.REVIEWERS)
+    return group
 
 
 def editors_group() -> Group:
@@ -37,6 +52,8 @@ def editors_group() -> Group:
         models_module = config.models_module  # the migration's function resets it
         try:
             create_editors_group(django_apps, None)
+            # …as the later migration leaves it: publishing belongs to reviewers.
+            REVIEWERS_MIGRATION.create_reviewers_group(django_apps, None)
         finally:
             config.models_module = models_module
         group = Group.objects.get(name=EDITORS)
@@ -44,12 +61,24 @@ def editors_group() -> Group:
 
 
 class EditorFactory(UserFactory):
+    """An editor: writes summaries and sends them to review, but does not publish."""
+
     is_staff = True
 
     @factory.post_generation
     def editors_group(self, create, extracted, **kwargs):
         if create:
             self.groups.add(editors_group())
+            self.save()
+
+
+class ReviewerFactory(EditorFactory):
+    """An editor who is also a reviewer: publishes, schedules, unpublishes, sends back."""
+
+    @factory.post_generation
+    def reviewers_group(self, create, extracted, **kwargs):
+        if create:
+            self.groups.add(reviewers_group())
             self.save()
 
 

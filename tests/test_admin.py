@@ -12,6 +12,7 @@ from .factories import (
     ChapterFactory,
     EditorFactory,
     OrganisationFactory,
+    ReviewerFactory,
     SummaryFactory,
     TakeawayFactory,
     VideoFactory,
@@ -27,7 +28,7 @@ ANTHROPIC_CHAPTER = (
 
 @pytest.fixture
 def editor(client):
-    user = EditorFactory(username="alice")
+    user = ReviewerFactory(username="alice")
     client.force_login(user)
     return user
 

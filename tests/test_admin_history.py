@@ -10,7 +10,7 @@ from django.utils import timezone
 from reversion.models import Version
 
 from .admin_forms import add_inline_row, form_fields
-from .factories import ChapterFactory, EditorFactory, SummaryFactory, UserFactory
+from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ HOSTILE = "<script>alert(1)</script>"
 
 @pytest.fixture
 def editor(client):
-    user = EditorFactory(username="alice", first_name="Alice", last_name="Liddell")
+    user = ReviewerFactory(username="alice", first_name="Alice", last_name="Liddell")
     client.force_login(user)
     return user
 

@@ -6,14 +6,14 @@ from django.urls import reverse
 from summaries.models import Chapter, Summary
 
 from .admin_forms import add_inline_row, form_fields
-from .factories import ChapterFactory, EditorFactory, SummaryFactory
+from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def editor(client):
-    user = EditorFactory(username="carol")
+    user = ReviewerFactory(username="carol")
     client.force_login(user)
     return user
 

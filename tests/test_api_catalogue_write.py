@@ -16,6 +16,7 @@ from .factories import (
     EditorFactory,
     OrganisationFactory,
     PersonFactory,
+    ReviewerFactory,
     TopicFactory,
     UserFactory,
 )
@@ -350,7 +351,7 @@ def test_the_example_summary_through_the_api_alone_on_an_empty_instance():
     assert Group.objects.filter(name="Editors").exists()
     for model in (Channel, Organisation, Person, Topic, Video, Summary):
         assert not model.objects.exists()
-    api = client_for(EditorFactory())
+    api = client_for(ReviewerFactory())  # writes and publishes
 
     channel = demo_data.CHANNEL
     response = api.post(
@@ -371,7 +372,8 @@ def test_the_example_summary_through_the_api_alone_on_an_empty_instance():
     response = api.post("/api/v1/summaries/", example_payload(), format="json")
     assert response.status_code == 201, response.json()
     slug = response.json()["slug"]
-    response = api.post(f"/api/v1/summaries/{slug}/publish/", {}, format="json")
+    tag = api.get(f"/api/v1/summaries/{slug}/")["ETag"]
+    response = api.post(f"/api/v1/summaries/{slug}/publish/", {}, format="json", HTTP_IF_MATCH=tag)
     assert response.status_code == 200, response.json()
 
     anonymous = APIClient()

@@ -74,6 +74,8 @@ def test_summary_detail_nests_every_part(client):
         "url",
         "html_url",
         "status",
+        "unpublished_changes",
+        "review_note",
         "publish_at",
         "first_published_at",
         "lock_version",

@@ -29,6 +29,7 @@ from summaries.models import (
 from .factories import (
     ChapterFactory,
     EditorFactory,
+    ReviewerFactory,
     SummaryFactory,
     UserFactory,
     VideoFactory,
@@ -45,7 +46,22 @@ def detail_url(slug):
 
 @pytest.fixture
 def editor():
-    return EditorFactory()
+    """An editor who may also publish (a reviewer): most tests here go all the way."""
+    return ReviewerFactory()
+
+
+def current_tag(client, slug):
+    """The ETag a workflow action expects: of the unpublished changes, if any."""
+    changes = client.get(f"{detail_url(slug)}working-copy/")
+    if changes.status_code == 200:
+        return changes["ETag"]
+    return client.get(detail_url(slug))["ETag"]
+
+
+def act(client, slug, action, data=None, **headers):
+    """POST a workflow action with the If-Match it needs (unless one is given)."""
+    headers.setdefault("HTTP_IF_MATCH", current_tag(client, slug))
+    return client.post(f"{detail_url(slug)}{action}/", data or {}, format="json", **headers)
 
 
 @pytest.fixture
@@ -512,20 +528,20 @@ def test_publish_schedule_unpublish_and_review(api, catalogue, editor):
     summary = Summary.objects.get()
     anonymous = APIClient()
 
-    review = api.post(f"{detail_url(slug)}submit-for-review/")
+    review = act(api, slug, "submit-for-review")
     assert review.status_code == 200 and review.json()["status"] == "review"
 
     tomorrow = timezone.now() + datetime.timedelta(days=1)
-    scheduled = api.post(f"{detail_url(slug)}publish/", {"publish_at": tomorrow.isoformat()})
+    scheduled = act(api, slug, "publish", {"publish_at": tomorrow.isoformat()})
     assert scheduled.status_code == 200
     assert scheduled.json()["status"] == "published"
     assert anonymous.get(detail_url(slug)).status_code == 404
 
-    live = api.post(f"{detail_url(slug)}publish/", {}, format="json")
+    live = act(api, slug, "publish")
     assert live.status_code == 200
     assert anonymous.get(detail_url(slug)).status_code == 200
 
-    down = api.post(f"{detail_url(slug)}unpublish/")
+    down = act(api, slug, "unpublish")
     assert down.status_code == 200 and down.json()["publish_at"] is None
     assert anonymous.get(detail_url(slug)).status_code == 404
 
@@ -546,33 +562,38 @@ def test_publish_needs_the_publish_permission(catalogue):
     )
     client = APIClient()
     client.force_authenticate(writer)
-    url = f"{detail_url(summary.video.slug)}publish/"
-    assert client.post(url).status_code == 403
-    assert client.post(f"{detail_url(summary.video.slug)}submit-for-review/").status_code == 200
+    slug = summary.video.slug
+    assert act(client, slug, "publish").status_code == 403
+    assert act(client, slug, "submit-for-review").status_code == 200
     summary.refresh_from_db()
     assert summary.status == "review"
 
 
 def test_publishing_a_summary_without_its_text_is_a_field_error(api):
     summary = SummaryFactory(tldr=" ")
-    response = api.post(f"{detail_url(summary.video.slug)}publish/")
+    response = act(api, summary.video.slug, "publish")
     assert response.status_code == 400
     assert "tldr" in fields_of(response)
 
 
 def test_sending_a_published_summary_without_changes_to_review_is_refused(api):
     summary = SummaryFactory(live=True)
-    response = api.post(f"{detail_url(summary.video.slug)}submit-for-review/")
+    response = act(api, summary.video.slug, "submit-for-review")
     assert response.status_code == 400
     assert "no unpublished changes to review" in fields_of(response)["status"][0]
 
 
-def test_workflow_actions_honour_an_if_match_when_sent(api):
-    summary = SummaryFactory()
-    response = api.post(f"{detail_url(summary.video.slug)}publish/", HTTP_IF_MATCH='"stale"')
-    assert response.status_code == 412
+@pytest.mark.parametrize(
+    "action", ["publish", "unpublish", "submit-for-review", "send-back", "discard-changes"]
+)
+def test_every_workflow_action_needs_a_current_if_match(api, action):
+    summary = SummaryFactory(status=Summary.Status.IN_REVIEW)
+    url = f"{detail_url(summary.video.slug)}{action}/"
+    body = {"note": "Fix it."}
+    assert api.post(url, body, format="json").status_code == 428
+    assert api.post(url, body, format="json", HTTP_IF_MATCH='"stale"').status_code == 412
     summary.refresh_from_db()
-    assert summary.status == "draft"
+    assert summary.status == Summary.Status.IN_REVIEW
 
 
 def test_saving_queues_checks_and_recheck_queues_them_again(api, catalogue):
@@ -620,16 +641,14 @@ def test_the_example_round_trip_through_the_api_alone(api, catalogue):
 )
 def test_publish_times_out_of_range_are_400(api, value):
     summary = SummaryFactory()
-    response = api.post(f"{detail_url(summary.video.slug)}publish/", {"publish_at": value})
+    response = act(api, summary.video.slug, "publish", {"publish_at": value})
     assert response.status_code == 400
     assert "publish_at" in fields_of(response)
 
 
 def test_publish_time_with_a_large_offset_is_stored_in_utc(api):
     summary = SummaryFactory()
-    response = api.post(
-        f"{detail_url(summary.video.slug)}publish/", {"publish_at": "2030-01-01T00:00:00+20:00"}
-    )
+    response = act(api, summary.video.slug, "publish", {"publish_at": "2030-01-01T00:00:00+20:00"})
     assert response.status_code == 200
     summary.refresh_from_db()
     assert summary.publish_at == datetime.datetime(2029, 12, 31, 4, 0, tzinfo=datetime.UTC)

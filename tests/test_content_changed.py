@@ -25,6 +25,7 @@ from .factories import (
     EditorFactory,
     OrganisationFactory,
     PersonFactory,
+    ReviewerFactory,
     SummaryFactory,
     TopicFactory,
     VideoFactory,
@@ -42,7 +43,8 @@ def admin_client(client):
 @pytest.fixture
 def api():
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=EditorFactory()).key}")
+    reviewer = ReviewerFactory()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=reviewer).key}")
     return client
 
 
@@ -124,7 +126,9 @@ def api_person_update(client, api):
 
 def api_summary_publish(client, api):
     summary = SummaryFactory()
-    response = api.post(f"/api/v1/summaries/{summary.video.slug}/publish/", {}, format="json")
+    url = f"/api/v1/summaries/{summary.video.slug}/"
+    tag = api.get(url)["ETag"]
+    response = api.post(f"{url}publish/", {}, format="json", HTTP_IF_MATCH=tag)
     assert response.status_code == 200
 
 

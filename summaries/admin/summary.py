@@ -209,7 +209,7 @@ class CitationInline(admin.TabularInline):
 # The summary form's per-citation "confirm" button (handled in SummaryAdmin.save_related).
 CONFIRM_BUTTON = "_confirm_citation"
 # The change form's workflow buttons (SummaryAdmin._apply_workflow_button).
-WORKFLOW_BUTTONS = ("_publish", "_unpublish", "_review")
+WORKFLOW_BUTTONS = ("_publish", "_unpublish", "_review", "_send_back")
 # What a restored revision never brings back.
 PUBLICATION_FIELDS = ("status", "publish_at", "first_published_at")
 
@@ -429,6 +429,10 @@ class SummaryAdmin(
             elif "_review" in request.POST:
                 workflow.submit_for_review(summary=summary, user=request.user)
                 messages.success(request, "Sent for review.")
+            elif "_send_back" in request.POST and self._may_publish(request):
+                note = request.POST.get("review_note", "")
+                workflow.send_back(summary=summary, user=request.user, note=note)
+                messages.success(request, "Sent back to the editor with your note.")
         except ValidationError as error:
             messages.error(request, " ".join(error.messages))
 

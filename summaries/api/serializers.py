@@ -290,6 +290,15 @@ class SummarySerializer(serializers.ModelSerializer):
     chapters = ChapterSerializer(many=True, read_only=True)
     caveats = CaveatSerializer(many=True, read_only=True)
     citations = CitationSerializer(many=True, read_only=True)
+    unpublished_changes = serializers.SerializerMethodField(
+        help_text=(
+            "Editors only: the address of this published summary's unpublished changes "
+            "(its working copy), or null when it has none."
+        )
+    )
+    review_note = serializers.SerializerMethodField(
+        help_text="Editors only: what a reviewer asked for when sending it back, or null."
+    )
 
     class Meta:
         model = Summary
@@ -298,6 +307,8 @@ class SummarySerializer(serializers.ModelSerializer):
             "url",
             "html_url",
             "status",
+            "unpublished_changes",
+            "review_note",
             "publish_at",
             "first_published_at",
             "lock_version",
@@ -312,6 +323,22 @@ class SummarySerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         extra_kwargs = {"lock_version": {"help_text": "Raised by one on every save."}}
+
+    @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
+    def get_unpublished_changes(self, summary) -> str | None:
+        if not getattr(summary, "has_working_copy", False):
+            return None
+        url = reverse("api:summary-working-copy", kwargs={"slug": summary.video.slug})
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request else url
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_review_note(self, summary) -> str | None:
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if not summary.review_note or user is None or not user.is_staff:
+            return None
+        return summary.review_note
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_html_url(self, summary) -> str:
@@ -343,6 +370,12 @@ class SummaryWrittenSerializer(SummarySerializer):
 
     class Meta(SummarySerializer.Meta):
         fields = [*SummarySerializer.Meta.fields, "warnings"]
+
+
+class SendBackSerializer(serializers.Serializer):
+    note = serializers.CharField(
+        max_length=2000, help_text="What the editor should change (shown on the summary)."
+    )
 
 
 class PublishSerializer(serializers.Serializer):

@@ -3,7 +3,7 @@
 from dataclasses import asdict
 
 from django.db import transaction
-from django.db.models import F, Prefetch
+from django.db.models import Exists, F, OuterRef, Prefetch
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -13,17 +13,23 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from summaries import checking
-from summaries.editing import derived, rules, save, workflow
+from summaries.editing import copies, derived, rules, save, workflow
 from summaries.models import Appearance, Caveat, Citation, Summary
 
 from .conditional import check_if_match, summary_tag
 from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
 from .inputs import KeyPhraseInput, SummaryInput
 from .permissions import can_see_unpublished
-from .serializers import PublishSerializer, SummarySerializer, SummaryWrittenSerializer
+from .serializers import (
+    PublishSerializer,
+    SendBackSerializer,
+    SummarySerializer,
+    SummaryWrittenSerializer,
+)
 from .views import ApiViewSet
 
 IF_MATCH = OpenApiParameter(
@@ -33,12 +39,15 @@ IF_MATCH = OpenApiParameter(
     required=True,
     description="The ETag of the version being changed (from a GET). 428 without it.",
 )
-IF_MATCH_OPTIONAL = OpenApiParameter(
+IF_MATCH_ACTION = OpenApiParameter(
     "If-Match",
     OpenApiTypes.STR,
     location=OpenApiParameter.HEADER,
-    required=False,
-    description="Optional: the ETag the action expects (412 when the summary changed).",
+    required=True,
+    description=(
+        "The ETag of what the action changes: the summary's unpublished changes when it has "
+        "them (GET …/working-copy/), otherwise the summary. 428 without it, 412 when stale."
+    ),
 )
 
 
@@ -125,18 +134,40 @@ class SummaryViewSet(
     def get_queryset(self):
         if can_see_unpublished(self.request.user):
             # Drafts have no publish time; they sort by when they were created.
-            summaries = Summary.objects.annotate(publish_order=Coalesce("publish_at", "created_at"))
+            summaries = Summary.objects.originals().annotate(
+                publish_order=Coalesce("publish_at", "created_at"),
+                has_working_copy=Exists(Summary.objects.filter(working_copy_of=OuterRef("pk"))),
+            )
         else:
             summaries = Summary.objects.published().annotate(publish_order=F("publish_at"))
         return summary_details(summaries)
 
     # --- Reading -----------------------------------------------------------------------
 
+    def _details(self, summary):
+        """The summary (or working copy) loaded with everything its representation shows."""
+        if not summary.is_working_copy:
+            return get_object_or_404(self.get_queryset(), pk=summary.pk)
+        copy = get_object_or_404(summary_details(Summary.objects.all()), pk=summary.pk)
+        live = get_object_or_404(self.get_queryset(), pk=summary.working_copy_of_id)
+        # In memory only, for the representation: the copy is about its summary's video.
+        copy.video, copy.working_copy_of = live.video, live
+        return copy
+
+    def _data(self, summary):
+        data = self.get_serializer(summary).data
+        if summary.is_working_copy:
+            slug = summary.video.slug
+            data["url"] = self.request.build_absolute_uri(
+                reverse("api:summary-working-copy", kwargs={"slug": slug})
+            )
+        return data
+
     def _respond(self, summary, status_code=status.HTTP_200_OK, headers=None):
-        """The summary after a write: as the detail endpoint shows it (with its ETag and
-        Last-Modified), plus the editor's warnings, as the admin shows them."""
-        fresh = get_object_or_404(summary_details(Summary.objects.all()), pk=summary.pk)
-        data = self.get_serializer(fresh).data
+        """The summary (or its working copy) after a write: as the detail endpoint shows it
+        (with its ETag and Last-Modified), plus the editor's warnings, as the admin shows them."""
+        fresh = self._details(summary)
+        data = self._data(fresh)
         warnings = [asdict(warning) for warning in rules.summary_warnings(summary=fresh)]
         response = Response({**data, "warnings": warnings}, status=status_code, headers=headers)
         response["ETag"] = summary_tag(fresh, data)
@@ -159,8 +190,13 @@ class SummaryViewSet(
         return get_object_or_404(summaries, video__slug=self.kwargs["slug"])
 
     def _current_tag(self, summary):
-        fresh = summary_details(Summary.objects.filter(pk=summary.pk)).get()
-        return summary_tag(fresh, self.get_serializer(fresh).data)
+        fresh = self._details(summary)
+        return summary_tag(fresh, self._data(fresh))
+
+    @staticmethod
+    def _edited(summary):
+        """What a write to the summary changes: its working copy when it has one."""
+        return copies.working_copy_of(summary) or summary
 
     @extend_schema(request=SummaryInput, responses={201: SummaryWrittenSerializer})
     def create(self, request, *args, **kwargs):
@@ -176,19 +212,29 @@ class SummaryViewSet(
     def _update(self, request, *, partial):
         with transaction.atomic():
             summary = self._locked()
-            check_if_match(request, self._current_tag(summary), required=True)
+            edited = self._edited(summary)
+            check_if_match(request, self._current_tag(edited), required=True)
             payload = SummaryInput(
                 data=request.data, partial_update=partial, context=self.get_serializer_context()
             )
             payload.is_valid(raise_exception=True)
-            summary = save.update_summary(
-                summary=summary, data=payload.validated_data, user=request.user, partial=partial
+            if edited == summary and copies.needs_working_copy(summary):
+                # A published summary is changed through its working copy (made from it).
+                edited, _ = copies.start_working_copy(summary=summary, user=request.user)
+            edited = save.update_summary(
+                summary=edited, data=payload.validated_data, user=request.user, partial=partial
             )
-        return self._respond(summary)
+        return self._respond(edited)
 
     @extend_schema(request=SummaryInput, responses=SummaryWrittenSerializer, parameters=[IF_MATCH])
     def update(self, request, *args, **kwargs):
-        """Replace the whole summary: lists left out become empty."""
+        """Replace the whole summary: lists left out become empty.
+
+        A published summary is not changed for readers: the write goes to its unpublished
+        changes (a working copy, made from it on the first write), which the answer shows
+        and `publish` makes live. If-Match is then the working copy's ETag. Video fields
+        sent are saved on the video at once.
+        """
         return self._update(request, partial=False)
 
     @extend_schema(request=SummaryInput, responses=SummaryWrittenSerializer, parameters=[IF_MATCH])
@@ -201,37 +247,77 @@ class SummaryViewSet(
     def _workflow(self, request, service, **kwargs):
         with transaction.atomic():
             summary = self._locked()
-            check_if_match(request, self._current_tag(summary), required=False)
+            check_if_match(request, self._current_tag(self._edited(summary)), required=True)
             service(summary=summary, user=request.user, **kwargs)
-        return self._respond(summary)
+        edited = copies.working_copy_of(summary) or summary
+        return self._respond(edited)
 
     @extend_schema(
         request=PublishSerializer,
         responses=SummaryWrittenSerializer,
-        parameters=[IF_MATCH_OPTIONAL],
+        parameters=[IF_MATCH_ACTION],
     )
     @action(detail=True, methods=["post"])
     @requires("summaries.publish_summary")
     def publish(self, request, slug=None):
-        """Publish now, or schedule with a future `publish_at`."""
+        """Publish now, or schedule with a future `publish_at`; a published summary's
+        unpublished changes are made live (or scheduled) instead."""
         payload = PublishSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         at = payload.validated_data.get("publish_at")
         return self._workflow(request, workflow.publish_summary, at=at)
 
-    @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_OPTIONAL])
+    @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_ACTION])
     @action(detail=True, methods=["post"])
     @requires("summaries.publish_summary")
     def unpublish(self, request, slug=None):
         """Take a live or scheduled summary back to draft."""
         return self._workflow(request, workflow.unpublish_summary)
 
-    @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_OPTIONAL])
+    @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_ACTION])
     @action(detail=True, methods=["post"], url_path="submit-for-review")
     @requires("summaries.change_summary")
     def submit_for_review(self, request, slug=None):
-        """Mark a draft as ready for review (a published summary must be unpublished first)."""
+        """Mark a draft, or a published summary's unpublished changes, ready for review."""
         return self._workflow(request, workflow.submit_for_review)
+
+    @extend_schema(
+        request=SendBackSerializer, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_ACTION]
+    )
+    @action(detail=True, methods=["post"], url_path="send-back")
+    @requires("summaries.publish_summary")
+    def send_back(self, request, slug=None):
+        """A reviewer sends a summary (or its changes) in review back, with a note."""
+        payload = SendBackSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        return self._workflow(request, workflow.send_back, note=payload.validated_data["note"])
+
+    @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_ACTION])
+    @action(detail=True, methods=["post"], url_path="discard-changes")
+    @requires("summaries.change_summary")
+    def discard_changes(self, request, slug=None):
+        """Drop a published summary's unpublished changes; readers see no change."""
+        with transaction.atomic():
+            summary = self._locked()
+            check_if_match(request, self._current_tag(self._edited(summary)), required=True)
+            if not copies.discard_changes(summary=summary, user=request.user):
+                raise NotFound("This summary has no unpublished changes.")
+        return self._respond(summary)
+
+    @extend_schema(responses=SummarySerializer)
+    @action(detail=True, methods=["get"], url_path="working-copy")
+    def working_copy(self, request, slug=None):
+        """A published summary's unpublished changes (editors only), with their ETag."""
+        summary = get_object_or_404(self.get_queryset(), video__slug=slug)
+        copy = copies.working_copy_of(summary) if can_see_unpublished(request.user) else None
+        if copy is None:
+            raise NotFound("This summary has no unpublished changes.")
+        fresh = self._details(copy)
+        data = self._data(fresh)
+        response = Response(data)
+        response["ETag"] = summary_tag(fresh, data)
+        response.last_modified = last_modified(fresh)
+        return response
 
     @extend_schema(
         request=None,

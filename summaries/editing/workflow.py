@@ -15,13 +15,24 @@ from summaries.pagecache.generation import content_changed
 
 from . import copies
 
+# A reviewer's note is a few sentences, not a second summary.
+REVIEW_NOTE_CHARS = 2000
+
 
 def _record(summary: Summary, user, comment: str) -> None:
     """Save the summary's workflow fields inside a revision, so history shows who did it,
     and make cached pages stale (what is live changed)."""
     with reversion.create_revision():
         summary.updated_by = user if user and user.is_authenticated else None
-        summary.save(update_fields=["status", "publish_at", "first_published_at", "updated_by"])
+        summary.save(
+            update_fields=[
+                "status",
+                "publish_at",
+                "first_published_at",
+                "updated_by",
+                "review_note",
+            ]
+        )
         if user and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment(comment)
@@ -51,6 +62,7 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
     now = timezone.now()
     summary.status = Summary.Status.PUBLISHED
     summary.publish_at = at or now
+    summary.review_note = ""  # what was asked has been done
     if summary.first_published_at is None:
         summary.first_published_at = summary.publish_at
     scheduled = summary.publish_at > now
@@ -93,4 +105,40 @@ def submit_for_review(*, summary: Summary, user=None) -> Summary:
         summary = copy
     summary.status = Summary.Status.IN_REVIEW
     _record(summary, user, "Sent for review")
+    return summary
+
+
+@transaction.atomic
+def send_back(*, summary: Summary, user=None, note: str) -> Summary:
+    """A reviewer sends a summary (or its unpublished changes) in review back to its editor.
+
+    It becomes a draft again, with the reviewer's note, who wrote it and when, shown on the
+    summary until it is published. A published summary's changes are addressed through
+    the summary. Raises ValidationError when it is not in review or the note is empty.
+    """
+    if summary.status == Summary.Status.PUBLISHED:
+        summary = copies.working_copy_of(summary) or summary
+    if summary.status != Summary.Status.IN_REVIEW:
+        raise ValidationError({"status": "Only a summary in review can be sent back."})
+    note = (note or "").strip()
+    if not note:
+        raise ValidationError({"note": "Say what the editor should change."})
+    summary.status = Summary.Status.DRAFT
+    summary.review_note = note[:REVIEW_NOTE_CHARS]
+    summary.review_note_by = user if user is not None and user.is_authenticated else None
+    summary.review_note_at = timezone.now()
+    with reversion.create_revision():
+        summary.updated_by = summary.review_note_by
+        summary.save(
+            update_fields=[
+                "status",
+                "review_note",
+                "review_note_by",
+                "review_note_at",
+                "updated_by",
+            ]
+        )
+        if summary.review_note_by is not None:
+            reversion.set_user(user)
+        reversion.set_comment(f"Sent back: {summary.review_note}")
     return summary
