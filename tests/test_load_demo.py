@@ -286,3 +286,16 @@ def test_if_missing_keeps_an_editors_changes_to_the_demo():
     summary.refresh_from_db()
     assert summary.tldr == "Edited by an editor."
     assert "already loaded" in out.getvalue()
+
+
+def test_the_demo_editor_writes_and_reviews(tmp_path, settings):
+    """`make run` prints one login: it can write, publish and send back."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    settings.VAR_DIR = tmp_path
+    call_command("create_demo_editor", stdout=io.StringIO())
+    editor = get_user_model().objects.get(username="editor")
+    assert {group.name for group in editor.groups.all()} == {"Editors", "Reviewers"}
+    assert editor.has_perm("summaries.publish_summary")
+    assert editor.has_perm("summaries.change_summary")

@@ -9,13 +9,14 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 USERNAME = "editor"
-EDITORS_GROUP = "Editors"
+# The demo editor also reviews: one login can write, publish and send back.
+GROUPS = ("Editors", "Reviewers")
 
 
 class Command(BaseCommand):
     help = (
-        "Create the staff user 'editor' in the Editors group. Its random password is made "
-        "once, kept in var/editor-password and reused on later runs."
+        "Create the staff user 'editor' in the Editors and Reviewers groups. Its random "
+        "password is made once, kept in var/editor-password and reused on later runs."
     )
 
     def handle(self, *args, **options):
@@ -29,9 +30,9 @@ class Command(BaseCommand):
             password_file.chmod(0o600)
 
         with transaction.atomic():
-            # The data migration creates the group with its permissions; this only covers a
-            # database where it has not run yet (the migration then adds the permissions).
-            group, _ = Group.objects.get_or_create(name=EDITORS_GROUP)
+            # The data migrations create the groups with their permissions; this only covers
+            # a database where they have not run yet (they then add the permissions).
+            groups = [Group.objects.get_or_create(name=name)[0] for name in GROUPS]
             user, created = get_user_model().objects.get_or_create(
                 username=USERNAME, defaults={"is_staff": True, "is_active": True}
             )
@@ -44,6 +45,6 @@ class Command(BaseCommand):
                 changed = True
             if changed:
                 user.save()
-            user.groups.add(group)
+            user.groups.add(*groups)
 
         self.stdout.write(f"Editor login: {USERNAME} / {password}")
