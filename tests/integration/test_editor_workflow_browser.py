@@ -1,0 +1,139 @@
+"""In a real browser: the editor's workflow of issue 12, step by step (JavaScript on).
+
+Several new chapters in one save; a live summary edited, previewed and published while an
+anonymous reader keeps seeing the published text; a summary sent back with a note; and a
+revision restored without changing whether the summary is published. (Comparing revisions
+and the live Markdown preview have browser tests of their own.)
+"""
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from summaries.models import Summary
+from tests.factories import ChapterFactory, ReviewerFactory, SummaryFactory
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+DESKTOP = {"width": 1280, "height": 900}
+TIMEOUT_MS = 15_000
+PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
+
+
+@pytest.fixture
+def editor(live_server, page):
+    """A signed-in editor who also reviews, in the test's browser page."""
+    user = ReviewerFactory(username="wendy")
+    page.set_default_timeout(TIMEOUT_MS)
+    page.set_viewport_size(DESKTOP)
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    expect(page.locator("#user-tools")).to_contain_text("WENDY", ignore_case=True)
+    return user
+
+
+@pytest.fixture
+def reader(browser):
+    context = browser.new_context(viewport=DESKTOP)
+    context.set_default_timeout(TIMEOUT_MS)
+    yield context.new_page()
+    context.close()
+
+
+def change_url(live_server, summary) -> str:
+    return live_server.url + reverse("admin:summaries_summary_change", args=[summary.pk])
+
+
+def screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=ARTIFACTS / f"{name}-desktop-1280.png", full_page=True)
+
+
+def test_several_new_chapters_are_saved_in_one_go(live_server, page, editor):
+    summary = SummaryFactory(tldr="A draft with no chapters yet.")
+    page.goto(change_url(live_server, summary))
+    add = page.locator("#chapters-group .add-row a")
+    add.click()
+    add.click()
+    page.fill("[name=chapters-0-title]", "First new chapter")
+    page.fill("[name=chapters-0-body]", "Speed **matters**.")
+    page.fill("[name=chapters-1-title]", "Second new chapter")
+    page.fill("[name=chapters-1-body]", "Quality too.")
+    page.click("input[name=_continue]")
+    expect(page.locator("ul.messagelist")).to_contain_text("changed successfully")
+    chapters = list(summary.chapters.order_by("position").values_list("title", "position"))
+    assert chapters == [("First new chapter", 1), ("Second new chapter", 2)]
+
+
+def test_a_live_summary_is_edited_previewed_and_published(live_server, page, reader, editor):
+    live = SummaryFactory(live=True, tldr="Published words.")
+    ChapterFactory(summary=live, position=1, title="Only chapter", body="Text.")
+    public = live_server.url + live.get_absolute_url()
+
+    page.goto(change_url(live_server, live))
+    page.fill("#id_tldr", "Edited words, not yet public.")
+    page.click("input[name=_continue]")
+    expect(page.locator(".working-copy-banner")).to_contain_text("unpublished changes")
+
+    reader.goto(public)
+    expect(reader.locator("body")).to_contain_text("Published words.")
+    expect(reader.locator("body")).not_to_contain_text("Edited words")
+
+    page.goto(live_server.url + reverse("summaries:summary-preview", args=[live.video.slug]))
+    expect(page.locator("body")).to_contain_text("Edited words, not yet public.")
+    expect(page.locator(".preview-banner")).to_contain_text("unpublished changes")
+    screenshot(page, "editor-preview-of-changes")
+
+    page.goto(change_url(live_server, live))
+    page.click("input[name=_publish]")
+    expect(page.locator("ul.messagelist")).to_contain_text("Published")
+    reader.reload()
+    expect(reader.locator("body")).to_contain_text("Edited words, not yet public.")
+    assert not Summary.objects.filter(working_copy_of=live).exists()
+
+
+def test_a_reviewer_sends_a_summary_back_with_a_note(live_server, page, editor):
+    summary = SummaryFactory(status=Summary.Status.IN_REVIEW, tldr="Needs work.")
+    page.goto(change_url(live_server, summary))
+    page.fill("#id_review_note", "Name who measured the 2.5× figure.")
+    page.click("input[name=_send_back]")
+    expect(page.locator("ul.messagelist")).to_contain_text("Sent back")
+    page.goto(change_url(live_server, summary))
+    expect(page.locator(".review-note")).to_contain_text("Name who measured the 2.5× figure.")
+    summary.refresh_from_db()
+    assert summary.status == Summary.Status.DRAFT
+
+
+def test_a_revision_is_restored_without_changing_publication(live_server, page, reader, editor):
+    summary = SummaryFactory(tldr="The first words.")
+    page.goto(change_url(live_server, summary))
+    page.click("input[name=_publish]")  # saves the first words, then publishes them
+    expect(page.locator("ul.messagelist")).to_contain_text("Published")
+    page.goto(change_url(live_server, summary))
+    page.fill("#id_tldr", "The second words.")
+    page.click("input[name=_publish]")  # unpublished changes, published at once
+    expect(page.locator("ul.messagelist")).to_contain_text("Published")
+    public = live_server.url + summary.get_absolute_url()
+    reader.goto(public)
+    expect(reader.locator("body")).to_contain_text("The second words.")
+
+    history = reverse("admin:summaries_summary_history", args=[summary.pk])
+    page.goto(live_server.url + history)
+    page.locator("#change-history a[href*='/history/']").last.click()  # the oldest revision
+    expect(page.locator("#id_tldr")).to_have_value("The first words.")
+    page.click("input[name=_save]")
+    expect(page.locator("ul.messagelist")).to_contain_text("Publication is unchanged")
+
+    summary.refresh_from_db()
+    assert summary.is_live() and summary.tldr == "The first words."
+    reader.reload()
+    expect(reader.locator("body")).to_contain_text("The first words.")
