@@ -526,3 +526,88 @@ def test_shortening_a_video_past_its_summary_times_is_a_form_error(client, edito
     assert "Chapter 1: 31:40 is after the video ends (30:00)." in response.content.decode()
     summary.video.refresh_from_db()
     assert summary.video.duration_seconds == 3600
+
+
+# --- Sources editors can act on -----------------------------------------------------------
+
+
+def cited_summary():
+    summary = SummaryFactory()
+    ChapterFactory(
+        summary=summary,
+        position=1,
+        title="Speed",
+        body="It is 2.5 times faster [fast](https://example.com/fast).",
+    )
+    assert summary.citations.count() == 0
+    return summary
+
+
+def test_an_editor_sets_a_citations_key_phrase_in_the_admin(client, editor):
+    summary = cited_summary()
+    client.post(change_url(summary), open_form(client, summary))  # citations found on save
+    citation = summary.citations.get()
+    data = open_form(client, summary)
+    data["citations-0-key_phrase"] = "250% faster"
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    citation.refresh_from_db()
+    assert citation.key_phrase == "250% faster" and citation.key_phrase_edited
+    data = open_form(client, summary)
+    data["citations-0-key_phrase"] = "x" * 201
+    assert client.post(change_url(summary), data).status_code == 200  # a form error
+
+
+def test_check_now_queues_checks_of_the_summarys_sources(
+    client, editor, django_capture_on_commit_callbacks
+):
+    summary = cited_summary()
+    client.post(change_url(summary), open_form(client, summary))
+    checked = timezone.now()  # the save's checks finished; the next one is not due yet
+    Source.objects.update(
+        check_token="",
+        claimed_until=None,
+        last_checked_at=checked,
+        next_check_at=checked + datetime.timedelta(days=7),
+    )
+    Citation.objects.update(verdict=Citation.Verdict.SUPPORTED)
+    data = {**open_form(client, summary), "_check_now": "Check the sources now"}
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(change_url(summary), data, follow=True)
+    messages = " ".join(str(m) for m in response.context["messages"])
+    assert "Queued a check of 1 source" in messages
+    assert Source.objects.exclude(check_token="").count() == 1
+    assert any("check_source_batch" in getattr(c, "__qualname__", "") for c in callbacks)
+
+
+def test_each_citation_links_to_its_sources_check_history(client, editor):
+    summary = cited_summary()
+    client.post(change_url(summary), open_form(client, summary))
+    source = Source.objects.get()
+    page = client.get(change_url(summary)).content.decode()
+    assert reverse("admin:summaries_source_change", args=[source.pk]) in page
+
+
+def test_the_summary_list_counts_failing_sources(client, editor):
+    summary = cited_summary()
+    client.post(change_url(summary), open_form(client, summary))
+    Source.objects.update(state=Source.State.BROKEN)
+    page = client.get(reverse("admin:summaries_summary_changelist")).content.decode()
+    assert "1 failing" in page
+
+
+def test_the_caveat_chooser_names_takeaways_briefly(client, editor):
+    summary = SummaryFactory()
+    TakeawayFactory(summary=summary, position=1, text="A very long takeaway " * 20)
+    page = client.get(change_url(summary)).content.decode()
+    assert "Takeaway 1: A very long takeaway A very long takeaw…" in page
+
+
+def test_the_language_filter_offers_the_languages_in_use(client, editor):
+    SummaryFactory(video__language="de")
+    SummaryFactory(video__language="en")
+    page = client.get(reverse("admin:summaries_summary_changelist")).content.decode()
+    assert "?language=de" in page and "?language=en" in page
+    assert "Afrikaans" not in page
+    german = client.get(reverse("admin:summaries_summary_changelist"), {"language": "de"})
+    assert german.context["cl"].result_count == 1

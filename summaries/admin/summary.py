@@ -5,17 +5,21 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Count, Q
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+from django.utils.text import Truncator
 from reversion.models import Revision, Version
 
 from summaries import checking
-from summaries.editing import rules, save, workflow
+from summaries.checking.record import PROBLEM_STATES, PROBLEM_VERDICTS
+from summaries.editing import derived, rules, save, workflow
 from summaries.models import (
+    LANGUAGE_CHOICES,
     Caveat,
     Chapter,
     Citation,
@@ -133,6 +137,13 @@ class CaveatInline(MarkdownAdminMixin, SortableTabularInline):
             Takeaway.objects.filter(summary=obj) if obj else Takeaway.objects.none()
         )
         base["chapter"].help_text = "Save new chapters first to attach caveats to them."
+        # Short labels: a takeaway's whole text would make the row overflow the page.
+        base["takeaway"].label_from_instance = lambda takeaway: (
+            f"Takeaway {takeaway.position}: {Truncator(takeaway.text).chars(40)}"
+        )
+        base["chapter"].label_from_instance = lambda chapter: (
+            f"Chapter {chapter.position}: {Truncator(chapter.title).chars(40)}"
+        )
         return formset
 
 
@@ -143,7 +154,7 @@ class CitationInline(admin.TabularInline):
     extra = 0
     can_delete = False
     fields = ["position", "where", "link", "claim", "key_phrase", "source_state", "claim_check"]
-    readonly_fields = fields
+    readonly_fields = ["position", "where", "link", "claim", "source_state", "claim_check"]
     verbose_name_plural = "Citations found in the text (updated on save)"
 
     def get_queryset(self, request):
@@ -157,7 +168,9 @@ class CitationInline(admin.TabularInline):
         return False
 
     def has_change_permission(self, request, obj=None):
-        return False
+        # Only the key phrase is editable (what the source must still say), by whoever
+        # may change the summary; it is saved through editing.derived.set_key_phrase.
+        return request.user.has_perm("summaries.change_summary")
 
     @admin.display(description="In")
     def where(self, citation):
@@ -182,7 +195,12 @@ class CitationInline(admin.TabularInline):
 
     @admin.display(description="Source check")
     def source_state(self, citation):
-        return state_badge(citation.source)
+        history = reverse("admin:summaries_source_change", args=[citation.source_id])
+        return format_html(
+            '{} <a href="{}" title="Every check of this source">history</a>',
+            state_badge(citation.source),
+            history,
+        )
 
     @admin.display(description="Claim")
     def claim_check(self, citation):
@@ -208,6 +226,8 @@ class CitationInline(admin.TabularInline):
 
 # The summary form's per-citation "confirm" button (handled in SummaryAdmin.save_related).
 CONFIRM_BUTTON = "_confirm_citation"
+# "Check the sources now" (handled in SummaryAdmin.save_related).
+CHECK_NOW_BUTTON = "_check_now"
 # The change form's workflow buttons (SummaryAdmin._apply_workflow_button).
 WORKFLOW_BUTTONS = ("_publish", "_unpublish", "_review", "_send_back")
 # What a restored revision never brings back.
@@ -223,6 +243,22 @@ class ScheduleForm(forms.Form):
     )
 
 
+class LanguageFilter(admin.SimpleListFilter):
+    """The languages summaries are written about, not every language Django knows."""
+
+    title = "language"
+    parameter_name = "language"
+
+    def lookups(self, request, model_admin):
+        used = set(Summary.objects.originals().values_list("video__language", flat=True).distinct())
+        return [(code, name) for code, name in LANGUAGE_CHOICES if code in used]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(video__language=self.value())
+        return queryset
+
+
 @admin.register(Summary)
 class SummaryAdmin(
     WorkingCopyMixin, RevisionHistoryMixin, MarkdownPreviewMixin, SortableAdminBase, ContentAdmin
@@ -231,8 +267,9 @@ class SummaryAdmin(
     change_form_template = "admin/summaries/summary/change_form.html"
     inlines = [KeyPointInline, TakeawayInline, ChapterInline, CaveatInline, CitationInline]
     autocomplete_fields = ["video"]
-    list_display = ["video", "channel", "state", "publish_at", "updated_at", "updated_by"]
-    list_filter = ["status", "video__channel", "video__topics", "video__language"]
+    # Short columns: the list must show state, publish time and failing sources at 1280 px.
+    list_display = ["title", "channel", "state", "publish_at", "failing_sources", "last_edit"]
+    list_filter = ["status", "video__channel", "video__topics", LanguageFilter]
     search_fields = ["video__title", "tldr", "chapters__title", "video__channel__name"]
     list_select_related = ["video", "video__channel", "updated_by"]
     date_hierarchy = "publish_at"
@@ -246,7 +283,24 @@ class SummaryAdmin(
     actions = ["publish_now", "schedule", "unpublish", "send_to_review"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).with_admin_data()
+        failing = Q(citations__source__state__in=[str(state) for state in PROBLEM_STATES]) | Q(
+            citations__verdict__in=list(PROBLEM_VERDICTS)
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .with_admin_data()
+            .annotate(failing=Count("citations__source", filter=failing, distinct=True))
+        )
+
+    @admin.display(description="Sources", ordering="failing")
+    def failing_sources(self, summary):
+        failing = getattr(summary, "failing", 0)
+        if not failing:
+            return "—"
+        return format_html(
+            '<span class="source-state source-state-broken">{} failing</span>', failing
+        )
 
     def revision_view(self, request, object_id, version_id, extra_context=None):
         """Restore an old revision's content; its publication state is never restored.
@@ -319,9 +373,19 @@ class SummaryAdmin(
 
     # Columns and read-only fields.
 
+    @admin.display(description="Video", ordering="video__title")
+    def title(self, summary):
+        title = summary.video.title
+        return format_html('<span title="{}">{}</span>', title, Truncator(title).chars(60))
+
     @admin.display(ordering="video__channel__name")
     def channel(self, summary):
         return summary.video.channel
+
+    @admin.display(description="Last edit", ordering="updated_at")
+    def last_edit(self, summary):
+        who = summary.updated_by.get_username() if summary.updated_by else "—"
+        return f"{timezone.localtime(summary.updated_at):%Y-%m-%d %H:%M}, {who}"
 
     @admin.display(description="State", ordering="status")
     def state(self, summary):
@@ -382,17 +446,44 @@ class SummaryAdmin(
 
     def save_related(self, request, form, formsets, change):
         """Save the summary and every part on the page in one go, as the API does."""
-        parts = {}
+        parts, key_phrases = {}, {}
         for formset in formsets:
             if isinstance(formset, OrderedInlineFormSet):
                 parts[formset.model] = formset.parts()
-            else:
-                formset.save(commit=False)  # read-only (citations): for the change message
+            else:  # the citations: only their key phrases, once the text is saved
+                formset.save(commit=False)  # records what changed, for the change message
+                key_phrases = {
+                    f.instance.pk: f.cleaned_data["key_phrase"]
+                    for f in formset.forms
+                    if f.instance.pk and "key_phrase" in f.changed_data
+                }
         summary = save.save_summary(summary=form.instance, parts=parts, user=request.user)
+        self._save_key_phrases(request, summary, key_phrases)
         for warning in rules.summary_warnings(summary=summary):
             messages.warning(request, str(warning))
         self._apply_workflow_button(request, summary)
         self._apply_confirm_button(request, summary)
+        self._apply_check_now_button(request, summary)
+
+    def _save_key_phrases(self, request, summary, key_phrases: dict) -> None:
+        citations = Citation.objects.select_related("source", "summary").filter(
+            summary=summary, pk__in=list(key_phrases)
+        )
+        for citation in citations:  # a citation whose link left the text is gone
+            derived.set_key_phrase(
+                citation=citation, phrase=key_phrases[citation.pk], user=request.user
+            )
+
+    def _apply_check_now_button(self, request, summary) -> None:
+        """ "Check the sources now": queue checks of every source the summary cites."""
+        if CHECK_NOW_BUTTON not in request.POST:
+            return
+        sources, queued = checking.request_summary_checks(summary=summary, user=request.user)
+        busy = len(sources) - len(queued)
+        message = f"Queued a check of {len(queued)} source{'s' if len(queued) != 1 else ''}."
+        if busy:
+            message += f" {busy} already being checked or ignored."
+        messages.success(request, message)
 
     def _apply_confirm_button(self, request, summary):
         """The "Save and confirm" button of a citation: record what its source says now."""
@@ -412,7 +503,8 @@ class SummaryAdmin(
 
     def response_change(self, request, obj):
         workflow = any(name in request.POST for name in WORKFLOW_BUTTONS)
-        if CONFIRM_BUTTON in request.POST or (workflow and "_stay" in request.POST):
+        stay = CONFIRM_BUTTON in request.POST or CHECK_NOW_BUTTON in request.POST
+        if stay or (workflow and "_stay" in request.POST):
             request.POST = request.POST.copy()
             request.POST["_continue"] = "1"  # stay on the page
         return super().response_change(request, obj)

@@ -13,8 +13,8 @@ from django.conf import settings
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from summaries.models import Summary
-from tests.factories import ChapterFactory, ReviewerFactory, SummaryFactory
+from summaries.models import Caveat, Summary
+from tests.factories import ChapterFactory, ReviewerFactory, SummaryFactory, TakeawayFactory
 
 pytestmark = [
     pytest.mark.integration,
@@ -137,3 +137,35 @@ def test_a_revision_is_restored_without_changing_publication(live_server, page, 
     assert summary.is_live() and summary.tldr == "The first words."
     reader.reload()
     expect(reader.locator("body")).to_contain_text("The first words.")
+
+
+def test_the_admin_fits_1280_pixels(live_server, page, editor):
+    """The summary list shows state, publish time and failing sources, and the summary page
+    with a caveat on a long takeaway, without a horizontal scroll bar."""
+    summary = SummaryFactory(
+        live=True, video__title="A rather long title of a video about agents " * 2
+    )
+    TakeawayFactory(summary=summary, position=1, text="A very long takeaway " * 30)
+    chapter = ChapterFactory(summary=summary, position=1, title="Chapter", body="Text.")
+    Caveat.objects.create(summary=summary, chapter=chapter, position=1, text="A note.")
+    for url in (
+        live_server.url + reverse("admin:summaries_summary_changelist"),
+        change_url(live_server, summary),
+    ):
+        page.goto(url)
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"{url} is {overflow}px wider than the window"
+    page.goto(live_server.url + reverse("admin:summaries_summary_changelist"))
+    for column in ("State", "Publish time", "Sources"):
+        header = page.locator("#result_list thead th", has_text=column)
+        expect(header).to_be_visible()
+        box = header.bounding_box()
+        assert box["x"] + box["width"] <= DESKTOP["width"], f"{column} is cut off"
+    hidden = page.evaluate(
+        "(() => { const r = document.querySelector('#changelist .results');"
+        " return r.scrollWidth - r.clientWidth; })()"
+    )
+    assert hidden <= 0, f"the list scrolls sideways by {hidden}px"
+    screenshot(page, "admin-summary-list")
