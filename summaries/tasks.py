@@ -6,10 +6,9 @@ the checker (checking/tasks.py) and are imported here.
 
 import logging
 
-from celery import shared_task
 from django.conf import settings
 
-from .background import TRANSIENT_ERRORS, OnCommitTask
+from .background import background_task
 from .checking.tasks import check_source_batch, dispatch_source_checks
 from .editing import copies, derived
 from .models import Summary, Video
@@ -27,7 +26,7 @@ __all__ = [
 ]
 
 
-@shared_task(acks_late=True, ignore_result=True)
+@background_task(soft_time_limit=120)
 def rerender_summary(summary_id: int) -> None:
     """Re-render a summary's Markdown and rebuild its citations (idempotent)."""
     summary = Summary.objects.filter(pk=summary_id).first()
@@ -39,18 +38,7 @@ def rerender_summary(summary_id: int) -> None:
 # --- Related videos -----------------------------------------------------------------------
 
 
-@shared_task(
-    base=OnCommitTask,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=120,
-    time_limit=150,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=2,
-    retry_jitter=True,
-    max_retries=3,
-)
+@background_task(soft_time_limit=120)
 def refresh_related_around(video_id: int) -> None:
     """Recompute the stored related videos of a video that went live or offline, and of
     its neighbours. Idempotent; a deleted video is skipped."""
@@ -60,35 +48,13 @@ def refresh_related_around(video_id: int) -> None:
     related.refresh_related_around(video=video)
 
 
-@shared_task(
-    base=OnCommitTask,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=240,
-    time_limit=300,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=2,
-    retry_jitter=True,
-    max_retries=3,
-)
+@background_task(soft_time_limit=240, time_limit=300)
 def refresh_stale_related() -> None:
     """Recompute a bounded batch of missing or old related lists (celery beat)."""
     related.refresh_stale_related(limit=settings.RELATED_REFRESH_BATCH)
 
 
-@shared_task(
-    base=OnCommitTask,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=120,
-    time_limit=150,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=2,
-    retry_jitter=True,
-    max_retries=3,
-)
+@background_task(soft_time_limit=120)
 def publish_due_changes() -> None:
     """Publish the changes scheduled for now or earlier (celery beat, every minute).
 

@@ -6,12 +6,11 @@ beat's schedule still find them.
 
 import logging
 
-from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 
-from summaries.background import TRANSIENT_ERRORS, OnCommitTask
+from summaries.background import background_task
 from summaries.models import Source
 
 from . import dispatch, record
@@ -35,20 +34,12 @@ def _time_budget() -> float:
     return max(1.0, CHECK_SOFT_TIME_LIMIT - deadline - CHECK_BATCH_MARGIN)
 
 
-@shared_task(
+@background_task(
     name="summaries.tasks.check_source_batch",  # as queued before the move
-    base=OnCommitTask,
     bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
     soft_time_limit=CHECK_SOFT_TIME_LIMIT,
     time_limit=CHECK_TIME_LIMIT,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=2,
     retry_backoff_max=60,
-    retry_jitter=True,
-    max_retries=3,
 )
 def check_source_batch(self, source_ids: list[int], token: str, attempt: int = 1) -> None:
     """Check the sources claimed with `token` and record the results (idempotent).
@@ -85,18 +76,9 @@ def check_source_batch(self, source_ids: list[int], token: str, attempt: int = 1
         check_source_batch.delay_on_commit(remaining, token, attempt + 1)
 
 
-@shared_task(
+@background_task(
     name="summaries.tasks.dispatch_source_checks",  # as in the beat schedule
-    base=OnCommitTask,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
     soft_time_limit=60,
-    time_limit=90,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=2,
-    retry_jitter=True,
-    max_retries=3,
 )
 def dispatch_source_checks() -> None:
     """Claim due sources in batches and queue a check task per batch (celery beat).

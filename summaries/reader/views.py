@@ -15,9 +15,7 @@ from django.views.generic import DetailView, ListView
 from summaries.models import (
     LANGUAGE_CHOICES,
     Appearance,
-    Caveat,
     Channel,
-    Citation,
     Person,
     Summary,
     Topic,
@@ -274,12 +272,8 @@ class SummaryDetailView(CachedPageMixin, DetailView):
                     queryset=Appearance.objects.select_related("person", "organisation"),
                 ),
                 "video__topics",
-                "key_points",
-                "takeaways",
-                "chapters",
-                Prefetch("caveats", queryset=Caveat.objects.order_by("position")),
-                Prefetch("citations", queryset=Citation.objects.select_related("source")),
             )
+            .with_parts()
         )
         return super().get_object(queryset)
 
@@ -313,13 +307,7 @@ class SummaryPreviewView(SummaryDetailView):
         copy = (
             Summary.objects.filter(working_copy_of=summary)
             .defer("search_document")
-            .prefetch_related(
-                "key_points",
-                "takeaways",
-                "chapters",
-                Prefetch("caveats", queryset=Caveat.objects.order_by("position")),
-                Prefetch("citations", queryset=Citation.objects.select_related("source")),
-            )
+            .with_parts()
             .first()
         )
         if copy is None:
