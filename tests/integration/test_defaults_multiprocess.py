@@ -302,7 +302,8 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 def _editor(site: Site) -> dict:
-    return {"Authorization": f"Token {site.token}"}
+    # Workflow actions need If-Match; "*" acts on whatever version is current.
+    return {"Authorization": f"Token {site.token}", "If-Match": "*"}
 
 
 def _summary(answers: list[Answer]) -> collections.Counter:
