@@ -29,7 +29,7 @@ class UserFactory(factory.django.DjangoModelFactory):
 def reviewers_group() -> Group:
     """The Reviewers group as its data migration makes it (see editors_group)."""
     group = Group.objects.filter(name=REVIEWERS_MIGRATION.REVIEWERS).first()
-    if group is None:
+    if group is None or not group.permissions.exists():
         config = django_apps.get_app_config("summaries")
         models_module = config.models_module  # the migration's function resets it
         try:
@@ -43,11 +43,11 @@ def reviewers_group() -> Group:
 def editors_group() -> Group:
     """The Editors group as its data migration makes it.
 
-    Tests on a transactional database empty every table afterwards, the group included;
-    tests that run later make it again the same way.
+    Tests on a transactional database empty every table afterwards, the group included (or
+    leave it without its permissions); tests that run later make it again the same way.
     """
     group = Group.objects.filter(name=EDITORS).first()
-    if group is None:
+    if group is None or not group.permissions.exists():
         config = django_apps.get_app_config("summaries")
         models_module = config.models_module  # the migration's function resets it
         try:

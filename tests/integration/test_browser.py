@@ -11,7 +11,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from summaries.models import Summary
-from tests.factories import SummaryFactory
+from tests.factories import SummaryFactory, editors_group, reviewers_group
 
 # Transactional (the live server reads what the test writes); serialized rollback restores the
 # migrated data, such as the Editors group, for the tests that run after these.
@@ -37,6 +37,9 @@ def demo_summary():
 def editor_login(settings, tmp_path):
     """The `make run` editor account, made by create_demo_editor (password file in tmp)."""
     settings.VAR_DIR = tmp_path
+    # The groups as their migrations make them, even after an earlier transactional test
+    # emptied them (create_demo_editor only adds the user to them).
+    editors_group(), reviewers_group()
     out = io.StringIO()
     call_command("create_demo_editor", stdout=out)
     username, password = re.search(r"Editor login: (\S+) / (\S+)", out.getvalue()).groups()
