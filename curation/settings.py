@@ -145,6 +145,23 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A PostgreSQL read replica for anonymous API reads (curation/replica.py says which reads).
+_replica_url = env.str("DATABASE_REPLICA_URL", default="")
+if _replica_url:
+    if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        raise ImproperlyConfigured("DATABASE_REPLICA_URL needs DATABASE_URL on PostgreSQL too.")
+    try:
+        DATABASES["replica"] = env.db_url_config(_replica_url)
+    except Exception as exc:  # django-environ raises several kinds on a malformed URL
+        raise ImproperlyConfigured(f"DATABASE_REPLICA_URL is invalid: {exc}") from exc
+    DATABASES["replica"].update(
+        CONN_MAX_AGE=DATABASES["default"]["CONN_MAX_AGE"],
+        CONN_HEALTH_CHECKS=True,
+        # Tests read the primary through it: a test database has no replica.
+        TEST={"MIRROR": "default"},
+    )
+    DATABASE_ROUTERS = ["curation.replica.ReplicaRouter"]
+    MIDDLEWARE.insert(1, "curation.replica.ReplicaMiddleware")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: broker and cache ------------------------------------------------------------

@@ -98,3 +98,10 @@ def test_missing_csrf_trusted_origins_stops_production_start_up():
 def test_csrf_trusted_origins_need_a_scheme():
     result = manage("check", **{**PRODUCTION, "CSRF_TRUSTED_ORIGINS": "curation.example.com"})
     assert_one_line_error(result, "CSRF_TRUSTED_ORIGINS")
+
+
+def test_a_replica_needs_postgresql_for_the_primary():
+    result = manage(
+        "check", DATABASE_REPLICA_URL="postgres://postgres@127.0.0.1:5432/replica"
+    )  # DATABASE_URL: the SQLite default
+    assert_one_line_error(result, "DATABASE_REPLICA_URL")
