@@ -73,7 +73,7 @@ class Cluster:
         if (self.dir / "postmaster.pid").exists():
             subprocess.run(  # noqa: S603 - fixed arguments
                 [
-                    "runuser",
+                    RUNUSER,
                     "-u",
                     "postgres",
                     "--",
