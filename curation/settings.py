@@ -82,6 +82,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Probes (/healthz, /readyz) are answered before the HTTPS redirect and the Host check:
+    # load balancers probe over plain HTTP, often with the pod's address as Host.
+    "summaries.ops.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything that may answer on its own (CommonMiddleware's redirects), so that
     # those answers carry CORS headers too; it only acts on CORS_URLS_REGEX (the API).
@@ -96,6 +99,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # A view that finds the database or Redis unreachable answers 503, not 500.
+    "summaries.ops.outage.OutageMiddleware",
 ]
 
 ROOT_URLCONF = "curation.urls"

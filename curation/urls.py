@@ -5,6 +5,7 @@ from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
 from summaries.api.docs import docs_view, schema_view
+from summaries.ops import views as ops
 from summaries.pagecache.middleware import cached_page
 from summaries.reader.sitemaps import SITEMAPS
 from summaries.reader.views_seo import robots_txt
@@ -20,6 +21,9 @@ urlpatterns = [
     path("api/docs/", docs_view, name="api-docs"),
     path("sitemap.xml", cached_page(sitemap), {"sitemaps": SITEMAPS}, name="sitemap"),
     path("robots.txt", robots_txt, name="robots-txt"),
+    # Answered by summaries.ops.middleware.ProbeMiddleware first; named and listed here.
+    path("healthz", ops.healthz, name="healthz"),
+    path("readyz", ops.readyz, name="readyz"),
     path("", include("summaries.reader.urls")),
 ]
 

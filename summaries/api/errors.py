@@ -29,6 +29,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
 from summaries.models import EditConflict
+from summaries.ops.outage import RETRY_AFTER, is_outage, log_outage
 
 logger = logging.getLogger("django.request")
 
@@ -64,6 +65,15 @@ class PreconditionFailed(exceptions.APIException):
         "Nothing was saved: GET it again and reapply your edit."
     )
     default_code = "precondition_failed"
+
+
+class ServiceUnavailable(exceptions.APIException):
+    """The database or Redis cannot be reached (summaries/ops/outage.py)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The service is unavailable for a moment; try again shortly."
+    default_code = "unavailable"
+    wait = RETRY_AFTER  # sent as Retry-After
 
 
 class Conflict(exceptions.APIException):
@@ -161,8 +171,11 @@ def exception_handler(exc, context):
     Anything that is not an API error is logged like Django logs a server error (and
     reported through got_request_exception) and answered with a JSON 500.
     """
-    exc = _as_api_exception(exc)
     request = context.get("request")
+    if is_outage(exc):
+        log_outage(exc, getattr(request, "path", "?"))
+        exc = ServiceUnavailable()
+    exc = _as_api_exception(exc)
     if request is not None:
         # Errors are JSON on every API view, also those that render YAML or HTML (the
         # schema, its docs) and when content negotiation itself failed.
