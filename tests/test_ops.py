@@ -16,6 +16,7 @@ import psycopg
 import pytest
 import redis
 from django.core.cache.backends.base import BaseCache
+from django.core.management import CommandError, call_command
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.db.utils import ConnectionHandler
 
@@ -346,3 +347,44 @@ print(json.dumps(answers))
     assert json.loads(text)["checks"]["database"] == "failed"
     assert str(port) not in text
     assert answers["/healthz"][0] == 200
+
+
+# --- worker_health --------------------------------------------------------------------------
+
+
+def test_worker_health_fails_in_one_line_when_no_worker_answers(broker):
+    with pytest.raises(CommandError) as failure:
+        call_command("worker_health", "--hostname", "nobody@nowhere", "--timeout", "0.5")
+    assert str(failure.value) == "nobody@nowhere did not answer a ping within 0.5 s"
+
+
+@pytest.mark.parametrize(
+    ("given", "pinged"),
+    [
+        (None, f"celery@{socket.gethostname()}"),  # the worker's own default name
+        ("worker-7", "celery@worker-7"),
+        ("web@%h", f"web@{socket.gethostname()}"),
+    ],
+)
+def test_worker_health_pings_the_name_a_worker_gives_itself(broker, given, pinged):
+    arguments = ["--timeout", "0.2"] + (["--hostname", given] if given else [])
+    with pytest.raises(CommandError, match=f"^{pinged} did not answer"):
+        call_command("worker_health", *arguments)
+
+
+def test_worker_health_exits_1_in_one_line_when_the_broker_is_down(tmp_path):
+    port = closed_port()
+    started = time.monotonic()
+    result = manage(
+        "worker_health",
+        "--timeout",
+        "2",
+        REDIS_URL=f"redis://:s3cret@127.0.0.1:{port}/0",
+        CURATION_VAR_DIR=str(tmp_path),
+    )
+    assert time.monotonic() - started < 30
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("CommandError: the broker cannot be reached")
+    assert "s3cret" not in line and "Traceback" not in result.stderr
+    assert not result.stdout
