@@ -9,6 +9,10 @@ objects out of every later collection (about 9 ms then). See the `gc.freeze` doc
 """
 
 import gc
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 # Requests after which what the process built for them (lazily loaded templates, URL
 # resolvers, cached settings) is frozen too.
@@ -25,3 +29,47 @@ def post_request(worker, req, environ, resp):
     if worker.curation_requests == _FREEZE_AFTER_REQUESTS:
         gc.collect()
         gc.freeze()
+
+
+# Metrics (summaries/ops/metrics.py): each worker writes its counts to files in
+# PROMETHEUS_MULTIPROC_DIR and a scrape, whichever worker answers it, sums them
+# (prometheus-client's multiprocess mode). Workers must find the variable when they import
+# prometheus_client, so it is set here in the master: a new folder of this gunicorn's own,
+# removed when it exits, unless one is given (then emptied when gunicorn starts).
+_METRICS_PREFIX = "curation-metrics-"
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _made = tempfile.mkdtemp(prefix=f"{_METRICS_PREFIX}{os.getpid()}-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = os.environ["CURATION_METRICS_DIR_MADE"] = _made
+
+
+def _remove_folders_of_dead_masters() -> None:
+    """Folders left by a gunicorn that was killed before its on_exit."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_METRICS_PREFIX}*-*"):
+        pid = folder.name[len(_METRICS_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:  # alive, another user's
+            pass
+
+
+def on_starting(server):
+    for stale in Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).glob("*.db"):
+        stale.unlink(missing_ok=True)
+    _remove_folders_of_dead_masters()
+
+
+def child_exit(server, worker):
+    """A worker died or was replaced: its counts stay in the sums, its live values go."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    made = os.environ.get("CURATION_METRICS_DIR_MADE")
+    if made and made == os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        shutil.rmtree(made, ignore_errors=True)

@@ -82,6 +82,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every request, cached pages and redirects too, gets an id, a log line and a
+    # count (summaries/ops/logs.py).
+    "summaries.ops.logs.RequestLogMiddleware",
     # Probes (/healthz, /readyz) are answered before the HTTPS redirect and the Host check:
     # load balancers probe over plain HTTP, often with the pod's address as Host.
     "summaries.ops.middleware.ProbeMiddleware",
@@ -311,12 +314,46 @@ CONTENT_SECURITY_POLICY = {
 SESSION_COOKIE_HTTPONLY = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
+# One line per request (curation.request) and per task (curation.task), with the request
+# id, task id and check batch they belong to (summaries/ops/logs.py); LOG_FORMAT=json writes
+# one JSON object per line. Django's and Celery's lines that repeat these: errors only.
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, got {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "summaries.ops.logs.ContextFilter"}},
+    "formatters": {
+        "text": {"()": "summaries.ops.logs.TextFormatter"},
+        "json": {"()": "summaries.ops.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["context"],
+        }
+    },
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        # Celery's "received" and "succeeded" lines repeat curation.task's; failures stay.
+        "celery.app.trace": {"level": "WARNING"},
+        "celery.worker.strategy": {"level": "WARNING"},
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+# The worker keeps this configuration (Celery would replace the root handler with its own).
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Metrics (summaries/ops/metrics.py) ---------------------------------------------------
+# /metrics answers a bearer token equal to METRICS_TOKEN, or peers (REMOTE_ADDR) in
+# METRICS_ALLOWED_NETWORKS (CIDRs); anyone else gets a 404. Neither set: closed.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=[])
+# The Celery worker's own endpoint for the counts made in its processes (0: off).
+METRICS_WORKER_PORT = env.int("METRICS_WORKER_PORT", default=0)
+METRICS_WORKER_ADDR = env.str("METRICS_WORKER_ADDR", default="127.0.0.1")
 
 # --- REST API ---------------------------------------------------------------------------
 # The client API under /api/v1/ (summaries/api/). Everything that is set once for all its

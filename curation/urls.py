@@ -6,6 +6,7 @@ from django.urls import include, path
 
 from summaries.api.docs import docs_view, schema_view
 from summaries.ops import views as ops
+from summaries.ops.metrics import metrics_view
 from summaries.pagecache.middleware import cached_page
 from summaries.reader.sitemaps import SITEMAPS
 from summaries.reader.views_seo import robots_txt
@@ -24,6 +25,7 @@ urlpatterns = [
     # Answered by summaries.ops.middleware.ProbeMiddleware first; named and listed here.
     path("healthz", ops.healthz, name="healthz"),
     path("readyz", ops.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("", include("summaries.reader.urls")),
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -14,6 +15,8 @@ from summaries.background import queue_after_commit
 from summaries.models import Citation, Source, Summary
 
 from .options import setting
+
+logger = logging.getLogger(__name__)
 
 
 def new_token() -> str:
@@ -65,6 +68,7 @@ def claim_sources(
 
 
 def _queue(token: str, ids: list[int]) -> None:
+    logger.info("check batch %s: %d sources claimed, queued on commit", token, len(ids))
     queue_after_commit("summaries.tasks.check_source_batch", ids, token)
 
 

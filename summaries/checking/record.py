@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,10 +15,13 @@ from django.utils import timezone
 from summaries import linkcheck
 from summaries.linkcheck import CheckResult, State
 from summaries.models import Citation, Source, SourceCheck
+from summaries.ops import metrics
 from summaries.pagecache.generation import content_changed
 
 from .limiter import host_limiter
 from .options import fetch_options, setting
+
+logger = logging.getLogger(__name__)
 
 # States that are checked again sooner (CHECK_INTERVAL_PROBLEM), as are changed claims.
 PROBLEM_STATES = frozenset({State.BROKEN, State.UNVERIFIABLE, State.ERROR})
@@ -233,6 +237,8 @@ def record_results(
         changed_citations, ["verdict", "verdict_excerpt", "verdict_checked_at"]
     )
     _trim_history([s.pk for s in sources])
+    metrics.count_checks(s.state for s in sources)
+    logger.info("check batch %s: %d results recorded", token, len(sources))
     if _shown_on_pages(sources, citations) != shown_before:
         # Written in bulk, so no save signal tells the page cache; most checks find a
         # source as it was and leave cached pages alone.

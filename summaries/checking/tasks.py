@@ -12,6 +12,7 @@ from django.db import transaction
 
 from summaries.background import background_task
 from summaries.models import Source
+from summaries.ops import logs, metrics
 
 from . import dispatch, record
 
@@ -50,13 +51,29 @@ def check_source_batch(self, source_ids: list[int], token: str, attempt: int = 1
     recorded as timeouts. A worker lost mid-batch loses at most the unrecorded results:
     the lease lapses and the sweeper claims those sources again.
     """
+    with logs.bound(batch=token):
+        _check_batch(source_ids, token, attempt)
+
+
+def _check_batch(source_ids: list[int], token: str, attempt: int) -> None:
+    logger.info("check batch %s started: %d sources, attempt %d", token, len(source_ids), attempt)
     try:
-        outcome = record.check_source_batch(
-            source_ids=source_ids, token=token, time_budget=_time_budget()
-        )
+        with metrics.CHECK_BATCH_SECONDS.time():
+            outcome = record.check_source_batch(
+                source_ids=source_ids, token=token, time_budget=_time_budget()
+            )
     except SoftTimeLimitExceeded:
         logger.warning("check batch %s hit its soft time limit (attempt %s)", token, attempt)
         outcome = None
+    else:
+        logger.info(
+            "check batch %s finished: %d recorded, %d skipped, %d left (attempt %d)",
+            token,
+            len(outcome.recorded),
+            len(outcome.skipped),
+            len(outcome.remaining),
+            attempt,
+        )
     remaining = (
         outcome.remaining
         if outcome is not None

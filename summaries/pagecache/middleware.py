@@ -24,6 +24,8 @@ from django.http import HttpResponse
 from django.http.request import split_domain_port
 from django.utils.cache import patch_cache_control
 
+from summaries.ops import metrics
+
 from .generation import GENERATION_KEY, page_ttl, read, write
 
 logger = logging.getLogger(__name__)
@@ -194,9 +196,11 @@ class PageCacheMiddleware:
             logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
             return self.get_response(request)
         if response is not None:
+            metrics.PAGE_CACHE_HITS.inc()
             return response
         response = self.get_response(request)
         if is_storable(request, response, query):
+            metrics.PAGE_CACHE_MISSES.inc()
             store(key, generation, response, self.local)
         return response
 

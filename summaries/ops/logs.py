@@ -1,0 +1,240 @@
+"""Logs: one line per request and per task, ids that follow work across processes, JSON.
+
+- `RequestLogMiddleware` (first in MIDDLEWARE) gives each request an id (the client's
+  `X-Request-ID` when well formed, else a new one), sends it back in `X-Request-ID`, counts
+  the request (summaries/ops/metrics.py) and logs one line on `curation.request`: method,
+  URL name, path (never the query string), status, duration and the id.
+- Tasks queued while a request (or a task) runs carry its request id in their message
+  headers (`before_task_publish`); each task logs one line on `curation.task` when it
+  ends: name, id, outcome, duration and the request id it came with.
+- `bound()` adds fields (request_id, task_id, the check batch token) to every line logged
+  inside it: `ContextFilter` copies them onto records, the formatters print them.
+- `JsonFormatter` (LOG_FORMAT=json) writes one JSON object per line; `TextFormatter` one
+  readable line. The standard library's logging does the rest: a formatter of 30 lines
+  needs no dependency, and only we decide which fields a line carries (values that are
+  not plain data are written as their type's name, so a request object's query string, a
+  token, never reaches a log through `repr`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import logging
+import re
+import time
+import uuid
+from datetime import UTC, datetime
+
+from celery import signals
+
+from . import metrics
+
+REQUEST_ID_HEADER = "X-Request-ID"
+_WELL_FORMED_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}\Z")
+# The fields of every line logged inside `bound()`; the text format prints these.
+CORRELATION_FIELDS = ("request_id", "task_id", "batch")
+
+request_logger = logging.getLogger("curation.request")
+task_logger = logging.getLogger("curation.task")
+
+# Never mutated: each change sets a new dict, so a context copied by a thread or a task
+# keeps what it had.
+_context: contextvars.ContextVar[dict] = contextvars.ContextVar("curation_log_context")
+
+
+def current() -> dict:
+    return _context.get({})
+
+
+@contextlib.contextmanager
+def bound(**fields):
+    """Add `fields` to every line logged until the block ends."""
+    token = _context.set({**current(), **fields})
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def request_id_for(request) -> str:
+    offered = request.META.get("HTTP_X_REQUEST_ID", "")
+    if offered and _WELL_FORMED_ID.match(offered):
+        return offered
+    return uuid.uuid4().hex
+
+
+def _printable(text: str, limit: int) -> str:
+    """Client-chosen text for a text log line: no line breaks or control characters."""
+    text = text[:limit]
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+class RequestLogMiddleware:
+    """Request id, request count and one log line per request (first in MIDDLEWARE, so
+    that cached pages, redirects and static files are counted too)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        request_id = request_id_for(request)
+        request.request_id = request_id
+        token = _context.set({"request_id": request_id})
+        try:
+            response = self.get_response(request)
+            response[REQUEST_ID_HEADER] = request_id
+            status = response.status_code
+            view = metrics.count_request(request, status)
+            if request_logger.isEnabledFor(logging.INFO):
+                duration_ms = round((time.perf_counter() - started) * 1000, 1)
+                method = _printable(request.method or "", 16)
+                path = _printable(request.path, 300)
+                request_logger.info(
+                    "%s %s %s %s %.1f ms",
+                    method,
+                    view,
+                    path,
+                    status,
+                    duration_ms,
+                    extra={
+                        "method": method,
+                        "view": view,
+                        "path": path,
+                        "status": status,
+                        "duration_ms": duration_ms,
+                        "request_id": request_id,
+                    },
+                )
+            return response
+        finally:
+            _context.reset(token)
+
+
+# --- Tasks -------------------------------------------------------------------------------
+
+
+@signals.before_task_publish.connect(dispatch_uid="curation-request-id-header")
+def _carry_request_id(headers=None, **kwargs) -> None:
+    request_id = current().get("request_id")
+    if request_id and headers is not None:
+        headers.setdefault("request_id", request_id)
+
+
+# Started tasks of this process: task id -> (start, context token). A thread pool runs
+# several at once, each in its own thread (and context).
+_running: dict[str, tuple[float, contextvars.Token]] = {}
+
+
+def _request_id_of(task) -> str | None:
+    request = task.request
+    return (
+        getattr(request, "request_id", None)  # a worker: message headers are attributes
+        or (request.headers or {}).get("request_id")  # Task.apply(headers=…)
+        or current().get("request_id")  # run eagerly inside a request
+    )
+
+
+@signals.task_prerun.connect(dispatch_uid="curation-task-started")
+def _task_started(task_id=None, task=None, **kwargs) -> None:
+    fields = {"task_id": task_id}
+    request_id = _request_id_of(task)
+    if request_id:
+        fields["request_id"] = request_id
+    _running[task_id] = (time.perf_counter(), _context.set(fields))
+
+
+@signals.task_postrun.connect(dispatch_uid="curation-task-finished")
+def _task_finished(task_id=None, task=None, state=None, **kwargs) -> None:
+    started = _running.pop(task_id, None)
+    if started is None:
+        return
+    start, token = started
+    duration_ms = round((time.perf_counter() - start) * 1000, 1)
+    try:
+        task_logger.info(
+            "task %s %s %s %.1f ms",
+            task.name,
+            task_id,
+            state,
+            duration_ms,
+            extra={
+                **current(),
+                "task": task.name,
+                "outcome": state,
+                "duration_ms": duration_ms,
+            },
+        )
+    finally:
+        _context.reset(token)
+
+
+# --- Formatting --------------------------------------------------------------------------
+
+_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
+    "message",
+    "asctime",
+    "taskName",
+}
+
+
+class ContextFilter(logging.Filter):
+    """Copy the fields of `bound()` onto each record the handler writes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, value in current().items():
+            if not hasattr(record, name):
+                setattr(record, name, value)
+        return True
+
+
+def _plain(value):
+    """A value JSON can hold as it is; anything else by its type's name only."""
+    return f"<{type(value).__name__}>"
+
+
+def _timestamp(record: logging.LogRecord) -> str:
+    moment = datetime.fromtimestamp(record.created, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, the record's own fields
+    (`extra=` and `bound()`), and the traceback if any."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": _timestamp(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for name, value in vars(record).items():
+            if name not in _RECORD_ATTRIBUTES and not name.startswith("_"):
+                entry[name] = value
+        if record.exc_info:
+            entry["exc_info"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            entry["stack_info"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, default=_plain)
+
+
+class TextFormatter(logging.Formatter):
+    """`time level logger message` and the correlation fields as name=value."""
+
+    def __init__(self):
+        super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        fields = [
+            f"{name}={getattr(record, name)}"
+            for name in CORRELATION_FIELDS
+            if getattr(record, name, None)
+        ]
+        if not fields:
+            return line
+        head, newline, rest = line.partition("\n")  # keep a traceback below the line
+        return f"{head} {' '.join(fields)}{newline}{rest}"
