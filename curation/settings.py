@@ -85,8 +85,9 @@ MIDDLEWARE = [
     # First: every request, cached pages and redirects too, gets an id, a log line and a
     # count (summaries/ops/logs.py).
     "summaries.ops.logs.RequestLogMiddleware",
-    # Probes (/healthz, /readyz) are answered before the HTTPS redirect and the Host check:
-    # load balancers probe over plain HTTP, often with the pod's address as Host.
+    # Probes (/healthz, /readyz) and /metrics are answered before the HTTPS redirect and the
+    # Host check: load balancers and Prometheus come over plain HTTP, with the pod's address
+    # as Host.
     "summaries.ops.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything that may answer on its own (CommonMiddleware's redirects), so that

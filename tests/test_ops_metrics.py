@@ -325,3 +325,15 @@ def test_gunicorn_hooks_keep_a_dead_workers_counts_and_clean_up(monkeypatch, tmp
     assert not left.exists()
     hooks["on_exit"](None)
     assert tmp_path.exists()  # a given folder stays
+
+
+def test_prometheus_scrapes_a_pod_by_address_over_plain_http(client, scrape_settings):
+    """Prometheus scrapes each web process by its address (a Host not in ALLOWED_HOSTS) over
+    plain HTTP: like the probes, /metrics answers before the Host check and the redirect."""
+    scrape_settings.ALLOWED_HOSTS = ["curation.example.com"]
+    scrape_settings.SECURE_SSL_REDIRECT = True
+    pod = {"HTTP_HOST": "10.42.0.17:8000"}
+
+    assert scrape(client, HTTP_AUTHORIZATION=f"Bearer {TOKEN}", **pod).status_code == 200
+    assert scrape(client, **pod).status_code == 404  # still closed without the token
+    assert client.get("/", **pod).status_code == 400  # other paths keep both guards
