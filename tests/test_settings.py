@@ -105,3 +105,17 @@ def test_a_replica_needs_postgresql_for_the_primary():
         "check", DATABASE_REPLICA_URL="postgres://postgres@127.0.0.1:5432/replica"
     )  # DATABASE_URL: the SQLite default
     assert_one_line_error(result, "DATABASE_REPLICA_URL")
+
+
+def test_beat_creates_the_folder_of_its_schedule_file(tmp_path):
+    """On PostgreSQL + Redis nothing else creates CURATION_VAR_DIR, where beat keeps its
+    schedule: beat must not crash on a fresh machine."""
+    from curation.celery import BeatScheduler, app
+
+    schedule = tmp_path / "missing" / "var" / "celerybeat-schedule"
+    scheduler = BeatScheduler(app, schedule_filename=str(schedule), lazy=False)
+    try:
+        assert schedule.parent.is_dir()
+        assert "dispatch-source-checks" in scheduler.schedule
+    finally:
+        scheduler.close()
