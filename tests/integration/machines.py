@@ -376,6 +376,7 @@ class Postgres:
         )
         with (self.directory / "pg_hba.conf").open("a") as hba:  # the lab's machines
             hba.write(f"host all all {SUBNET}.0/{NETMASK} trust\n")
+            hba.write(f"host replication all {SUBNET}.0/{NETMASK} trust\n")
         self.start()
         self.machine.run(
             str(self.bin / "createdb") if (self.bin / "createdb").exists() else "createdb",
@@ -386,6 +387,34 @@ class Postgres:
             "curation",
             user="postgres",
         )
+
+    def create_replica_of(self, primary: Postgres) -> None:
+        """A streaming replica of `primary`, copied over the lab's network (pg_basebackup -R
+        writes the standby settings: it follows the primary from then on)."""
+        self.directory.mkdir(parents=True)
+        shutil.chown(self.directory, "postgres", "postgres")
+        self.directory.chmod(0o700)
+        self.log_path = self.machine.lab.logs / f"postgres-{self.machine.role}.log"
+        self.log_path.touch()
+        shutil.chown(self.log_path, "postgres", "postgres")
+        self.machine.run(
+            str(self.bin / "pg_basebackup"),
+            "-h",
+            primary.machine.address,
+            "-U",
+            "postgres",
+            "-D",
+            str(self.directory),
+            "-R",
+            "-X",
+            "stream",
+            user="postgres",
+        )
+        # The primary keeps its socket in its data folder: the copy has the socket's lock
+        # file, which would stop this server from starting.
+        for lock in self.directory.glob(".s.PGSQL.*"):
+            lock.unlink()
+        self.start()
 
     def start(self) -> None:
         options = [

@@ -4,6 +4,7 @@ Built with Linux network namespaces (tests/integration/machines.py), all on one 
 198.18.0.0/24 with no route out, created and deleted by the module's fixture:
 
 - db (.10): PostgreSQL and Redis of the test's own (broker, cache and host limiter);
+- rp (.11): a streaming replica of db's PostgreSQL, the web machines' DATABASE_REPLICA_URL;
 - wa, wb (.21, .22): gunicorn of this project, two processes each;
 - w1, w2 (.31, .32): a Celery worker each; Celery beat on w1;
 - i1, i2, i3 (.101–.103): "internet" sites serving the cited pages (page_server.py), which
@@ -128,6 +129,13 @@ class Console:
 
         return self.on_lab(run)
 
+    def replica_sql(self, replica: str, query: str):
+        def run():
+            with psycopg.connect(replica, connect_timeout=5, autocommit=True) as conn:
+                return conn.execute(query).fetchall()
+
+        return self.on_lab(run)
+
     def try_sql(self, query: str, *params):
         """The rows, or None while the database cannot be reached."""
         try:
@@ -194,6 +202,7 @@ class Cluster:
         self.run_dir = run_dir
         make = lab.machine
         self.db = make("db", 10)
+        self.replica_machine = make("rp", 11)
         self.webs = {"wa": make("wa", 21), "wb": make("wb", 22)}
         self.workers_machines = {"w1": make("w1", 31), "w2": make("w2", 32)}
         self.sites = {role: make(role, host) for role, host in SITES.items()}
@@ -213,6 +222,9 @@ class Cluster:
                 "tcp_keepalives_count": "3",
                 "tcp_user_timeout": "5000",
             },
+        )
+        self.replica = Postgres(
+            self.replica_machine, run_dir / "replica", {"max_connections": "200"}
         )
         self.redis = Redis(self.db, run_dir / "redis")
         self.console = Console(self.lab_machine, self.postgres.url, self.redis.url)
@@ -234,6 +246,7 @@ class Cluster:
         var_dir = self.run_dir / machine.role / "var"
         var_dir.mkdir(parents=True, exist_ok=True)
         webs = [web.address for web in self.webs.values()]
+        replica = self.replica.url if machine in self.webs.values() else ""
         return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.run_dir),
@@ -252,6 +265,7 @@ class Cluster:
             "SECURE_HSTS_SECONDS": "0",
             "STATICFILES_BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage",
             "DATABASE_URL": self.postgres.url,
+            "DATABASE_REPLICA_URL": replica,
             "REDIS_URL": self.redis.url,
             "CACHE_URL": "",
             "API_THROTTLE_ANON": "1000000/minute",
@@ -278,6 +292,7 @@ class Cluster:
 
     def start(self) -> None:
         self.postgres.create()
+        self.replica.create_replica_of(self.postgres)
         self.redis.start()
         wait_for(self._redis_answers, "Redis did not start", 30, processes=[self.redis.process])
         for role, site in self.sites.items():
@@ -686,6 +701,35 @@ def test_an_unpublish_through_one_web_machine_is_a_404_on_the_other(cluster):
     status, body = c.console.http(a, "POST", f"/api/v1/summaries/{SLUG}/publish/", editor)
     assert status == 200, body[:500]
     assert [c.console.http(b, "GET", PAGE)[0] for _ in range(12)] == [200] * 12
+
+
+def test_anonymous_api_reads_come_from_the_replica_machine(cluster):
+    """DATABASE_REPLICA_URL names the replica machine: with its replay paused (a lagging
+    replica), an unpublish through web A is already a 404 for readers and for the editor's
+    API reads on web B (the primary), while anonymous API reads on B still show the summary
+    (the replica), until replay resumes."""
+    c = cluster
+    a, b = c.webs["wa"].address, c.webs["wb"].address
+    editor = {"Authorization": f"Token {c.token}", "If-Match": "*"}
+    detail = f"/api/v1/summaries/{SLUG}/"
+    assert c.console.http(b, "GET", detail)[0] == 200
+    c.console.replica_sql(c.replica.url, "SELECT pg_wal_replay_pause()")
+    try:
+        status, body = c.console.http(a, "POST", f"{detail}unpublish/", editor)
+        assert status == 200, body[:500]
+        assert c.console.http(b, "GET", PAGE)[0] == 404
+        status, body = c.console.http(b, "GET", detail, {"Authorization": editor["Authorization"]})
+        assert json.loads(body)["status"] != "published", body[:300]
+        assert c.console.http(b, "GET", detail)[0] == 200  # the lagging replica answered
+    finally:
+        c.console.replica_sql(c.replica.url, "SELECT pg_wal_replay_resume()")
+    resumed = time.monotonic()
+    wait_for(lambda: c.console.http(b, "GET", detail)[0] == 404, "the replica did not catch up", 30)
+    caught_up = time.monotonic() - resumed
+    status, body = c.console.http(a, "POST", f"{detail}publish/", editor)
+    assert status == 200, body[:500]
+    wait_for(lambda: c.console.http(b, "GET", detail)[0] == 200, "the replica did not follow", 30)
+    report("replica", {"caught_up_seconds_after_resume": round(caught_up, 2)})
 
 
 def _outage(answers: list[Answer], start: float, end: float) -> Counter:
