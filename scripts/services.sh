@@ -32,6 +32,10 @@ install_missing() {
     if [[ "$wanted" == *" chromium "* ]] && [ ! -x /usr/bin/chromium ]; then
         packages+=(chromium)
     fi
+    # `ip` (network namespaces) for the multi-machine test, which runs as root only.
+    if [[ "$wanted" == *" postgres "* ]] && [ "$(id -u)" -eq 0 ] && ! command -v ip >/dev/null 2>&1; then
+        packages+=(iproute2)
+    fi
     [ "${#packages[@]}" -gt 0 ] || return 0
     command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install ${packages[*]} yourself."
     say "apt-get update"
