@@ -1,9 +1,11 @@
 """gunicorn settings, read from the working directory by `gunicorn curation.wsgi`.
 
-Only the garbage collector is tuned here; bind, workers and timeouts stay on the command
-line. A full collection walks every object in the process, and a Django process holds
-hundreds of thousands of long-lived ones (modules, compiled templates, URL patterns): about
-40 ms each time, which lands on a reader's request. Freezing what exists after start-up,
+The garbage collector, metrics and the grace period of a shutdown are set here; bind,
+workers and request timeouts stay on the command line.
+
+A full collection walks every object in the process, and a Django process holds hundreds
+of thousands of long-lived ones (modules, compiled templates, URL patterns): about 40 ms
+each time, which lands on a reader's request. Freezing what exists after start-up,
 and again once the first requests have compiled templates and resolvers, takes those
 objects out of every later collection (about 9 ms then). See the `gc.freeze` docs.
 """
@@ -13,6 +15,15 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+
+# On SIGTERM gunicorn stops taking connections at once (a new one is refused, or reset),
+# lets each worker finish the requests it is answering, and SIGKILLs the workers still
+# busy after this many seconds (their requests are lost). Keep it above the slowest
+# request that should survive a deploy, and below the orchestrator's own grace period
+# (Kubernetes' terminationGracePeriodSeconds is 30 s by default), so that gunicorn, not a
+# SIGKILL from outside, decides what is cut off. Tested in
+# tests/integration/test_graceful_shutdown.py.
+graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "25"))
 
 # Requests after which what the process built for them (lazily loaded templates, URL
 # resolvers, cached settings) is frozen too.

@@ -37,11 +37,13 @@ def run_checks(
     *,
     on_result: Callable[[str, CheckResult], None] | None = None,
     time_budget: float | None = None,
+    stop_requested: Callable[[], bool] | None = None,
 ) -> dict[str, CheckResult]:
     """Fetch URLs (url -> need_body) with the configured policy, limits and deadline.
 
     The one network path of workers and the `check_sources` command. URLs not started
-    within `time_budget` seconds are missing from the result.
+    within `time_budget` seconds, or once `stop_requested()` is true, are missing from
+    the result.
     """
     per_host = int(setting("FETCH_PER_HOST", 2))
     return linkcheck.check_many(
@@ -51,6 +53,7 @@ def run_checks(
         host_limiter=host_limiter(),
         on_result=on_result,
         time_budget=time_budget,
+        should_stop=stop_requested,
         **fetch_options(),
     )
 
@@ -60,6 +63,9 @@ class BatchOutcome:
     recorded: list[int] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)  # not (or no longer) claimed by us
     remaining: list[int] = field(default_factory=list)  # not started within the budget
+    # Some were left because a stop was asked for (the worker is shutting down), so the
+    # remaining ones are handed back rather than counted as an attempt that ran out of time.
+    stopped: bool = False
 
 
 def _needs_body(source_ids: list[int]) -> set[int]:
@@ -76,6 +82,7 @@ def check_source_batch(
     token: str,
     time_budget: float | None = None,
     on_result: Callable[[Source, CheckResult], None] | None = None,
+    stop_requested: Callable[[], bool] | None = None,
 ) -> BatchOutcome:
     """Check the sources this batch claimed and record the results (workers and command).
 
@@ -83,7 +90,9 @@ def check_source_batch(
     same batch, re-claimed after the lease lapsed, or ignored) are skipped: redelivering a
     batch is harmless. Results are written every RECORD_EVERY sources. URLs not started
     within `time_budget`, or not sent because their host had no free slot in time, are
-    returned as `remaining`, still claimed, for the caller to queue.
+    returned as `remaining`, still claimed, for the caller to queue. Once `stop_requested()`
+    is true no new fetch starts: the fetches in flight end (by their deadline at the
+    latest) and are recorded, the others are `remaining` and the outcome is `stopped`.
     """
     outcome = BatchOutcome()
     sources = list(Source.objects.filter(pk__in=source_ids, check_token=token).order_by("id"))
@@ -112,11 +121,14 @@ def check_source_batch(
             flush()
 
     needs = {s.url: s.pk in with_body for s in sources}
-    results = run_checks(needs, on_result=collect, time_budget=time_budget)
+    results = run_checks(
+        needs, on_result=collect, time_budget=time_budget, stop_requested=stop_requested
+    )
     flush()
     outcome.remaining = sorted(
         s.pk for s in sources if s.url not in results or not_started(results[s.url])
     )
+    outcome.stopped = bool(outcome.remaining) and stop_requested is not None and stop_requested()
     return outcome
 
 

@@ -7,6 +7,7 @@ beat's schedule still find them.
 import logging
 
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_shutting_down
 from django.conf import settings
 from django.db import transaction
 
@@ -14,7 +15,7 @@ from summaries.background import background_task
 from summaries.models import Source
 from summaries.ops import logs, metrics
 
-from . import dispatch, record
+from . import dispatch, record, shutdown
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +29,19 @@ CHECK_TIME_LIMIT = 180
 CHECK_BATCH_MARGIN = 10
 # Our own attempt counter: a batch that ran out of time is continued at most this often.
 CHECK_MAX_ATTEMPTS = 5
+
+
+@worker_shutting_down.connect
+def _stop_check_batches(**kwargs) -> None:
+    """SIGTERM (warm shutdown) reached the worker's main process: tell the running batch.
+
+    Celery would otherwise wait for the whole batch, fetch after fetch, which can outlast
+    an orchestrator's grace period; the SIGKILL that follows leaves the batch unacked
+    until the broker's visibility timeout. The batch instead stops starting fetches and
+    hands the rest back (see _check_batch), so the worker exits about one fetch deadline
+    after the signal.
+    """
+    shutdown.request_stop()
 
 
 def _time_budget() -> float:
@@ -48,8 +62,11 @@ def check_source_batch(self, source_ids: list[int], token: str, attempt: int = 1
     Sources already recorded, or no longer claimed by this batch, are skipped, so a late
     ack or a redelivery redoes nothing. Sources not started in time are continued by a new
     task (attempt + 1, same token, lease renewed); after CHECK_MAX_ATTEMPTS they are
-    recorded as timeouts. A worker lost mid-batch loses at most the unrecorded results:
-    the lease lapses and the sweeper claims those sources again.
+    recorded as timeouts. When the worker is asked to shut down (SIGTERM) the batch starts
+    no more fetches, records the ones in flight and hands the sources it did not start to
+    a new task under the same attempt number (a shutdown is not their fault), then
+    returns so that its message is acknowledged. A worker lost mid-batch loses at most
+    the unrecorded results: the lease lapses and the sweeper claims those sources again.
     """
     with logs.bound(batch=token):
         _check_batch(source_ids, token, attempt)
@@ -60,7 +77,10 @@ def _check_batch(source_ids: list[int], token: str, attempt: int) -> None:
     try:
         with metrics.CHECK_BATCH_SECONDS.time():
             outcome = record.check_source_batch(
-                source_ids=source_ids, token=token, time_budget=_time_budget()
+                source_ids=source_ids,
+                token=token,
+                time_budget=_time_budget(),
+                stop_requested=shutdown.stop_requested,
             )
     except SoftTimeLimitExceeded:
         logger.warning("check batch %s hit its soft time limit (attempt %s)", token, attempt)
@@ -83,14 +103,30 @@ def _check_batch(source_ids: list[int], token: str, attempt: int) -> None:
     )
     if not remaining:
         return
+    if outcome is not None and outcome.stopped:
+        # Not an attempt: the sources did not run out of time. The shutting-down worker
+        # may take the new task itself before it stops reading the broker (Celery's loop
+        # drains it once more after the signal); it starts nothing and hands it back.
+        logger.info(
+            "check batch %s handed back %d sources: the worker is shutting down",
+            token,
+            len(remaining),
+        )
+        _continue_batch(remaining, token, attempt)
+        return
     if attempt >= CHECK_MAX_ATTEMPTS:
         record.give_up_batch(
             source_ids=remaining, token=token, reason=f"not checked in {attempt} attempts"
         )
         return
+    _continue_batch(remaining, token, attempt + 1)
+
+
+def _continue_batch(source_ids: list[int], token: str, attempt: int) -> None:
+    """Queue the sources still claimed with `token` as a new task, their lease renewed."""
     with transaction.atomic():
-        dispatch.extend_claim(source_ids=remaining, token=token)
-        check_source_batch.delay_on_commit(remaining, token, attempt + 1)
+        dispatch.extend_claim(source_ids=source_ids, token=token)
+        check_source_batch.delay_on_commit(source_ids, token, attempt)
 
 
 @background_task(

@@ -38,6 +38,7 @@ def check_many(
     host_limiter: HostLimiter | None = None,
     on_result: Callable[[str, CheckResult], None] | None = None,
     time_budget: float | None = None,
+    should_stop: Callable[[], bool] | None = None,
     **fetch_options,
 ) -> dict[str, CheckResult]:
     """Fetch every URL (url -> need_body) and return url -> CheckResult.
@@ -51,7 +52,9 @@ def check_many(
     either asked for it). `on_result(url, result)` is called, in the calling thread, as each
     result arrives (for progress bars and bulk writes). After `time_budget` seconds no new
     fetch starts: the URLs never started are missing from the result, for the caller to
-    queue again (keep it under the task's soft time limit minus one fetch deadline).
+    queue again (keep it under the task's soft time limit minus one fetch deadline). Once
+    `should_stop()` is true (its process is shutting down) the same happens at once: the
+    fetches in flight end, by their deadline at the latest, and nothing new starts.
     `fetch_options` go to `fetch`.
     Never raises for a URL: a checker bug is recorded as state "error", class "internal".
     """
@@ -98,7 +101,8 @@ def check_many(
     stop_at = None if time_budget is None else time.monotonic() + time_budget
     with ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="linkcheck") as pool:
         while queues or running:
-            if stop_at is not None and time.monotonic() >= stop_at:
+            out_of_time = stop_at is not None and time.monotonic() >= stop_at
+            if queues and (out_of_time or (should_stop is not None and should_stop())):
                 queues.clear()  # start nothing new; let the running fetches finish
             dispatch(pool)
             if not running and not queues:

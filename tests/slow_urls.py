@@ -1,0 +1,30 @@
+"""The site's URLs plus /slow/, a page that takes SLOW_SECONDS to answer "done".
+
+Test-only (tests/slow_settings.py): a request that is surely in flight when the test
+stops gunicorn. The view writes a line to stderr (gunicorn's log) when it starts, so the
+test knows when the request has reached a worker.
+"""
+
+import sys
+import time
+
+from django.http import HttpResponse
+from django.urls import path
+
+from curation.urls import handler400, handler500
+from curation.urls import urlpatterns as site_urlpatterns
+
+SLOW_SECONDS = 2.0
+STARTED = "slow view started"
+
+__all__ = ["handler400", "handler500", "urlpatterns"]
+
+
+def slow(request):
+    sys.stderr.write(f"{STARTED}\n")
+    sys.stderr.flush()
+    time.sleep(SLOW_SECONDS)
+    return HttpResponse("done", content_type="text/plain")
+
+
+urlpatterns = [path("slow/", slow), *site_urlpatterns]
