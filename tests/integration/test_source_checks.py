@@ -119,9 +119,8 @@ needs_redis_server = pytest.mark.skipif(
 )
 QUEUE = "celery"  # the default queue, on the test's own broker: beat and workers send there
 DISPATCH_TASK = tasks.dispatch_source_checks.name  # what beat sends (also the sweeper)
-BATCH_RECEIVED = re.compile(
-    rf"Task {re.escape(tasks.check_source_batch.name)}\[([0-9a-f-]+)\] received"
-)
+# The line a check batch logs as it starts (summaries/checking/tasks.py), with its task id.
+BATCH_RECEIVED = re.compile(r"check batch \w+ started: .* task_id=([0-9a-f-]+)")
 
 
 def free_port() -> int:
@@ -222,8 +221,9 @@ class Gate:
 
 
 def received(worker: Worker, task_id: str) -> int:
-    """How often the worker's log says it received the task (a redelivery counts again)."""
-    return worker.log_text().count(f"[{task_id}] received")
+    """How often the worker's log says it started the batch task (a redelivery counts
+    again)."""
+    return len([m for m in BATCH_RECEIVED.finditer(worker.log_text()) if m.group(1) == task_id])
 
 
 def rows(pk: int) -> int:
@@ -325,7 +325,7 @@ def test_a_killed_workers_batch_delivered_again_fetches_and_records_nothing(
     wait_until(lambda: not unfinished(unrecorded), "the swept sources were not checked", live)
     # The broker delivers the killed batch again once its visibility timeout passed.
     wait_until(
-        lambda: f"[{killed_batch}] succeeded" in live.log_text(),
+        lambda: f"{tasks.check_source_batch.name} {killed_batch} SUCCESS" in live.log_text(),
         f"the killed batch {killed_batch} was not delivered again",
         live,
         timeout=VISIBILITY + TIMEOUT,
