@@ -169,11 +169,20 @@ def build_world(hostile: str) -> World:
         verdict=Citation.Verdict.NOT_FOUND,
         verdict_excerpt=values["Citation.verdict_excerpt"],
     )
-    # A second live video of the channel, stored as related to the first.
+    # A second live video of the channel ("More from this channel"), and one of another
+    # channel stored as related to the first ("Related" never repeats the channel's cards).
     other = VideoFactory(**{**video_fields, "title": f"Other {values['Video.title']}"})
     SummaryFactory(video=other, live=True, tldr=values["Summary.tldr"])
+    elsewhere = VideoFactory(
+        **{**video_fields, "channel": ChannelFactory(), "title": f"Related {values['Video.title']}"}
+    )
+    SummaryFactory(video=elsewhere, live=True, tldr=values["Summary.tldr"])
     RelatedLink.objects.create(
-        video=video, related=other, position=1, score=1.0, reasons=[values["RelatedLink.reasons"]]
+        video=video,
+        related=elsewhere,
+        position=1,
+        score=1.0,
+        reasons=[values["RelatedLink.reasons"]],
     )
     video.related_refreshed_at = timezone.now()
     video.save()

@@ -313,6 +313,9 @@ def test_sitemap_lists_live_pages_only(client, sitemaps_app, live):
 
     assert set(urls) == {
         "http://testserver/",
+        "http://testserver/channels/",
+        "http://testserver/people/",
+        "http://testserver/topics/",
         "http://testserver/videos/gemini-3/",
         "http://testserver/channels/matthew-berman/",
         "http://testserver/people/demis-hassabis/",

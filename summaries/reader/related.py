@@ -1,6 +1,7 @@
 """Related videos across channels, ranked by what they share with a video, with the reasons."""
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -121,8 +122,11 @@ def _shared_ids(video: Video) -> _Shared:
     return _Shared(*map(frozenset, ids))
 
 
-def _ranked_candidates(video: Video, shared: _Shared, keywords: list[str], now) -> QuerySet:
-    """Published videos sharing a person, topic or source with `video`, best score first.
+def _ranked_candidates(
+    video: Video, shared: _Shared, keywords: list[str], now, exclude: Collection[int] = ()
+) -> QuerySet:
+    """Published videos sharing a person, topic or source with `video`, best score first,
+    other than `video` and the videos whose ids are in `exclude`.
 
     One query. Each kind of link is a LEFT JOIN restricted to the shared ids (so a candidate
     joins only its shared rows), counted per candidate with COUNT(DISTINCT); only videos
@@ -161,7 +165,7 @@ def _ranked_candidates(video: Video, shared: _Shared, keywords: list[str], now) 
 
     return (
         Video.objects.published(now)
-        .exclude(pk=video.pk)
+        .exclude(pk__in=[video.pk, *exclude])
         .filter(links)
         .alias(**relations)
         .values("pk")
@@ -198,14 +202,17 @@ def _reasons(candidate: Video, shared: _Shared, sources: int, keywords: list[str
     return reasons[:MAX_REASONS]
 
 
-def related_videos(video: Video, *, limit: int = 10, now=None) -> list[RelatedVideo]:
+def related_videos(
+    video: Video, *, limit: int = 10, now=None, exclude: Collection[int] = ()
+) -> list[RelatedVideo]:
     """Published videos of any channel related to `video`, best first, with reasons.
 
     A video is related when it shares a person, a topic or a cited source. Score: W_PERSON
     per shared person, W_SOURCE per shared source, W_TOPIC per shared topic, W_TITLE_WORD
     per significant word of this title found in its title, plus W_TEXT times the text
     similarity. Ties go to the newer video, then the lower id. Only live videos appear
-    (never drafts, in review or scheduled), never the video itself.
+    (never drafts, in review or scheduled), never the video itself nor those in `exclude`
+    (ids of videos the page shows elsewhere).
 
     Six queries whatever the number of candidates or results: the video's people, topics
     and sources; the database's ranking (at most CANDIDATE_POOL rows); the pool's text for
@@ -219,7 +226,7 @@ def related_videos(video: Video, *, limit: int = 10, now=None) -> list[RelatedVi
     if not (shared.people or shared.topics or shared.sources):
         return []
     keywords = title_keywords(video.title)
-    pool = list(_ranked_candidates(video, shared, keywords, now)[:CANDIDATE_POOL])
+    pool = list(_ranked_candidates(video, shared, keywords, now, exclude)[:CANDIDATE_POOL])
     if not pool:
         return []
 
@@ -314,15 +321,19 @@ def stale_videos(*, limit: int, now=None) -> list[int]:
     )
 
 
-def related_for_page(video: Video, *, limit: int = 10, topics: bool = True) -> list[RelatedVideo]:
+def related_for_page(
+    video: Video, *, limit: int = 10, topics: bool = True, exclude: Collection[int] = ()
+) -> list[RelatedVideo]:
     """The related videos a page shows: the stored list, or computed now if never stored.
 
     Stored: three queries (the live entries with video and channel, their people with
     organisations, their topics; two without `topics`, for cards that do not show them),
-    whatever the size of the catalogue. Entries whose video is no longer live are skipped.
+    whatever the size of the catalogue. Entries whose video is no longer live are skipped,
+    and so are the videos in `exclude` (ids of those the page already shows, such as "More
+    from this channel"): the next entries take their place, up to `limit`.
     """
     if video.related_refreshed_at is None:
-        return related_videos(video, limit=limit)
+        return related_videos(video, limit=limit, exclude=exclude)
     live = Video.objects.published().values("pk")
     prefetch = [
         Prefetch(
@@ -332,9 +343,11 @@ def related_for_page(video: Video, *, limit: int = 10, topics: bool = True) -> l
     ]
     if topics:
         prefetch.append("related__topics")
+    links = RelatedLink.objects.filter(video=video, related__in=live)
+    if exclude:
+        links = links.exclude(related__in=list(exclude))
     links = (
-        RelatedLink.objects.filter(video=video, related__in=live)
-        .select_related("related__channel")
+        links.select_related("related__channel")
         .prefetch_related(*prefetch)
         .order_by("position")[:limit]
     )

@@ -1,4 +1,5 @@
-"""Structured data and social tags for a summary page, built from an already-loaded summary.
+"""Structured data and social tags for a summary page, built from an already-loaded summary;
+the meta descriptions of the index pages.
 
 Nothing here queries: the caller loads the summary with its video, channel, appearances
 (with person and organisation) and chapters, as SummaryDetailView does.
@@ -180,3 +181,32 @@ def social_meta(summary, request) -> dict:
         "open_graph": open_graph,
         "twitter": twitter,
     }
+
+
+# The index pages' meta descriptions: (one, several, the rest of the sentence).
+INDEX_DESCRIPTIONS = {
+    "channels": (
+        "channel",
+        "channels",
+        "whose AI videos have curated summaries, with the number of summaries of each, "
+        "the most recently active first.",
+    ),
+    "people": (
+        "person",
+        "people",
+        "appearing in summarised AI videos, with the number of videos of each, "
+        "the most recently seen first.",
+    ),
+    "topics": (
+        "topic",
+        "topics",
+        "of the summarised AI videos, with the number of videos on each, "
+        "the most recently covered first.",
+    ),
+}
+
+
+def index_description(section: str, count: int) -> str:
+    """The meta description of the channel, person or topic index: "12 channels whose…"."""
+    one, several, rest = INDEX_DESCRIPTIONS[section]
+    return f"{count} {one if count == 1 else several} {rest}"

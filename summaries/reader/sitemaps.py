@@ -1,4 +1,5 @@
-"""sitemap.xml: live summary pages and the channel, person and topic pages that list them.
+"""sitemap.xml: live summary pages, the channel, person and topic pages that list them, and
+the indexes of channels, people and topics.
 
 Only live summaries count: a channel, person or topic whose videos are all drafts or scheduled
 is left out, so the sitemap never reveals what is not published yet.
@@ -82,22 +83,36 @@ class TopicSitemap(ListingSitemap):
 
 
 class HomeSitemap(Sitemap):
+    """Pages that list every live summary or what they are about; lastmod is the latest
+    change among all live summaries (read once per sitemap)."""
+
     changefreq = "daily"
     priority = 1.0
+    url_names = ["summaries:home"]
 
     def items(self):
-        return ["summaries:home"]
+        return self.url_names
 
     def location(self, item):
         return reverse(item)
 
     def lastmod(self, item):
-        latest = live_summaries().order_by("-changed_at").values("changed_at").first()
-        return latest["changed_at"] if latest else None
+        if not hasattr(self, "_latest"):
+            latest = live_summaries().order_by("-changed_at").values("changed_at").first()
+            self._latest = latest["changed_at"] if latest else None
+        return self._latest
+
+
+class IndexSitemap(HomeSitemap):
+    """The channel, person and topic indexes."""
+
+    priority = 0.6
+    url_names = ["summaries:channel-list", "summaries:person-list", "summaries:topic-list"]
 
 
 SITEMAPS = {
     "home": HomeSitemap,
+    "indexes": IndexSitemap,
     "summaries": SummarySitemap,
     "channels": ChannelSitemap,
     "people": PersonSitemap,

@@ -2,7 +2,7 @@ from django.urls import path
 
 from summaries.pagecache.middleware import cached_page
 
-from . import feeds, views
+from . import feeds, indexes, views
 
 app_name = "summaries"
 
@@ -11,12 +11,15 @@ urlpatterns = [
     path("search/", views.SearchView.as_view(), name="search"),
     path("videos/<slug:slug>/", views.SummaryDetailView.as_view(), name="summary-detail"),
     path("preview/<slug:slug>/", views.SummaryPreviewView.as_view(), name="summary-preview"),
+    path("channels/", indexes.ChannelIndexView.as_view(), name="channel-list"),
     path("channels/<slug:slug>/", views.ChannelDetailView.as_view(), name="channel-detail"),
     path("channels/<slug:slug>/rss/", cached_page(feeds.ChannelFeed()), name="channel-feed-rss"),
     path(
         "channels/<slug:slug>/atom/", cached_page(feeds.ChannelAtomFeed()), name="channel-feed-atom"
     ),
+    path("people/", indexes.PersonIndexView.as_view(), name="person-list"),
     path("people/<slug:slug>/", views.PersonDetailView.as_view(), name="person-detail"),
+    path("topics/", indexes.TopicIndexView.as_view(), name="topic-list"),
     path("topics/<slug:slug>/", views.TopicDetailView.as_view(), name="topic-detail"),
     path("feeds/rss/", cached_page(feeds.LatestSummariesFeed()), name="feed-rss"),
     path("feeds/atom/", cached_page(feeds.LatestSummariesAtomFeed()), name="feed-atom"),

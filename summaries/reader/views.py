@@ -1,6 +1,7 @@
 """Reader pages. Only live summaries are public; staff preview anything at /preview/."""
 
 import hashlib
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.contrib.admin.views.decorators import staff_member_required
@@ -25,6 +26,7 @@ from summaries.pagecache.fragments import cached_fragment
 from summaries.pagecache.middleware import CachedPageMixin, canonical_query
 
 from . import presentation, related, search, seo
+from .navigation import SectionMixin, breadcrumbs, section_crumb
 
 PAGE_SIZE = 20
 FILTER_NAMES = ("topic", "person", "language")
@@ -103,10 +105,12 @@ class CachedListMixin(CachedPageMixin):
         return context
 
 
-class HomeView(CachedListMixin, ListView):
+class HomeView(SectionMixin, CachedListMixin, ListView):
     template_name = "summaries/home.html"
     context_object_name = "videos"
     paginate_by = PAGE_SIZE
+    section = "home"
+    section_page = True
 
     def get_queryset(self):
         return published_videos()
@@ -135,7 +139,7 @@ def filter_choices(lookup: str, owner) -> dict[str, list[tuple[str, str]]]:
     }
 
 
-class VideoListView(CachedListMixin, ListView):
+class VideoListView(SectionMixin, CachedListMixin, ListView):
     """Videos of one channel, person or topic, filterable by topic, person and language.
 
     Filter values are those of the owner's live videos (`filter_choices`); a page asked for
@@ -196,6 +200,9 @@ class VideoListView(CachedListMixin, ListView):
         context["filters"] = self.filters
         # Every key present: a missing one costs the template a dir() per <option>.
         context["selected"] = {name: self.filters.get(name, "") for name in FILTER_NAMES}
+        context["breadcrumbs"] = breadcrumbs(
+            section_crumb(self.section), (self.owner.name, self.owner.get_absolute_url())
+        )
         return context
 
     def count_key(self):
@@ -213,6 +220,7 @@ class ChannelDetailView(VideoListView):
     template_name = "summaries/channel_detail.html"
     model_class = Channel
     lookup = "channel"
+    section = "channels"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -221,16 +229,62 @@ class ChannelDetailView(VideoListView):
         return context
 
 
+@dataclass(frozen=True)
+class Affiliation:
+    organisation: str
+    first_year: int
+    last_year: int
+
+    @property
+    def years(self) -> str:
+        if self.first_year == self.last_year:
+            return str(self.first_year)
+        return f"{self.first_year}\u2013{self.last_year}"
+
+
+def affiliations(person: Person) -> list[Affiliation]:
+    """Whom `person` spoke for on their live videos, oldest first: one entry per run of
+    consecutive appearances for the same organisation, with its years. Appearances for no
+    organisation are left out; drafts and scheduled videos never count. One query."""
+    rows = (
+        Appearance.objects.filter(
+            person=person,
+            organisation__isnull=False,
+            video__in=Video.objects.published().values("pk"),
+        )
+        .order_by("video__published_on", "video_id")
+        .values_list("organisation_id", "organisation__name", "video__published_on")
+    )
+    runs: list[tuple[int, Affiliation]] = []
+    for organisation_id, name, day in rows:
+        if runs and runs[-1][0] == organisation_id:
+            first = runs[-1][1].first_year
+            runs[-1] = (organisation_id, Affiliation(name, first, day.year))
+        else:
+            runs.append((organisation_id, Affiliation(name, day.year, day.year)))
+    return [affiliation for _, affiliation in runs]
+
+
 class PersonDetailView(VideoListView):
     template_name = "summaries/person_detail.html"
     model_class = Person
     lookup = "people"
+    section = "people"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        # Shared by every page of the person's list.
+        context["affiliations"] = cached_fragment(
+            f"affiliations:{self.owner.pk}", lambda: affiliations(self.owner)
+        )
+        return context
 
 
 class TopicDetailView(VideoListView):
     template_name = "summaries/topic_detail.html"
     model_class = Topic
     lookup = "topics"
+    section = "topics"
 
 
 class SearchView(ListView):
@@ -251,12 +305,13 @@ class SearchView(ListView):
         return context
 
 
-class SummaryDetailView(CachedPageMixin, DetailView):
+class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
     """A summary page; a summary that is not live answers 404."""
 
     template_name = "summaries/summary_detail.html"
     context_object_name = "summary"
     slug_field = "video__slug"
+    section = "channels"  # the breadcrumbs lead through the channel
 
     def summaries(self):
         return Summary.objects.published()
@@ -281,12 +336,19 @@ class SummaryDetailView(CachedPageMixin, DetailView):
         context = super().get_context_data(**kwargs)
         video = self.object.video
         context["video"] = video
-        context["more_from_channel"] = (
-            published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6]
-        )
+        more = list(published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6])
+        context["more_from_channel"] = more
         context["chapters"] = presentation.chapters_for_page(self.object)
-        # Cards show no topics; the reasons beside them are stored text.
-        context["related"] = related.related_for_page(video, limit=RELATED_COUNT, topics=False)
+        # Cards show no topics; the reasons beside them are stored text. A video shown
+        # under "More from this channel" is not shown twice.
+        context["related"] = related.related_for_page(
+            video, limit=RELATED_COUNT, topics=False, exclude=[other.pk for other in more]
+        )
+        context["breadcrumbs"] = breadcrumbs(
+            section_crumb("channels"),
+            (video.channel.name, video.channel.get_absolute_url()),
+            (video.title, video.get_absolute_url()),
+        )
         context["social"] = seo.social_meta(self.object, self.request)
         context["jsonld"] = seo.json_ld_script(seo.video_object_jsonld(self.object, self.request))
         return context
