@@ -491,11 +491,11 @@ def test_a_recorded_check_result_reaches_the_cached_summary_page(client):
     summary, citations = cite(("It is fast", "https://example.com/fast"))
     workflow.publish_summary(summary=summary)
     page_url = summary.get_absolute_url()
-    assert "source-state-unchecked" in client.get(page_url).content.decode()  # now cached
+    assert "source-label--pending" in client.get(page_url).content.decode()  # now cached
 
     _record(citations[0].source, State.BROKEN, 404)
 
-    assert "source-state-broken" in client.get(page_url).content.decode()
+    assert "source-label--unavailable" in client.get(page_url).content.decode()
 
 
 def test_a_check_that_changes_nothing_shown_keeps_cached_pages(client):

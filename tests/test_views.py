@@ -321,11 +321,13 @@ def test_sources_that_no_longer_support_their_claim_are_marked(client):
     first, second = summary.citations.order_by("position")
     first.source.state = "broken"
     first.source.save()
+    second.source.state = "ok"  # a verdict comes from reading the page
+    second.source.save()
     second.verdict = "changed"
     second.save()
     content = client.get(summary.get_absolute_url()).content.decode()
-    assert 'source-state-broken">Broken' in content
-    assert "Source changed since confirmed" in content
+    assert "Unavailable when last checked" in content
+    assert "The source changed since this was confirmed" in content
 
 
 def test_the_preview_banner_tells_the_summary_state(client):

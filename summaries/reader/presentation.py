@@ -1,4 +1,5 @@
-"""Shape a loaded summary for its reader page: caveats beside claims, cited-link hosts.
+"""Shape a loaded summary for its reader page: caveats beside claims, cited-link hosts,
+what readers are told about each cited source.
 
 Works on HTML that summaries.markdown already sanitised, and on prefetched objects only:
 nothing here queries the database.
@@ -8,9 +9,12 @@ import html
 import re
 from dataclasses import dataclass, field
 
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from summaries.text.links import host_of, http_url, text_fragment_url
+
+from .source_labels import source_label
 
 _LINK = re.compile(r'<a href="(?P<href>[^"]*)"(?P<attrs>[^>]*)>(?P<text>.*?)</a>', re.S)
 _BLOCK_END = re.compile(r"</(?:p|li|blockquote|pre|table|ul|ol|h[2-6])>")
@@ -89,11 +93,37 @@ class ChapterView:
     start_url: str = ""
 
 
+def label_sources(citations) -> None:
+    """Give each citation its `source_label`: what readers are told about its source.
+
+    Sets the attribute on the (prefetched) citations themselves, which the page's
+    `summary.citations.all` then lists; the date is shown in the site's time zone.
+    """
+    for citation in citations:
+        source = citation.source
+        checked_at = source.last_checked_at
+        citation.source_label = source_label(
+            state=source.state,
+            error_class=source.error_class,
+            status_code=source.status_code,
+            verdict=citation.verdict,
+            checked_at=timezone.localtime(checked_at) if checked_at else None,
+            url=source.url,
+            final_url=source.final_url,
+            ignored=source.ignored,
+        )
+
+
 def chapters_for_page(summary) -> list[ChapterView]:
-    """Every chapter with its blocks and caveats, and a link into the video at its start."""
+    """Every chapter with its blocks and caveats, and a link into the video at its start.
+
+    Also labels the summary's cited sources (`label_sources`): the page's one call into
+    this module, so the view needs no second one.
+    """
     video = summary.video
     caveats = list(summary.caveats.all())
     citations = list(summary.citations.all())
+    label_sources(citations)
     views = []
     for chapter in summary.chapters.all():
         own = [c for c in caveats if c.chapter_id == chapter.pk]

@@ -419,7 +419,7 @@ def test_check_results_recorded_by_another_process_reach_every_worker(site):
         answers = server.get_many(PAGE, 20)
         fresh = [a.status == 200 and b"Not checked yet" not in a.body for a in answers]
         assert all(fresh), f"(worker, status) after the checks: {_summary(answers)}"
-        assert all(b'source-state-broken">Broken' in a.body for a in answers)
+        assert all(b"Unavailable when last checked" in a.body for a in answers)
         assert len({a.pid for a in answers}) == 2, _summary(answers)
 
 
