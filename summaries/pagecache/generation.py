@@ -19,6 +19,9 @@ from summaries.models import Summary
 logger = logging.getLogger(__name__)
 
 GENERATION_KEY = "content-generation"
+# When content last changed (time.time() of the last bump): pages rendered close to it get
+# no Last-Modified (summaries/pagecache/pages.py).
+CHANGED_AT_KEY = "content-changed-at"
 PAGE_TTL = 300  # seconds; the generation makes stale pages unreachable anyway
 
 
@@ -35,7 +38,10 @@ def current_generation() -> int:
     generation = cache.get(GENERATION_KEY)
     if generation is None:
         first = _first_generation()
-        cache.add(GENERATION_KEY, first, timeout=None)
+        if cache.add(GENERATION_KEY, first, timeout=None):
+            # A new numbering is a change as far as dates go: what was served before it
+            # is unknown.
+            cache.set(CHANGED_AT_KEY, time.time(), timeout=None)
         generation = cache.get(GENERATION_KEY, first)
     return generation
 
@@ -53,6 +59,7 @@ def _increment() -> None:
 def _bump() -> None:
     try:
         _increment()
+        cache.set(CHANGED_AT_KEY, time.time(), timeout=None)
     except Exception:  # noqa: BLE001 - the cache is down: the write that got here stands
         logger.warning(
             "Could not mark cached pages stale (cache unreachable); they expire within %s s",
@@ -74,19 +81,26 @@ def content_changed() -> None:
     transaction.on_commit(_bump)
 
 
-def _seconds_until_next_publication() -> int | None:
+def seconds_until_next_publication() -> float | None:
+    """Seconds until the next scheduled summary goes live (one query); None if none is."""
     upcoming = (
         Summary.objects.scheduled().order_by("publish_at").values_list("publish_at", flat=True)
     )
     at = upcoming.first()
     if at is None:
         return None
-    return max(1, int((at - timezone.now()) / timedelta(seconds=1)) + 1)
+    return (at - timezone.now()) / timedelta(seconds=1)
 
 
 def page_ttl() -> int:
-    until_next = _seconds_until_next_publication()
-    return PAGE_TTL if until_next is None else min(PAGE_TTL, until_next)
+    return ttl_until(seconds_until_next_publication())
+
+
+def ttl_until(until_next: float | None) -> int:
+    """How long a value may be kept: PAGE_TTL, or until a scheduled summary goes live."""
+    if until_next is None:
+        return PAGE_TTL
+    return min(PAGE_TTL, max(1, int(until_next) + 1))
 
 
 def read(key: str) -> tuple[int, tuple | None]:
@@ -104,11 +118,36 @@ def read(key: str) -> tuple[int, tuple | None]:
     return generation, stored
 
 
+def read_with_change_time(key: str) -> tuple[int, float | None, tuple | None]:
+    """As `read`, with the time content last changed, in the same round trip.
+
+    The time is None when the numbering has just started again. When it was evicted, or
+    stored by no earlier release, it is counted from now.
+    """
+    found = cache.get_many([GENERATION_KEY, CHANGED_AT_KEY, key])
+    generation = found.get(GENERATION_KEY)
+    if generation is None:
+        return current_generation(), None, None
+    changed_at = found.get(CHANGED_AT_KEY)
+    if changed_at is None:
+        changed_at = time.time()
+        cache.add(CHANGED_AT_KEY, changed_at, timeout=None)
+    stored = found.get(key)
+    if stored is None or stored[0] != generation:
+        stored = None
+    return generation, changed_at, stored
+
+
 def write(key: str, value, ttl: int) -> bool:
     """Store in the shared cache; a full or unreachable cache never fails a page."""
+    return write_many({key: value}, ttl)
+
+
+def write_many(values: dict, ttl: int) -> bool:
+    """Store several values in one round trip (Redis); as `write` otherwise."""
     try:
-        cache.set(key, value, ttl)
+        failed = cache.set_many(values, ttl)
     except Exception:  # noqa: BLE001 - Redis out of memory or down, a full disk: log it
-        logger.warning("Could not store %s in the cache", key, exc_info=True)
+        logger.warning("Could not store %s in the cache", ", ".join(values), exc_info=True)
         return False
-    return True
+    return not failed

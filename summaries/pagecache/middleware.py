@@ -7,6 +7,11 @@ page are read together). Each process also keeps copies of the pages it served l
 (`PAGE_CACHE_LOCAL_BYTES`), so that a hit reads only the generation from a shared cache,
 not the page. A page is stored only under the query string and host spelling the view
 served, so made-up parameters add nothing to the cache.
+
+Each page is stored twice, as sent with and without gzip (summaries/pagecache/pages.py:
+encodings, ETag and Last-Modified, lifetimes, BREACH), compressed once when rendered; a
+hit reads only the one its client accepts, and a conditional request for a page in the
+cache is answered 304 from it, with no query and no rendering.
 """
 
 import functools
@@ -20,22 +25,24 @@ import cachetools
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpResponse
 from django.http.request import split_domain_port
-from django.utils.cache import patch_cache_control
 
 from summaries.ops import metrics
 
-from .generation import GENERATION_KEY, page_ttl, read, write
+from . import pages
+from .generation import (
+    GENERATION_KEY,
+    read_with_change_time,
+    seconds_until_next_publication,
+    ttl_until,
+    write_many,
+)
 
 logger = logging.getLogger(__name__)
 
-BROWSER_TTL = 60  # what browsers and proxies may keep without asking again
 # Set on a response by a view that allows the page cache to keep it: the query string,
 # in canonical_query's spelling, of the page the view served ("" for none).
 CACHEABLE_ATTRIBUTE = "curation_page_cache"
-# Headers that belong to one response, never to a stored page.
-_UNSTORED_HEADERS = frozenset({"set-cookie", "date", "content-length"})
 
 
 def canonical_query(pairs) -> str:
@@ -69,18 +76,23 @@ def _is_canonical_host(request) -> bool:
     return host == host.lower() and not name.endswith(".") and port in ("", request.get_port())
 
 
-def page_key(request, query: str | None = None) -> str | None:
+def page_key(request, query: str | None = None, encoding: str | None = None) -> str | None:
     """The cache key of the page a request asks for, or None when it may not be cached.
 
     The key is the host, the path and the canonical query string: the host because pages
-    carry absolute canonical URLs.
+    carry absolute canonical URLs; and the content coding the request accepts (by default).
     """
     if query is None:
         query = request_query(request)
     if query is None or not _is_canonical_host(request):
         return None
     address = f"{request.get_host()}{request.path}?{query}"
-    return f"page:{hashlib.sha256(address.encode()).hexdigest()}"
+    encoding = encoding or pages.preferred_encoding(request)
+    return f"page:{hashlib.sha256(address.encode()).hexdigest()}:{encoding}"
+
+
+def _other_encoding_key(key: str, encoding: str) -> str:
+    return f"{key.rsplit(':', 1)[0]}:{encoding}"
 
 
 def may_serve_cached(request) -> bool:
@@ -96,13 +108,8 @@ def may_serve_cached(request) -> bool:
     )
 
 
-def _response(stored) -> HttpResponse:
-    _, content, headers, _ = stored
-    response = HttpResponse(content)
-    for name, value in headers:
-        response[name] = value
-    response["Content-Length"] = str(len(content))
-    return response
+# What a page is stored as, under its key of each encoding.
+_STORED_LENGTH = 6  # (generation, content, headers, expires at, etag, last modified)
 
 
 class LocalPages:
@@ -138,42 +145,67 @@ class LocalPages:
             self.pages[key] = stored
 
 
-def lookup(key: str, local: LocalPages) -> tuple[int, HttpResponse | None]:
-    """(current generation, the cached page or None), in one cache round trip.
+def lookup(key: str, local: LocalPages) -> tuple[int, float | None, tuple | None]:
+    """(current generation, when content last changed, the stored page or None), in one
+    cache round trip; the change time only when the page was not found.
 
-    Two when this process's copy is older than the shared cache's page (after an edit).
+    Two round trips when this process's copy is older than the shared cache's page (after
+    an edit).
     """
     copy = local.get(key)
     if copy is not None:
         generation = cache.get(GENERATION_KEY)
         if generation == copy[0]:
-            return generation, _response(copy)
-    generation, stored = read(key)
-    # A stored page is (generation, content, headers, expires at); a tuple of another
-    # length was stored by an earlier release.
-    if stored is None or len(stored) != 4 or stored[3] <= time.time():
-        return generation, None
+            return generation, None, copy
+    generation, changed_at, stored = read_with_change_time(key)
+    # A tuple of another length was stored by an earlier release.
+    if stored is None or len(stored) != _STORED_LENGTH or stored[3] <= time.time():
+        return generation, changed_at, None
     local.keep(key, stored)
-    return generation, _response(stored)
+    return generation, None, stored
 
 
-def store(key: str, generation: int, response, local: LocalPages) -> None:
-    headers = [(k, v) for k, v in response.items() if k.lower() not in _UNSTORED_HEADERS]
-    ttl = page_ttl()
-    stored = (generation, response.content, headers, time.time() + ttl)
-    if write(key, stored, ttl):
-        local.keep(key, stored)
+def _answer_stored(request, stored):
+    _, content, headers, _, etag, modified = stored
+    return pages.answer(request, content, headers, etag, modified)
 
 
-def is_storable(request, response, query: str) -> bool:
-    """A 200 an anonymous reader got, of a page the view served for exactly this query."""
+def store(key: str, generation: int, changed_at, rendered_at: float, response, local):
+    """Store both encodings of a page rendered for `key` (in one write); the one of `key`.
+
+    `changed_at` is when content last changed and `rendered_at` when the rendering began,
+    for Last-Modified.
+    """
+    until_next = seconds_until_next_publication()
+    ttl = ttl_until(until_next)
+    now = time.time()
+    modified = pages.last_modified(
+        rendered_at, changed_at, None if until_next is None else now + until_next
+    )
+    encoded = pages.representations(response, (pages.IDENTITY, pages.GZIP), modified)
+    stored = {
+        _other_encoding_key(key, encoding): (generation, body, headers, now + ttl, etag, modified)
+        for encoding, (body, headers, etag, modified) in encoded.items()
+    }
+    if write_many(stored, ttl):
+        local.keep(key, stored[key])
+    return stored[key]
+
+
+def is_shared(request, response) -> bool:
+    """A 200 an anonymous reader got, of a page a view marked as the same for all of them."""
     return (
-        getattr(response, CACHEABLE_ATTRIBUTE, None) == query
+        getattr(response, CACHEABLE_ATTRIBUTE, None) is not None
         and response.status_code == 200
         and not response.streaming
         and not response.cookies
         and not getattr(getattr(request, "user", None), "is_authenticated", False)
     )
+
+
+def is_storable(request, response, query: str) -> bool:
+    """A shared page, of exactly the page the view served for this query."""
+    return is_shared(request, response) and getattr(response, CACHEABLE_ATTRIBUTE) == query
 
 
 class PageCacheMiddleware:
@@ -188,32 +220,42 @@ class PageCacheMiddleware:
             return self.get_response(request)
         query = request_query(request)
         key = page_key(request, query)
-        if key is None:
-            return self.get_response(request)
-        try:
-            generation, response = lookup(key, self.local)
-        except Exception:  # noqa: BLE001 - the cache is down: serve the page uncached
-            logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
-            return self.get_response(request)
-        if response is not None:
-            metrics.PAGE_CACHE_HITS.inc()
-            return response
+        generation = changed_at = None
+        if key is not None:
+            try:
+                generation, changed_at, stored = lookup(key, self.local)
+            except Exception:  # noqa: BLE001 - the cache is down: serve the page uncached
+                logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
+                key = None
+            else:
+                if stored is not None:
+                    metrics.PAGE_CACHE_HITS.inc()
+                    return _answer_stored(request, stored)
+        rendered_at = time.time()
         response = self.get_response(request)
-        if is_storable(request, response, query):
+        if not is_shared(request, response):
+            return pages.limit_error_lifetime(response)
+        if key is not None and is_storable(request, response, query):
             metrics.PAGE_CACHE_MISSES.inc()
-            store(key, generation, response, self.local)
-        return response
+            stored = store(key, generation, changed_at, rendered_at, response, self.local)
+            return _answer_stored(request, stored)
+        # Shared but not kept (another spelling of the address, the cache down): validators
+        # and compression still, Last-Modified not (no change time to check it against).
+        encoding = pages.preferred_encoding(request)
+        content, headers, etag, _ = pages.representations(response, (encoding,), None)[encoding]
+        return pages.answer(request, content, headers, etag, None)
 
 
 def mark_cacheable(response, query: str = ""):
-    """Let the page cache keep this response, and browsers for BROWSER_TTL seconds.
+    """Let the page cache keep this response, and browsers and shared caches as long as
+    pages.PAGE_CACHE_CONTROL says.
 
     `query` is the query string of the page served (canonical_query's spelling): a request
     with any other query string gets the page but never stores it, so parameters the view
     does not read, or values it does not serve as written, add nothing to the cache.
     """
     setattr(response, CACHEABLE_ATTRIBUTE, query)
-    patch_cache_control(response, public=True, max_age=BROWSER_TTL)
+    pages.mark_shared(response)
     return response
 
 
