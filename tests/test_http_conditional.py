@@ -1,4 +1,4 @@
-"""Reader pages over HTTP: validators and 304s, lifetimes, gzip stored once."""
+"""Reader pages over HTTP: validators and 304s, lifetimes, gzip stored once, the icons."""
 
 import datetime
 import gzip
@@ -6,6 +6,8 @@ import time
 from unittest import mock
 
 import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.core.cache import cache
 from django.test import RequestFactory
 from django.urls import reverse
@@ -297,3 +299,38 @@ def test_pages_for_signed_in_people_and_search_results_are_never_compressed(
 def test_accept_encoding_is_read_as_rfc_9110_says(header, expected):
     request = RequestFactory().get("/", HTTP_ACCEPT_ENCODING=header)
     assert pages.preferred_encoding(request) == expected
+
+
+# --- Icons ---------------------------------------------------------------------------------
+
+
+def test_favicon_ico_answers_with_an_icon(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/x-icon"
+    assert response.content[:4] == b"\x00\x00\x01\x00"
+    assert "max-age=86400" in response["Cache-Control"]
+
+
+def test_the_manifest_names_the_site_and_its_icons(client, django_assert_num_queries):
+    response = client.get("/manifest.webmanifest")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/manifest+json")
+    manifest = response.json()
+    assert manifest["short_name"] == "Curation" and manifest["start_url"] == "/"
+    assert manifest["display"] == "standalone"
+    assert manifest["theme_color"] == "#0b57d0" and manifest["background_color"] == "#fdfdfb"
+    sizes = {icon["sizes"] for icon in manifest["icons"]}
+    assert {"192x192", "512x512"} <= sizes
+    for icon in manifest["icons"]:
+        assert finders.find(icon["src"].removeprefix(settings.STATIC_URL)), icon
+    with django_assert_num_queries(0):
+        again = client.get("/manifest.webmanifest", HTTP_IF_NONE_MATCH=response["ETag"])
+    assert again.status_code == 304
+
+
+def test_pages_link_the_icons_and_the_manifest(client):
+    head = client.get(reverse("summaries:home")).content.decode().split("</head>")[0]
+    assert 'rel="icon"' in head and "icon.svg" in head and "favicon-32.png" in head
+    assert 'rel="apple-touch-icon"' in head
+    assert f'rel="manifest" href="{reverse("web-manifest")}"' in head
