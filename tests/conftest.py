@@ -130,3 +130,25 @@ def celery_eager():
 def browser_type_launch_args(browser_type_launch_args):
     """Debian's Chromium; Playwright never downloads a browser here."""
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+def _transactional(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("django_db")
+    if marker is not None and (
+        marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")
+    ):
+        return True
+    return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Transactional tests run after all others, as Django orders them.
+
+    pytest-django sorts them last, but pytest then regroups tests by session-scoped
+    parametrised fixtures (Playwright's browser name), which put browser tests in the
+    middle. A transactional test ends with the database flushed (the data migrations'
+    groups gone, restored only at the start of the next serialized_rollback test), so a
+    test after it saw an empty database.
+    """
+    items.sort(key=_transactional)
