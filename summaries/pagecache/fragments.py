@@ -1,6 +1,13 @@
-"""Parts of pages that are costly and shared by many of them, kept as fresh as pages."""
+"""Parts of pages that are costly and shared by many of them, kept as fresh as pages.
+
+The setting PAGE_CACHE_FRAGMENTS (default True) turns the fragment cache off when False:
+every fragment is computed afresh, as on the first request after an edit. For measuring a
+page with no cache at all (bench/render_uncached.py, bench/run_pages.py "cold" runs).
+"""
 
 import logging
+
+from django.conf import settings
 
 from .generation import page_ttl, read, write
 
@@ -16,6 +23,8 @@ def cached_fragment(name: str, compute):
     cache. A value computed while content changes carries the old generation, so it is
     recomputed on the next read.
     """
+    if not getattr(settings, "PAGE_CACHE_FRAGMENTS", True):
+        return compute()
     key = f"fragment:{name}"
     try:
         generation, stored = read(key)

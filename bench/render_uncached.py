@@ -1,0 +1,144 @@
+"""Render reader pages in-process with no cache at all: median and p90 time, and queries.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/curation_bench DEBUG=0 SECRET_KEY=... \\
+        ALLOWED_HOSTS=127.0.0.1 SECURE_SSL_REDIRECT=0 REDIS_URL=redis://127.0.0.1:6379/14 \\
+        .venv/bin/python bench/render_uncached.py [-n 100] [--fragments] [PATH ...]
+
+Issue 14, section 6: every reader page, rendered with the page cache and the fragment cache
+off, in 10 ms or less (median) at 10,000 videos. Without paths it measures the pages
+bench/run_pages.py measures: the heaviest summary of the largest generated channel
+(`bench-` slugs), that channel's page and the home page.
+
+Each request goes through the whole Django stack (django.test.Client: every middleware,
+URL resolution, the view, template rendering) with a query string no other request used,
+so it misses the page cache; PAGE_CACHE_FRAGMENTS is off (summaries/pagecache/fragments.py),
+so every shared fragment (a channel's filter choices, a list's length) is computed afresh
+as on the first request after an edit. `--fragments` keeps the fragment cache on, as every
+later request sees it. No HTTP server: bench/run_pages.py measures that from outside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext, override_settings  # noqa: E402
+
+TARGET_MEDIAN_MS = 10.0
+GENERATED_PREFIX = "bench-"
+
+
+def pick_pages() -> list[tuple[str, str]]:
+    """(name, path) of the heaviest summary of the largest generated channel, the channel
+    and the home page: what bench/run_pages.py measures."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.id, c.slug FROM summaries_channel c "
+            "JOIN summaries_video v ON v.channel_id = c.id WHERE c.slug LIKE %s "
+            "GROUP BY c.id, c.slug ORDER BY count(*) DESC, c.slug LIMIT 1",
+            [GENERATED_PREFIX + "%"],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            raise SystemExit("No generated data: run bench/generate_data.py first.")
+        channel_id, channel = row
+        cursor.execute(
+            "SELECT v.slug FROM summaries_video v JOIN summaries_summary s ON s.video_id = v.id "
+            "WHERE v.channel_id = %s ORDER BY "
+            "(SELECT count(*) FROM summaries_chapter ch WHERE ch.summary_id = s.id) DESC, "
+            "(SELECT count(DISTINCT ci.source_id) FROM summaries_citation ci "
+            " WHERE ci.summary_id = s.id) DESC, v.published_on DESC LIMIT 1",
+            [channel_id],
+        )
+        (slug,) = cursor.fetchone()
+    return [("summary", f"/videos/{slug}/"), ("channel", f"/channels/{channel}/"), ("home", "/")]
+
+
+def _get(client: Client, path: str, tag: str):
+    separator = "&" if "?" in path else "?"
+    response = client.get(f"{path}{separator}nocache={tag}-{time.time_ns()}")
+    if response.status_code != 200:
+        raise SystemExit(f"{path} answered {response.status_code}")
+    return response
+
+
+def measure(path: str, requests: int) -> dict:
+    client = Client(HTTP_HOST="127.0.0.1")
+    for n in range(5):  # warm up: connections, templates, imports
+        _get(client, path, f"warm{n}")
+    times, queries = [], []
+    size = 0
+    for n in range(requests):
+        with CaptureQueriesContext(connection) as captured:
+            started = time.perf_counter()
+            response = _get(client, path, str(n))
+            times.append((time.perf_counter() - started) * 1000)
+        queries.append(len(captured.captured_queries))
+        size = len(response.content)
+    times.sort()
+    return {
+        "median": statistics.median(times),
+        "p90": times[min(len(times) - 1, int(len(times) * 0.9))],
+        "min": times[0],
+        "queries": statistics.median(queries),
+        "query_range": (min(queries), max(queries)),
+        "bytes": size,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", help="pages to measure (default: the bench's three)")
+    parser.add_argument("-n", "--requests", type=int, default=100)
+    parser.add_argument(
+        "--fragments", action="store_true", help="keep the fragment cache on (warm)"
+    )
+    args = parser.parse_args(argv)
+    pages = [(path, path) for path in args.paths] or pick_pages()
+    # As gunicorn.conf.py does in each worker: long-lived objects out of the collector's way.
+    gc.collect()
+    gc.freeze()
+    mode = "fragment cache on (warm)" if args.fragments else "page and fragment caches off"
+    print(f"in-process render, {mode}; {args.requests} requests per page")
+    print(
+        f"| {'page':<8} | {'median ms':>9} | {'p90 ms':>8} | {'min ms':>8} | {'queries':>7} | "
+        f"{'bytes':>7} | path"
+    )
+    print(f"|{'-' * 10}|{'-' * 11}|{'-' * 10}|{'-' * 10}|{'-' * 9}|{'-' * 9}|------")
+    missed = []
+    with override_settings(PAGE_CACHE_FRAGMENTS=args.fragments):
+        for name, path in pages:
+            result = measure(path, args.requests)
+            low, high = result["query_range"]
+            spread = f"{low}" if low == high else f"{low}-{high}"
+            print(
+                f"| {name:<8} | {result['median']:>9.2f} | {result['p90']:>8.2f} | "
+                f"{result['min']:>8.2f} | {spread:>7} | {result['bytes']:>7,} | {path}"
+            )
+            if result["median"] > TARGET_MEDIAN_MS:
+                missed.append(name)
+    print(
+        f"target: median <= {TARGET_MEDIAN_MS:.0f} ms with every cache off: "
+        + (f"MISSED ({', '.join(missed)})" if missed else "met")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
