@@ -462,14 +462,30 @@ def test_redis_limiter_shares_pauses():
     assert second.acquire("a.test", timeout=2)
 
 
-def test_redis_limiter_falls_back_to_the_process_limit_when_redis_is_down():
+def test_redis_limiter_sends_nothing_while_redis_is_down():
+    # Each process going ahead on its own count would put (processes x per_host) requests
+    # on a site during a Redis restart: a request waits for Redis, then is not sent.
     limiter = redis_limiter(per_host=1, url="redis://127.0.0.1:1/0")
-    assert limiter.acquire("a.test", timeout=0)
-    assert not limiter.acquire("a.test", timeout=0.05)
-    limiter.release("a.test")
-    assert limiter.acquire("a.test", timeout=0)
-    limiter.pause("a.test", 0.2)
+    assert not limiter.acquire("a.test", timeout=0)
+    assert not limiter.acquire("a.test", timeout=0.3)
+    limiter.release("a.test")  # nothing held: nothing to release
+    limiter.pause("a.test", 0.2)  # pauses are still kept in this process
     assert limiter.wait_time("a.test") > 0
+
+
+def test_redis_limiter_takes_a_shared_slot_once_redis_is_back(monkeypatch):
+    limiter = redis_limiter(per_host=1, url="redis://127.0.0.1:1/0")
+    answers = [redis.ConnectionError("down"), redis.ConnectionError("down"), 1]
+
+    def acquire_script(**kwargs):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(limiter, "_acquire", acquire_script)
+    assert limiter.acquire("a.test", timeout=5)
+    assert answers == []  # it waited for Redis rather than counting on its own
 
 
 def test_the_limiter_is_per_process_without_redis(settings):

@@ -5,7 +5,10 @@ per host across all processes using the same Redis, and a pause per host shared 
 them. Each slot is a member of a sorted set scored by its expiry, so a worker killed while
 holding slots cannot leak them: they lapse after `slot_ttl` seconds (longer than a fetch
 deadline, which bounds how long a request holds its slot). When Redis cannot be reached,
-the limiter falls back to this process's own limit (the check goes on, less polite).
+a request waits for it (up to its own timeout) rather than going ahead on this process's
+own count: several processes each allowing `per_host` would put a multiple of the limit on
+a site during every Redis restart. A request that gets no slot in time is not sent, and
+the batch hands its source to a later attempt (`checking.record.not_started`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1
 return 1
 """
 POLL = 0.02  # seconds between attempts while a host is full
+REDIS_POLL = 0.25  # seconds between attempts while Redis cannot be reached
 
 
 class RedisHostLimiter:
@@ -67,13 +71,13 @@ class RedisHostLimiter:
         self._acquire = client.register_script(_ACQUIRE)
         self._pause = client.register_script(_PAUSE)
         # The slots this process holds, per thread and host: fetch releases a slot in the
-        # thread that acquired it. None marks a slot taken from the fallback.
+        # thread that acquired it. The fallback keeps only pauses while Redis is away.
         self._held = threading.local()
 
     def _keys(self, host: str) -> tuple[str, str]:
         return f"{self.prefix}:slots:{host}", f"{self.prefix}:pause:{host}"
 
-    def _stack(self, host: str) -> list[str | None]:
+    def _stack(self, host: str) -> list[str]:
         if not hasattr(self._held, "slots"):
             self._held.slots = defaultdict(list)
         return self._held.slots[host]
@@ -89,16 +93,15 @@ class RedisHostLimiter:
                     )
                 )
             except redis.RedisError as error:
-                logger.warning("host limiter: Redis unavailable (%s); limiting per process", error)
-                remaining = None if give_up_at is None else max(0.0, give_up_at - time.monotonic())
-                if self.fallback.acquire(host, timeout=remaining):
-                    self._stack(host).append(None)
-                    return True
-                return False
+                logger.warning("host limiter: Redis unavailable (%s); waiting for it", error)
+                answer = None
             if answer == 1:
                 self._stack(host).append(member)
                 return True
-            wait = POLL if answer == 0 else min(-answer / 1000, 1.0)
+            if answer is None:
+                wait = REDIS_POLL
+            else:
+                wait = POLL if answer == 0 else min(-answer / 1000, 1.0)
             if give_up_at is not None:
                 left = give_up_at - time.monotonic()
                 if left <= 0:
@@ -111,9 +114,6 @@ class RedisHostLimiter:
         if not stack:
             return
         member = stack.pop()
-        if member is None:
-            self.fallback.release(host)
-            return
         try:
             self.client.zrem(self._keys(host)[0], member)
         except redis.RedisError as error:  # the slot lapses on its own

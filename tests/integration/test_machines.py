@@ -62,6 +62,8 @@ LEASE = 30  # CHECK_CLAIM_SECONDS
 DISPATCH_EVERY = 2  # CHECK_DISPATCH_EVERY: beat's dispatch, which is also the sweeper
 BATCH = 50  # FETCH_BATCH_SIZE
 RECORD_EVERY = 10  # summaries.checking.record.RECORD_EVERY: results written in chunks
+# The line a worker logs when it starts a check batch (summaries.checking.tasks).
+STARTED = re.compile(r"check batch ([0-9a-f]{32}) started")
 PAGE_DELAY = "0.01"  # seconds each site takes to answer
 # After a claim lapses: the sweep (DISPATCH_EVERY), the host slots the lost worker held
 # lapse (DEADLINE + 5 s, checking/limiter.py) and one batch runs.
@@ -442,6 +444,16 @@ class Cluster:
             last_id,
         )
 
+    def started_tokens(self, role: str) -> list[str]:
+        """The check batches worker `role` started, oldest first, from its log."""
+        return STARTED.findall(self.workers[role].log_text())
+
+    def claimed_with(self, token: str) -> int:
+        """How many sources are still claimed under batch `token`."""
+        return self.console.sql(
+            "SELECT count(*) FROM summaries_source WHERE check_token = %s", token
+        )[0][0]
+
     def last_row(self) -> int:
         return self.console.sql("SELECT coalesce(max(id), 0) FROM summaries_sourcecheck")[0][0]
 
@@ -603,7 +615,12 @@ def test_a_worker_cut_off_mid_batch_loses_and_repeats_nothing(cluster):
             return False
         first = sum(h[w2] for h in c.hits().values())
         time.sleep(0.3)
-        return sum(h[w2] for h in c.hits().values()) > first  # fetching right now
+        if sum(h[w2] for h in c.hits().values()) <= first:
+            return False  # not fetching right now
+        # ...and in the middle of a batch: its newest batch still holds claimed sources
+        # (cut between two batches, w2 would hold nothing for the sweeper to hand over).
+        tokens = c.started_tokens("w2")
+        return bool(tokens) and c.claimed_with(tokens[-1]) > RECORD_EVERY
 
     wait_for(
         w2_busy,
@@ -652,9 +669,10 @@ def test_a_worker_cut_off_mid_batch_loses_and_repeats_nothing(cluster):
     # requests in flight at each site).
     assert len(twice) <= RECORD_EVERY + PER_HOST * len(SITES), len(twice)
     # The sources w2 held were swept (claimed again) and checked by w1 within the bound.
+    # w2's batches are the ones its worker log says it started (the claim was taken before
+    # the cut; a batch it had reserved may start after it, and is stranded all the same).
     token_of = {source: token for source, token, _ in rows}
-    held = {pk for pk, (token, _, _, _) in at_cut.items() if token and got[pk][w2]}
-    held_tokens = {at_cut[pk][0] for pk in held}
+    held_tokens = set(c.started_tokens("w2"))
     stranded = {pk for pk, (token, _, _, _) in at_cut.items() if token in held_tokens}
     stranded -= {pk for pk in stranded if token_of[pk] in held_tokens}  # w2 recorded them
     assert stranded, "w2 held no claimed source at the cut"
