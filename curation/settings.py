@@ -273,6 +273,19 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Stored thumbnails (summaries/thumbnails): files under var/media by default, served by
+# this site (curation/urls.py); THUMBNAIL_STORAGE_BACKEND names any django-storages backend
+# instead (its options in THUMBNAIL_STORAGE_OPTIONS, JSON), and MEDIA_URL then its address.
+MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
+MEDIA_URL = env.str("MEDIA_URL", default="/media/")
+
+
+def _media_origin(url: str) -> list[str]:
+    """The origin of an absolute MEDIA_URL (a storage's own host) for img-src; none if local."""
+    scheme, _, rest = url.partition("://")
+    return [f"{scheme}://{rest.split('/', 1)[0]}"] if rest else []
+
+
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -280,6 +293,12 @@ STORAGES = {
             "STATICFILES_BACKEND",
             default="whitenoise.storage.CompressedManifestStaticFilesStorage",
         )
+    },
+    "thumbnails": {
+        "BACKEND": env.str(
+            "THUMBNAIL_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage"
+        ),
+        "OPTIONS": env.json("THUMBNAIL_STORAGE_OPTIONS", default={}),
     },
 }
 
@@ -306,7 +325,8 @@ CONTENT_SECURITY_POLICY = {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
-        "img-src": ["'self'", "https:", "data:"],
+        # Images come from this site or the thumbnails' storage, never from a video platform.
+        "img-src": ["'self'", "data:", *_media_origin(MEDIA_URL)],
         "object-src": ["'none'"],
         "base-uri": ["'none'"],
         "frame-ancestors": ["'none'"],

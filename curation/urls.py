@@ -11,6 +11,7 @@ from summaries.pagecache.middleware import cached_page
 from summaries.reader import icons
 from summaries.reader.sitemaps import SITEMAPS
 from summaries.reader.views_seo import robots_txt
+from summaries.thumbnails.serve import media_urlpatterns
 
 admin.site.site_header = "Curation editor"
 admin.site.site_title = "Curation"
@@ -29,6 +30,8 @@ urlpatterns = [
     path("healthz", ops.healthz, name="healthz"),
     path("readyz", ops.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
+    # Stored thumbnails, when they are files on this machine (summaries/thumbnails/serve.py).
+    *media_urlpatterns(),
     path("", include("summaries.reader.urls")),
 ]
 

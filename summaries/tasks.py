@@ -8,7 +8,8 @@ import logging
 
 from django.conf import settings
 
-from .background import background_task
+from . import thumbnails
+from .background import TRANSIENT_ERRORS, background_task
 from .checking.tasks import check_source_batch, dispatch_source_checks
 from .editing import copies, derived
 from .models import Summary, Video
@@ -19,6 +20,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "check_source_batch",
     "dispatch_source_checks",
+    "fetch_thumbnail",
     "publish_due_changes",
     "refresh_related_around",
     "refresh_stale_related",
@@ -52,6 +54,24 @@ def refresh_related_around(video_id: int) -> None:
 def refresh_stale_related() -> None:
     """Recompute a bounded batch of missing or old related lists (celery beat)."""
     related.refresh_stale_related(limit=settings.RELATED_REFRESH_BATCH)
+
+
+@background_task(
+    name="summaries.tasks.fetch_thumbnail",
+    soft_time_limit=60,
+    # Only a timeout, a reset connection, a 5xx or a 429 is tried again, minutes apart.
+    autoretry_for=(*TRANSIENT_ERRORS, thumbnails.TransientFetchError),
+    retry_backoff=30,
+    retry_backoff_max=600,
+    max_retries=3,
+)
+def fetch_thumbnail(video_id: int) -> None:
+    """Fetch and store the video's thumbnail unless the stored one is of the wanted address
+    (idempotent; a deleted video is skipped). Failures are recorded on the video."""
+    video = Video.objects.filter(pk=video_id).first()
+    if video is None:
+        return
+    thumbnails.fetch_thumbnail(video=video)
 
 
 @background_task(soft_time_limit=120)

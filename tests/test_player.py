@@ -150,7 +150,7 @@ def test_content_security_policy_allows_frames_from_the_privacy_enhanced_player_
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
-        "img-src": ["'self'", "data:", "https:"],
+        "img-src": ["'self'", "data:"],  # thumbnails are stored and served here
         "object-src": ["'none'"],
         "base-uri": ["'none'"],
         "frame-ancestors": ["'none'"],

@@ -49,7 +49,16 @@ def video():
         language="en",
         published_on=datetime.date(2026, 10, 1),
         thumbnail_url="https://i.ytimg.com/vi/abcdefghijk/hqdefault.jpg",
+        # As the thumbnail worker stores it (summaries/thumbnails): pages name only this copy.
+        thumbnail_source="https://i.ytimg.com/vi/abcdefghijk/hqdefault.jpg",
+        thumbnail_files=[
+            ["thumbnails/abc-320.webp", 320, 180],
+            ["thumbnails/abc-640.webp", 640, 360],
+        ],
     )
+
+
+STORED_IMAGE = "http://testserver/media/thumbnails/abc-640.webp"
 
 
 @pytest.fixture
@@ -90,7 +99,7 @@ def test_video_object_describes_the_video(live):
     assert data["uploadDate"] == "2026-10-01"
     assert data["duration"] == "PT34M21S"
     assert data["inLanguage"] == "en"
-    assert data["thumbnailUrl"] == "https://i.ytimg.com/vi/abcdefghijk/hqdefault.jpg"
+    assert data["thumbnailUrl"] == STORED_IMAGE
     assert data["url"] == f"https://www.youtube.com/watch?v={YOUTUBE_ID}"
     assert data["embedUrl"] == f"https://www.youtube.com/embed/{YOUTUBE_ID}"
     assert "contentUrl" not in data  # a YouTube page is not the media file
@@ -158,7 +167,10 @@ def test_chapters_starting_past_the_end_or_untimed_make_no_clip(video):
 
 def test_video_object_without_thumbnail_people_or_youtube(live):
     Video.objects.filter(pk=live.video.pk).update(
-        source_url="https://example.com/talk.mp4", platform="other", thumbnail_url=""
+        source_url="https://example.com/talk.mp4",
+        platform="other",
+        thumbnail_url="",
+        thumbnail_files=[],
     )
     live.video.appearances.all().delete()
 
@@ -206,21 +218,23 @@ def test_social_meta_has_canonical_absolute_url_and_large_card(live):
     assert social["open_graph"]["og:title"] == "Gemini 3 is 2.5x faster"
     assert social["open_graph"]["og:description"] == "It is faster. Mostly."
     assert social["open_graph"]["og:site_name"] == "Curation"
-    assert social["open_graph"]["og:image"] == live.video.thumbnail_url
+    assert social["open_graph"]["og:image"] == STORED_IMAGE
+    assert social["open_graph"]["og:image:width"] == 640
     assert social["twitter"]["twitter:card"] == "summary_large_image"
-    assert social["twitter"]["twitter:image"] == live.video.thumbnail_url
+    assert social["twitter"]["twitter:image"] == STORED_IMAGE
 
 
 def test_social_meta_on_the_preview_points_to_the_public_page_and_small_card(live):
-    Video.objects.filter(pk=live.video.pk).update(thumbnail_url="")
+    Video.objects.filter(pk=live.video.pk).update(thumbnail_url="", thumbnail_files=[])
     summary, request = load(live, path="/preview/gemini-3/")
 
     social = seo.social_meta(summary, request)
 
     assert social["canonical_url"] == "http://testserver/videos/gemini-3/"
     assert social["twitter"]["twitter:card"] == "summary"
-    assert "og:image" not in social["open_graph"]
-    assert "twitter:image" not in social["twitter"]
+    # No stored thumbnail (yet): the site's icon.
+    icon = "http://testserver/static/summaries/icons/icon-512.png"
+    assert social["open_graph"]["og:image"] == social["twitter"]["twitter:image"] == icon
 
 
 def test_social_description_is_cut_for_cards(live):

@@ -13,6 +13,7 @@ from summaries.models import (
     Video,
 )
 from summaries.text.durations import format_duration
+from summaries.thumbnails import queue_thumbnail
 
 from .base import ContentAdmin
 from .forms import VideoForm
@@ -45,6 +46,11 @@ class VideoAdmin(ContentAdmin):
         ),
         (None, {"fields": ["duration_seconds", "language", "published_on", "topics"]}),
     ]
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        # A new video, or a changed thumbnail or source URL: fetched after the commit.
+        queue_thumbnail(video=form.instance)
 
     @admin.display(description="Duration", ordering="duration_seconds")
     def length(self, video):

@@ -11,7 +11,7 @@ import reversion
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
-from summaries import checking
+from summaries import checking, thumbnails
 from summaries.models import Appearance, Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
 from summaries.pagecache.generation import content_changed
 
@@ -234,6 +234,8 @@ def _keep_caveats_of_deleted_targets(parts: dict, summary: Summary) -> None:
 
 def _save_video(video: Video, people: list[dict] | None, topics: list | None) -> None:
     video.save()
+    # A new video, or a changed thumbnail or source URL: its thumbnail is fetched after commit.
+    thumbnails.queue_thumbnail(video=video)
     if people is not None:
         video.appearances.all().delete()
         Appearance.objects.bulk_create(
@@ -271,7 +273,8 @@ def save_summary(
 
     Side effects, in one transaction: the summary and its parts saved (positions 1..n,
     Markdown rendered), citations and search text rebuilt, checks of new or due sources
-    queued for after the commit, every cached page made stale (not for a working copy,
+    queued for after the commit (and the video's thumbnail fetch, when its address
+    changed), every cached page made stale (not for a working copy,
     which readers never see), and one revision holding the summary with its parts (and the
     video) by `user`, with `comment`. A working copy keeps no video: a video given with it
     is saved at once, as the video's own page would.

@@ -54,6 +54,7 @@ NOT_RETRIED_5XX = frozenset({501, 505})  # "not implemented", "version not suppo
 MAX_PAUSE = 60.0  # the longest a host is paused for everyone after pushing back
 # Error pages are read only this far, to recognise a challenge page.
 ERROR_BODY_LIMIT = 256 * 1024
+DEFAULT_ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8"
 
 Resolver = Callable[[str], Iterable[str]]
 # Resolution runs in these threads so that a hanging lookup cannot outlive the deadline.
@@ -92,6 +93,7 @@ class _Response:
     too_large: bool
     elapsed: float
     address: str
+    body: bytes | None = None  # the 2xx body as received, only when asked to keep it
 
     @property
     def challenge(self) -> bool:
@@ -156,6 +158,8 @@ class _Options:
     clock: Callable[[], float]
     limiter: HostLimiter | None
     ssl_context: ssl.SSLContext | None
+    keep_body: bool = False
+    accept: str = DEFAULT_ACCEPT
 
 
 class _Fetch:
@@ -270,7 +274,7 @@ class _Fetch:
                 headers={
                     "Host": target.host_header,
                     "User-Agent": options.user_agent,
-                    "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8",
+                    "Accept": options.accept,
                     "Accept-Encoding": ACCEPT_ENCODING,
                     "Accept-Language": "en;q=1.0, *;q=0.5",
                     "Connection": "close",
@@ -286,6 +290,7 @@ class _Fetch:
             if guard.fired:  # the body may look complete when a shutdown ended it
                 raise NetError(ErrorClass.TIMEOUT, "deadline passed while reading")
             content_type = response.headers.get("Content-Type")
+            keep = options.keep_body and 200 <= response.status < 300 and not too_large
             return _Response(
                 status=response.status,
                 headers=response.headers,
@@ -293,6 +298,7 @@ class _Fetch:
                 too_large=too_large,
                 elapsed=options.clock() - started,
                 address=str(connection.host),
+                body=body if keep else None,
             )
         except Exception as exc:
             if guard.fired:
@@ -423,6 +429,8 @@ class _Fetch:
             result.title, result.fingerprint = page.title, page.fingerprint
             if self.options.need_body:
                 result.text = page.text
+        if response.body is not None and 200 <= status < 300:
+            result.body = response.body
         if response.too_large:
             result.state, result.error_class = State.ERROR, ErrorClass.BODY_TOO_LARGE
             result.error = f"body larger than {self.options.max_body} bytes"
@@ -496,6 +504,8 @@ def fetch(
     clock: Callable[[], float] = time.monotonic,
     limiter: HostLimiter | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    keep_body: bool = False,
+    accept: str = DEFAULT_ACCEPT,
 ) -> CheckResult:
     """Check one URL and return what was found; never raises for network trouble.
 
@@ -517,7 +527,9 @@ def fetch(
       over `max_redirects` redirects are "broken"; network failures are "error".
     `sleep`, `rng` and `clock` are injectable for tests; `limiter` (see `limits`) spaces
     requests per host; `ssl_context` replaces the default verifying context (it must keep
-    check_hostname on).
+    check_hostname on). `keep_body` (with `need_body`) keeps a 2xx body's bytes, within
+    `max_body`, in `CheckResult.body` (thumbnails: summaries/thumbnails); `accept` is the
+    Accept header sent.
     """
     options = _Options(
         need_body=need_body,
@@ -536,5 +548,7 @@ def fetch(
         clock=clock,
         limiter=limiter,
         ssl_context=ssl_context,
+        keep_body=keep_body,
+        accept=accept,
     )
     return _Fetch(url, options).run()

@@ -53,10 +53,13 @@ class CheckResult:
     method: str = ""  # of the last request: HEAD or GET
     address: str = ""  # the address the last request went to
     checked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # The body's bytes, only when fetched with keep_body (never in as_dict).
+    body: bytes | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict:
-        """JSON-friendly form (datetime as ISO 8601, chain as lists)."""
+        """JSON-friendly form (datetime as ISO 8601, chain as lists; no body)."""
         data = asdict(self)
+        del data["body"]
         data["checked_at"] = self.checked_at.isoformat()
         data["redirect_chain"] = [list(hop) for hop in self.redirect_chain]
         return data

@@ -1,8 +1,11 @@
 """Channels, organisations, people, topics and videos: what summaries are about."""
 
 import re
+from dataclasses import dataclass
+from functools import cached_property
 
 from django.core.exceptions import ValidationError
+from django.core.files.storage import storages
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -124,6 +127,19 @@ class VideoQuerySet(models.QuerySet):
         )
 
 
+THUMBNAIL_STORAGE = "thumbnails"  # the STORAGES entry thumbnails are kept in
+
+
+@dataclass(frozen=True)
+class StoredThumbnail:
+    """A video's stored thumbnail as a page shows it: the largest variant and all of them."""
+
+    src: str
+    srcset: str  # "<url> 320w, <url> 640w"
+    width: int  # of the largest variant (the intrinsic size pages reserve room for)
+    height: int
+
+
 class Video(TimestampedModel):
     class Platform(models.TextChoices):
         YOUTUBE = platforms.YOUTUBE, "YouTube"
@@ -150,7 +166,33 @@ class Video(TimestampedModel):
     )
     language = models.CharField(max_length=10, choices=LANGUAGE_CHOICES, default="en")
     published_on = models.DateField("published", help_text="When the video was published.")
-    thumbnail_url = models.URLField("thumbnail URL", max_length=500, blank=True)
+    thumbnail_url = models.URLField(
+        "thumbnail URL",
+        max_length=500,
+        blank=True,
+        help_text="Leave empty for the platform's own (YouTube). Fetched and stored by a "
+        "worker; readers' browsers never load it from here.",
+    )
+    # The stored thumbnail (summaries/thumbnails): written by the worker only.
+    thumbnail_source = models.URLField(
+        max_length=500,
+        blank=True,
+        editable=False,
+        help_text="The address the thumbnail was last fetched from (empty: never).",
+    )
+    thumbnail_files = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text="The stored WebP variants, smallest first: [storage name, width, height].",
+    )
+    thumbnail_fetched_at = models.DateTimeField(null=True, blank=True, editable=False)
+    thumbnail_error = models.CharField(
+        max_length=300,
+        blank=True,
+        editable=False,
+        help_text="Why the last fetch stored nothing (empty when it worked).",
+    )
     blurb = VisibleCharField(
         max_length=300, blank=True, help_text="One line for cards such as “More from this channel”."
     )
@@ -205,6 +247,19 @@ class Video(TimestampedModel):
         return platforms.video_url_at(
             self.source_url, self.platform, self.platform_video_id, seconds
         )
+
+    @cached_property
+    def thumbnail(self) -> StoredThumbnail | None:
+        """The stored thumbnail's URLs and size, through the storage (None until stored)."""
+        if not self.thumbnail_files:
+            return None
+        storage = storages[THUMBNAIL_STORAGE]
+        variants = [
+            (storage.url(name), width, height) for name, width, height in self.thumbnail_files
+        ]
+        src, width, height = variants[-1]
+        srcset = ", ".join(f"{url} {w}w" for url, w, _ in variants)
+        return StoredThumbnail(src=src, srcset=srcset, width=width, height=height)
 
 
 class RelatedLink(models.Model):

@@ -9,6 +9,7 @@ import json
 from urllib.parse import urlsplit
 
 from django.core.serializers.json import DjangoJSONEncoder
+from django.templatetags.static import static
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
@@ -20,6 +21,9 @@ SITE_NAME = "Curation"
 SOCIAL_DESCRIPTION_CHARS = 200
 # A source URL ending in one of these is the media file itself (schema.org contentUrl).
 MEDIA_EXTENSIONS = (".mp4", ".webm", ".ogv", ".mov", ".m4v", ".mkv")
+# og:image until the video's thumbnail is stored: the site's icon (square, 512 px).
+FALLBACK_IMAGE = "summaries/icons/icon-512.png"
+FALLBACK_IMAGE_SIZE = 512
 
 # Inside <script>, "</script>" or "<!--" in a string would end or confuse the element; JSON
 # allows any character as a \u escape, so these cannot appear literally (as in json_script).
@@ -129,8 +133,12 @@ def video_object_jsonld(summary, request) -> dict:
         "author": channel_org,
         "publisher": channel_org,
     }
-    if video.thumbnail_url:
-        data["thumbnailUrl"] = video.thumbnail_url
+    # Google requires thumbnailUrl for video results; only the stored copy is named (never
+    # the platform's address, and not the site icon: it must show the video). Until the
+    # worker stores it the object stays valid schema.org, just not eligible for those
+    # results, and storing it makes cached pages stale (summaries/thumbnails).
+    if video.thumbnail is not None:
+        data["thumbnailUrl"] = request.build_absolute_uri(video.thumbnail.src)
     actors = [_person(appearance, request) for appearance in video.appearances.all()]
     if actors:
         data["actor"] = actors
@@ -167,14 +175,20 @@ def social_meta(summary, request) -> dict:
         "video:duration": video.duration_seconds,
         "video:release_date": video.published_on.isoformat(),
     }
+    thumbnail = video.thumbnail
     twitter = {
-        "twitter:card": "summary_large_image" if video.thumbnail_url else "summary",
+        "twitter:card": "summary_large_image" if thumbnail else "summary",
         "twitter:title": video.title,
         "twitter:description": description,
     }
-    if video.thumbnail_url:
-        open_graph["og:image"] = video.thumbnail_url
-        twitter["twitter:image"] = video.thumbnail_url
+    # The stored thumbnail (served by this site or its storage), else the site's icon.
+    if thumbnail is not None:
+        image, width, height = thumbnail.src, thumbnail.width, thumbnail.height
+    else:
+        image, width = static(FALLBACK_IMAGE), FALLBACK_IMAGE_SIZE
+        height = width
+    open_graph["og:image"] = twitter["twitter:image"] = request.build_absolute_uri(image)
+    open_graph["og:image:width"], open_graph["og:image:height"] = width, height
     return {
         "canonical_url": url,
         "description": description,
