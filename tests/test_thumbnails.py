@@ -480,3 +480,27 @@ def test_images_may_come_only_from_this_site(client, stored):
     csp = client.get(with_thumb.get_absolute_url())["Content-Security-Policy"]
     img_src = next(part for part in csp.split(";") if part.strip().startswith("img-src"))
     assert sorted(img_src.split()[1:]) == ["'self'", "data:"]
+
+
+# --- The demo ---------------------------------------------------------------------------
+
+
+def test_the_demo_has_drawn_thumbnails_and_leaves_the_worker_nothing_to_fetch():
+    call_command("load_demo", stdout=(out := io.StringIO()))
+    assert "Thumbnail 7" in out.getvalue()
+    videos = list(Video.objects.all())
+    assert len(videos) == 7
+    for video in videos:
+        assert video.thumbnail is not None and (video.thumbnail.width, video.thumbnail.height) == (
+            640,
+            360,
+        )
+        assert video.thumbnail_source.startswith("https://i.ytimg.com/vi/DEMO")
+        assert not thumbnails.needs_fetch(video)
+        assert tasks.fetch_thumbnail(video.pk) is None  # nothing fetched (no network here)
+
+    # A demo loaded before thumbnails existed gets them from --if-missing.
+    Video.objects.update(thumbnail_source="", thumbnail_files=[])
+    call_command("load_demo", "--if-missing", stdout=(out := io.StringIO()))
+    assert "thumbnails of 7 demo videos" in out.getvalue()
+    assert all(video.thumbnail for video in Video.objects.all())

@@ -23,6 +23,7 @@ from summaries.models import (
 from summaries.pagecache.generation import content_changed
 
 from . import data as demo_data
+from .thumbnails import store_demo_thumbnails
 
 REVISION_COMMENT = "Loaded demo data"
 
@@ -160,6 +161,13 @@ def _load_summary(loader: _Loader, video: Video, data: dict) -> Summary:
     return summary
 
 
+def store_thumbnails() -> int:
+    """Drawn thumbnails for the demo's videos that have none (summaries/demo/thumbnails.py);
+    how many were stored. Also for a demo loaded before thumbnails existed."""
+    slugs = [demo_data.MAIN_VIDEO["slug"], *(row["slug"] for row in demo_data.MORE_VIDEOS)]
+    return store_demo_thumbnails(Video.objects.filter(slug__in=slugs).select_related("channel"))
+
+
 def demo_is_loaded() -> bool:
     return Summary.objects.filter(video__slug=demo_data.MAIN_VIDEO["slug"]).exists()
 
@@ -214,6 +222,11 @@ def load_demo() -> dict:
             loader.deleted["Citation"] += gone
         if any(loader.report().values()):
             content_changed()
+        # Drawn, not fetched: the demo's YouTube ids are made up (the worker then has
+        # nothing to fetch for them). Storing one makes cached pages stale by itself.
+        drawn = store_thumbnails()
+        if drawn:
+            loader.created["Thumbnail"] += drawn
     return loader.report()
 
 

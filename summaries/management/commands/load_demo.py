@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from summaries.demo import demo_is_loaded, load_demo
+from summaries.demo import demo_is_loaded, load_demo, store_thumbnails
 
 
 class Command(BaseCommand):
@@ -19,6 +19,9 @@ class Command(BaseCommand):
     def handle(self, *args, if_missing=False, **options):
         if if_missing and demo_is_loaded():
             self.stdout.write("Demo data is already loaded; leaving it as editors left it.")
+            drawn = store_thumbnails()  # a demo loaded before thumbnails existed gets them
+            if drawn:
+                self.stdout.write(f"Added the thumbnails of {drawn} demo videos.")
             return
         counts = load_demo()
         for action in ("created", "updated", "deleted"):
