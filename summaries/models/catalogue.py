@@ -9,7 +9,6 @@ from django.core.files.storage import storages
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
-from django.urls import reverse
 from django.utils import timezone
 
 from summaries.text import platforms
@@ -23,6 +22,7 @@ from .base import (
     TimestampedModel,
     VisibleCharField,
     VisibleTextField,
+    slug_url,
 )
 
 
@@ -39,7 +39,7 @@ class Channel(TimestampedModel):
         return self.name
 
     def get_absolute_url(self):
-        return reverse("summaries:channel-detail", kwargs={"slug": self.slug})
+        return slug_url("summaries:channel-detail", self.slug)
 
 
 _DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
@@ -88,7 +88,7 @@ class Person(TimestampedModel):
         return self.name
 
     def get_absolute_url(self):
-        return reverse("summaries:person-detail", kwargs={"slug": self.slug})
+        return slug_url("summaries:person-detail", self.slug)
 
 
 class Topic(TimestampedModel):
@@ -102,7 +102,7 @@ class Topic(TimestampedModel):
         return self.name
 
     def get_absolute_url(self):
-        return reverse("summaries:topic-detail", kwargs={"slug": self.slug})
+        return slug_url("summaries:topic-detail", self.slug)
 
 
 class VideoQuerySet(models.QuerySet):
@@ -237,7 +237,7 @@ class Video(TimestampedModel):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self):
-        return reverse("summaries:summary-detail", kwargs={"slug": self.slug})
+        return slug_url("summaries:summary-detail", self.slug)
 
     def clean(self):
         # Filled here too so that full_clean() checks the platform id's uniqueness.

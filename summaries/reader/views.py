@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
-from django.db.models import Exists, OuterRef, Prefetch
+from django.db.models import Count, Exists, OuterRef, Prefetch
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.utils.functional import cached_property
@@ -42,16 +42,22 @@ class CachedCountPaginator(Paginator):
     """A paginator that keeps the list's length in the fragment cache.
 
     Counting the live videos of a long list costs more than fetching its page; the number
-    changes only when content does.
+    changes only when content does. `known_count`, when given, returns the length from a
+    cheaper source than COUNT over the list's query (None: count the list).
     """
 
-    def __init__(self, object_list, per_page, *, count_key, **kwargs):
+    def __init__(self, object_list, per_page, *, count_key, known_count=None, **kwargs):
         super().__init__(object_list, per_page, **kwargs)
         self.count_key = count_key
+        self.known_count = known_count
+
+    def _count(self) -> int:
+        known = self.known_count() if self.known_count else None
+        return Paginator.count.func(self) if known is None else known
 
     @cached_property
     def count(self):
-        return cached_fragment(self.count_key, lambda: Paginator.count.func(self))
+        return cached_fragment(self.count_key, self._count)
 
 
 class CachedListMixin(CachedPageMixin):
@@ -61,6 +67,10 @@ class CachedListMixin(CachedPageMixin):
 
     def count_key(self) -> str | None:
         raise NotImplementedError
+
+    def known_count(self) -> int | None:
+        """The list's length if something cheaper than COUNT over its query knows it."""
+        return None
 
     def query_pairs(self) -> list[tuple[str, str]]:
         """The query parameters, other than the page, of the list this page belongs to."""
@@ -76,6 +86,7 @@ class CachedListMixin(CachedPageMixin):
             orphans=orphans,
             allow_empty_first_page=allow_empty_first_page,
             count_key=key,
+            known_count=self.known_count,
             **kwargs,
         )
 
@@ -118,11 +129,18 @@ class HomeView(SectionMixin, CachedListMixin, ListView):
     def count_key(self):
         return "count:home"
 
+    def known_count(self):
+        # A live summary always has a video of its own (Summary's constraints), so the
+        # live videos are as many as the live summaries: counted from the visibility
+        # index alone, without joining the videos.
+        return Summary.objects.published().count()
 
-def filter_choices(lookup: str, owner) -> dict[str, list[tuple[str, str]]]:
+
+def filter_choices(lookup: str, owner) -> dict:
     """(value, label) pairs of the topics, people and languages of an owner's live videos
-    (a channel's, a person's or a topic's: `lookup` is the Video field naming it)."""
-    live = Video.objects.published().filter(**{lookup: owner}).order_by()
+    (a channel's, a person's or a topic's: `lookup` is the Video field naming it), and
+    under "total" the number of those videos."""
+    live = Video.objects.published().filter(**{lookup: owner}).order_by().values("pk")
     # EXISTS per topic or person (a few hundred rows) rather than DISTINCT over the
     # joins of every video of the channel.
     topics = Topic.objects.filter(
@@ -131,11 +149,19 @@ def filter_choices(lookup: str, owner) -> dict[str, list[tuple[str, str]]]:
     people = Person.objects.filter(
         Exists(Appearance.objects.filter(person=OuterRef("pk"), video__in=live))
     )
-    languages = set(live.values_list("language", flat=True).distinct())
+    # The number of videos per language also gives the unfiltered list's length.
+    per_language = dict(
+        Video.objects.filter(pk__in=live)
+        .order_by()
+        .values("language")
+        .annotate(videos=Count("pk"))
+        .values_list("language", "videos")
+    )
     return {
         "topic": list(topics.values_list("slug", "name")),
         "person": list(people.values_list("slug", "name")),
-        "language": [(code, name) for code, name in LANGUAGE_CHOICES if code in languages],
+        "language": [(code, name) for code, name in LANGUAGE_CHOICES if code in per_language],
+        "total": sum(per_language.values()),
     }
 
 
@@ -155,7 +181,7 @@ class VideoListView(SectionMixin, CachedListMixin, ListView):
     def get_owner(self):
         return get_object_or_404(self.model_class, slug=self.kwargs["slug"])
 
-    def choices(self) -> dict[str, list[tuple[str, str]]]:
+    def choices(self) -> dict:
         """Shared by every page and filter of the owner, and costly on a long list."""
         if not hasattr(self, "_choices"):
             self._choices = cached_fragment(
@@ -193,6 +219,9 @@ class VideoListView(SectionMixin, CachedListMixin, ListView):
 
     def query_pairs(self):
         return list(self.filters.items())
+
+    def known_count(self):
+        return None if self.filters else self.choices()["total"]
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
