@@ -504,3 +504,22 @@ def test_the_demo_has_drawn_thumbnails_and_leaves_the_worker_nothing_to_fetch():
     call_command("load_demo", "--if-missing", stdout=(out := io.StringIO()))
     assert "thumbnails of 7 demo videos" in out.getvalue()
     assert all(video.thumbnail for video in Video.objects.all())
+
+
+@pytest.mark.parametrize(
+    "backend,base_url",
+    [
+        ("django.core.files.storage.FileSystemStorage", "/media/"),
+        ("django.core.files.storage.InMemoryStorage", "https://media.example.com/x/"),
+    ],
+)
+def test_pages_use_the_storages_own_urls(settings, backend, base_url):
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "thumbnails": {"BACKEND": backend, "OPTIONS": {"base_url": base_url}},
+    }
+    names = ["thumbnails/0123456789abcdef0123-320.webp", "thumbnails/a b-640.webp"]
+    video = Video(thumbnail_files=[[names[0], 320, 180], [names[1], 640, 360]])
+    storage = storages["thumbnails"]
+    assert video.thumbnail.srcset == f"{storage.url(names[0])} 320w, {storage.url(names[1])} 640w"
+    assert video.thumbnail.src == storage.url(names[1])

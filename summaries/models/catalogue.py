@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from django.core.exceptions import ValidationError
-from django.core.files.storage import storages
+from django.core.files.storage import FileSystemStorage, storages
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -128,6 +128,19 @@ class VideoQuerySet(models.QuerySet):
 
 
 THUMBNAIL_STORAGE = "thumbnails"  # the STORAGES entry thumbnails are kept in
+# A stored name that needs no percent-encoding in a URL (content-hash names always are).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_./-]+\Z")
+
+
+def _storage_url(storage, name: str) -> str:
+    """storage.url(name); for a plain name on disk, its base URL joined directly.
+
+    FileSystemStorage.url costs ~30 µs (urljoin), twice per card on every list page;
+    a plain name under a base URL ending in "/" joins to the same string.
+    """
+    if isinstance(storage, FileSystemStorage) and _PLAIN_NAME.match(name):
+        return storage.base_url + name
+    return storage.url(name)
 
 
 @dataclass(frozen=True)
@@ -255,7 +268,8 @@ class Video(TimestampedModel):
             return None
         storage = storages[THUMBNAIL_STORAGE]
         variants = [
-            (storage.url(name), width, height) for name, width, height in self.thumbnail_files
+            (_storage_url(storage, name), width, height)
+            for name, width, height in self.thumbnail_files
         ]
         src, width, height = variants[-1]
         srcset = ", ".join(f"{url} {w}w" for url, w, _ in variants)
