@@ -523,3 +523,16 @@ def test_pages_use_the_storages_own_urls(settings, backend, base_url):
     storage = storages["thumbnails"]
     assert video.thumbnail.srcset == f"{storage.url(names[0])} 320w, {storage.url(names[1])} 640w"
     assert video.thumbnail.src == storage.url(names[1])
+
+
+def test_the_admin_shows_the_stored_thumbnail_or_why_there_is_none(admin_client, site):  # noqa: F811
+    video = video_with_thumbnail(site)
+    change = f"/admin/summaries/video/{video.pk}/change/"
+    assert "None yet" in admin_client.get(change).content.decode()
+    thumbnails.fetch_thumbnail(video=video, **FAST)
+    html = admin_client.get(change).content.decode()
+    assert f'<img src="{video.thumbnail.src}" width="160" alt="">' in html
+    failing = VideoFactory(thumbnail_url=url(site, "/missing.jpg"))
+    thumbnails.fetch_thumbnail(video=failing, **FAST)
+    html = admin_client.get(f"/admin/summaries/video/{failing.pk}/change/").content.decode()
+    assert "None stored: HTTP 404" in html

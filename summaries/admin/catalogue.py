@@ -3,6 +3,7 @@
 from django import forms
 from django.contrib import admin
 from django.db import models
+from django.utils.html import format_html
 
 from summaries.models import (
     Appearance,
@@ -36,13 +37,21 @@ class VideoAdmin(ContentAdmin):
     list_select_related = ["channel", "summary"]
     prepopulated_fields = {"slug": ["title"]}
     autocomplete_fields = ["channel", "topics"]
-    readonly_fields = ["platform", "platform_video_id"]
+    readonly_fields = ["platform", "platform_video_id", "stored_thumbnail"]
     date_hierarchy = "published_on"
     fieldsets = [
         (None, {"fields": ["title", "slug", "channel", "blurb"]}),
         (
             "Source",
-            {"fields": ["source_url", "platform", "platform_video_id", "thumbnail_url"]},
+            {
+                "fields": [
+                    "source_url",
+                    "platform",
+                    "platform_video_id",
+                    "thumbnail_url",
+                    "stored_thumbnail",
+                ]
+            },
         ),
         (None, {"fields": ["duration_seconds", "language", "published_on", "topics"]}),
     ]
@@ -55,6 +64,24 @@ class VideoAdmin(ContentAdmin):
     @admin.display(description="Duration", ordering="duration_seconds")
     def length(self, video):
         return format_duration(video.duration_seconds)
+
+    @admin.display(description="Stored thumbnail")
+    def stored_thumbnail(self, video):
+        """What readers see: the copy the worker stored, or why there is none."""
+        if video.thumbnail is not None:
+            return format_html(
+                '<img src="{}" width="160" alt=""><br>From {} on {}',
+                video.thumbnail.src,
+                video.thumbnail_source,
+                f"{video.thumbnail_fetched_at:%d %b %Y %H:%M} UTC"
+                if video.thumbnail_fetched_at
+                else "an unknown date",
+            )
+        if video.thumbnail_error:
+            return (
+                f"None stored: {video.thumbnail_error} ({video.thumbnail_source or 'no address'})"
+            )
+        return "None yet (fetched in the background after saving)."
 
     @admin.display(boolean=True, description="Summary")
     def has_summary(self, video):
