@@ -332,7 +332,8 @@ def test_summary_page_with_stored_related_uses_fewer_queries(
     cache.clear()
     refresh_related(video=world)
     cache.clear()
-    # Computed: 6 queries; stored, for cards that show no topics: 2.
+    # Computed: 6 queries; stored, for cards that show no topics: 2 (the entries, and the
+    # people of every card on the page).
     with django_assert_num_queries(len(computed.captured_queries) - 4):
         content = client.get(url).content.decode()
     assert content.index("B Keynote") < content.index("C Benchmarks")

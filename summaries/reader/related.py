@@ -322,12 +322,18 @@ def stale_videos(*, limit: int, now=None) -> list[int]:
 
 
 def related_for_page(
-    video: Video, *, limit: int = 10, topics: bool = True, exclude: Collection[int] = ()
+    video: Video,
+    *,
+    limit: int = 10,
+    topics: bool = True,
+    people: bool = True,
+    exclude: Collection[int] = (),
 ) -> list[RelatedVideo]:
     """The related videos a page shows: the stored list, or computed now if never stored.
 
     Stored: three queries (the live entries with video and channel, their people with
-    organisations, their topics; two without `topics`, for cards that do not show them),
+    organisations, their topics; two without `topics`, for cards that do not show them;
+    one without `people` either, for a page that loads every card's people at once),
     whatever the size of the catalogue. Entries whose video is no longer live are skipped,
     and so are the videos in `exclude` (ids of those the page already shows, such as "More
     from this channel"): the next entries take their place, up to `limit`.
@@ -335,12 +341,14 @@ def related_for_page(
     if video.related_refreshed_at is None:
         return related_videos(video, limit=limit, exclude=exclude)
     live = Video.objects.published().values("pk")
-    prefetch = [
-        Prefetch(
-            "related__appearances",
-            queryset=Appearance.objects.select_related("person", "organisation"),
+    prefetch = []
+    if people:
+        prefetch.append(
+            Prefetch(
+                "related__appearances",
+                queryset=Appearance.objects.select_related("person", "organisation"),
+            )
         )
-    ]
     if topics:
         prefetch.append("related__topics")
     links = RelatedLink.objects.filter(video=video, related__in=live)
