@@ -46,8 +46,20 @@ def clean_query(query: str) -> str:
     return " ".join(words)[:MAX_QUERY_CHARS].strip()
 
 
-def search_summaries(query: str, *, now=None) -> QuerySet[Summary]:
+def search_query(query: str) -> SearchQuery:
+    """The PostgreSQL query of a cleaned query string, in web-search syntax."""
+    # websearch_to_tsquery accepts any text (no syntax errors from & | ! : * ( ) < >).
+    return SearchQuery(query, config=SEARCH_CONFIG, search_type="websearch")
+
+
+def search_summaries(
+    query: str, *, now=None, summaries: QuerySet[Summary] | None = None
+) -> QuerySet[Summary]:
     """Live summaries matching the query, best match first.
+
+    `summaries` narrows the search to some live summaries (the search page's filters); it
+    must be a subset of Summary.objects.published(). The narrowing applies before the
+    MAX_RANKED cap, so a filter never loses matches that older ones crowded out.
 
     On PostgreSQL: full-text search in web-search syntax ("quoted phrases", `or`, `-word`)
     over the newest MAX_RANKED matches, ranked by cover density (ts_rank_cd: query words
@@ -59,19 +71,19 @@ def search_summaries(query: str, *, now=None) -> QuerySet[Summary]:
     query = clean_query(query)
     if not query:
         return Summary.objects.none()
-    summaries = Summary.objects.published(now)
+    if summaries is None:
+        summaries = Summary.objects.published(now)
     if connections[summaries.db].vendor == "postgresql":
-        # websearch_to_tsquery accepts any text (no syntax errors from & | ! : * ( ) < >).
-        search_query = SearchQuery(query, config=SEARCH_CONFIG, search_type="websearch")
+        matching = search_query(query)
         newest_matches = (
             summaries.alias(document=StoredSearchVector())
-            .filter(document=search_query)
+            .filter(document=matching)
             .order_by("-publish_at", "-id")
             .values("pk")[:MAX_RANKED]
         )
         return (
             Summary.objects.filter(pk__in=newest_matches)
-            .annotate(rank=SearchRank(StoredSearchVector(), search_query, cover_density=True))
+            .annotate(rank=SearchRank(StoredSearchVector(), matching, cover_density=True))
             .order_by("-rank", "-publish_at", "-id")
         )
     for word in query.split():

@@ -1,0 +1,191 @@
+"""Search results as cards: the video's card data and a snippet with the matched words in
+<mark>.
+
+The snippet comes from the part of the summary where the words matched: the 30-second
+text when it matches, otherwise the key points, takeaways and chapters (the stored search
+text after the title and the 30-second text). On PostgreSQL ts_headline picks and marks
+it; elsewhere a simple fallback finds the first line with the most query words and marks
+them.
+
+Every snippet is escaped here and only <mark> is added: ts_headline marks matches with
+characters that are removed from the text first (so no stored text can forge one), the
+text is escaped, then the markers become <mark> and </mark>.
+"""
+
+import re
+from dataclasses import dataclass
+
+from django.contrib.postgres.search import SearchHeadline, SearchVector, SearchVectorExact
+from django.db import connections
+from django.db.models import Case, F, Func, Prefetch, QuerySet, TextField, Value, When
+from django.db.models.functions import Length, StrIndex, Substr
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from summaries.models import Summary, Video
+
+from .search import SEARCH_CONFIG, search_query
+
+# Private-use characters: ts_headline's StartSel and StopSel. Removed from the text
+# before ts_headline sees it, so a marker in the output is always one of ours.
+START, STOP = "\ue000", "\ue001"
+_MARKED = re.compile(f"{START}([^{START}{STOP}]*){STOP}")
+_MARKERS = re.compile(f"[{START}{STOP}]")
+# ts_headline: up to SNIPPET_WORDS words around the best match.
+SNIPPET_WORDS = 35
+# The fallback: about SNIPPET_CHARS characters, starting a little before the first match.
+SNIPPET_CHARS = 240
+LEAD_CHARS = 60
+
+
+@dataclass(frozen=True)
+class Result:
+    video: Video
+    snippet: SafeString
+
+
+def _without_markers(expression):
+    return Func(
+        expression, Value(START + STOP), Value(""), function="translate", output_field=TextField()
+    )
+
+
+def _headline(expression, query, **options):
+    return SearchHeadline(
+        _without_markers(expression),
+        query,
+        config=SEARCH_CONFIG,
+        start_sel=START,
+        stop_sel=STOP,
+        **options,
+    )
+
+
+def _rows(ids: list[int], query: str) -> QuerySet[Summary]:
+    """The live summaries of `ids` with what their cards show.
+
+    The videos come with Video.objects.with_card_data(), as on every other list. On
+    PostgreSQL each row also carries `marked_snippet` (ts_headline output with START/STOP
+    markers); elsewhere the stored search text is read for the
+    fallback.
+    """
+    summaries = (
+        Summary.objects.published()
+        .filter(pk__in=ids)
+        .prefetch_related(Prefetch("video", queryset=Video.objects.with_card_data()))
+    )
+    if connections[summaries.db].vendor != "postgresql":
+        return summaries.only("pk", "video", "tldr", "search_document")
+    summaries = summaries.only("pk", "video", "tldr")
+    if not query:
+        return summaries
+    matching = search_query(query)
+    # The stored search text after the title and the 30-second text (its first parts):
+    # the key points, takeaways and chapters.
+    parts = Substr(
+        F("search_document"), StrIndex(F("search_document"), F("tldr")) + Length(F("tldr")) + 1
+    )
+    fragment = {"max_words": SNIPPET_WORDS, "min_words": SNIPPET_WORDS // 2, "max_fragments": 1}
+    return summaries.annotate(
+        marked_snippet=Case(
+            When(
+                SearchVectorExact(SearchVector("tldr", config=SEARCH_CONFIG), matching),
+                then=_headline(F("tldr"), matching, **fragment),
+            ),
+            default=_headline(parts, matching, **fragment),
+            output_field=TextField(),
+        ),
+    )
+
+
+def page_results(ids: list[int], query: str) -> list["Result"]:
+    """A Result per summary of `ids` (one page of results, in order): three queries (the
+    summaries with their snippets, their videos with channels, the appearances).
+
+    Snippets are computed for the page only; a summary unpublished since its id was found
+    is left out.
+    """
+    rows = {summary.pk: summary for summary in _rows(ids, query)}
+    return build_results([rows[pk] for pk in ids if pk in rows], query)
+
+
+def marked_html(text: str) -> SafeString:
+    """ts_headline's output as HTML: the text escaped, START…STOP as <mark>…</mark>."""
+    html = _MARKED.sub(r"<mark>\1</mark>", str(escape(text)))
+    return mark_safe(_MARKERS.sub("", html))  # noqa: S308 - escaped above; only <mark> added
+
+
+def query_words(query: str) -> list[str]:
+    """The words the fallback search matches (each anywhere, case-insensitively)."""
+    return [word for word in query.split() if word]
+
+
+def _pattern(words: list[str]) -> re.Pattern | None:
+    if not words:
+        return None
+    # Longest first, so that "robotics" wins over "robot" at the same place.
+    ordered = sorted({word.lower() for word in words}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(word) for word in ordered), re.IGNORECASE)
+
+
+def highlight(text: str, words: list[str]) -> SafeString:
+    """`text` escaped, with every occurrence of the words (any case) in <mark>; the
+    marker characters are removed, as for ts_headline."""
+    text = _MARKERS.sub("", text)
+    pattern = _pattern(words)
+    if pattern is None:
+        return escape(text)
+    pieces, last = [], 0
+    for match in pattern.finditer(text):
+        pieces += [escape(text[last : match.start()]), "<mark>", escape(match.group()), "</mark>"]
+        last = match.end()
+    pieces.append(escape(text[last:]))
+    return mark_safe("".join(pieces))  # noqa: S308 - every piece of text is escaped
+
+
+def excerpt(text: str, words: list[str]) -> SafeString:
+    """About SNIPPET_CHARS characters of `text` from a little before the first match (or
+    from its start), cut at spaces, with the words marked."""
+    text = " ".join(text.split())
+    pattern = _pattern(words)
+    match = pattern.search(text) if pattern else None
+    start = max(0, match.start() - LEAD_CHARS) if match else 0
+    if start:
+        start = text.find(" ", start) + 1 or start
+    end = start + SNIPPET_CHARS
+    if end < len(text):
+        end = text.rfind(" ", start, end) if " " in text[start:end] else end
+    piece = highlight(text[start:end].strip(), words)
+    lead = "… " if start else ""
+    tail = " …" if end < len(text) else ""
+    return mark_safe(f"{lead}{piece}{tail}")  # noqa: S308 - piece is escaped
+
+
+def fallback_part(summary: Summary, words: list[str]) -> str:
+    """The line of the summary's search text (after the title) with the most distinct
+    query words, the first such line when several tie; the 30-second text when none has
+    any."""
+    pattern = _pattern(words)
+    lines = summary.search_document.split("\n")[1:] if pattern else []
+    best, best_count = summary.tldr, 0
+    for line in lines:
+        count = len({match.lower() for match in pattern.findall(line)})
+        if count > best_count:
+            best, best_count = line, count
+    return best
+
+
+def build_results(summaries, query: str) -> list[Result]:
+    """A Result per summary (rows from _rows), in order."""
+    results = []
+    words = query_words(query)
+    for summary in summaries:
+        video = summary.video
+        if hasattr(summary, "marked_snippet"):
+            snippet = marked_html(summary.marked_snippet or "")
+        elif query and "search_document" in summary.__dict__:
+            snippet = excerpt(fallback_part(summary, words), words)
+        else:
+            snippet = excerpt(summary.tldr, [])
+        results.append(Result(video=video, snippet=snippet))
+    return results

@@ -1,0 +1,134 @@
+""" "Did you mean": the closest channel, person or topic name, or the query with each unknown
+word replaced by the closest word of a live video's title.
+
+difflib over the names and title words, on every database (no pg_trgm extension to
+create): the vocabulary of 10,000 videos is a few thousand words, kept in the fragment
+cache, and only the words of a similar length are compared.
+"""
+
+import difflib
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.urls import reverse
+
+from summaries.models import Video
+from summaries.pagecache.fragments import cached_fragment
+from summaries.pagecache.middleware import canonical_query
+
+from .search import clean_query
+
+NAME_CUTOFF = 0.8
+WORD_CUTOFF = 0.75
+MIN_WORD = 3
+# Words of a title: letters and digits, with inner apostrophes or hyphens.
+_WORD = re.compile(r"\w+(?:['’-]\w+)*")
+KIND_FILTERS = ("channel", "person", "topic")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    kind: str  # "channel", "person", "topic" (a filter) or "words" (a corrected query)
+    label: str
+    url: str
+
+
+def words_of(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def title_words() -> dict[int, list[str]]:
+    """The distinct words (MIN_WORD letters or more, not numbers) of live videos' titles,
+    by length. One query."""
+    by_length = defaultdict(set)
+    for title in Video.objects.published().values_list("title", flat=True).iterator():
+        for word in words_of(title):
+            if len(word) >= MIN_WORD and not word.isdigit():
+                by_length[len(word)].add(word)
+    return {length: sorted(words) for length, words in by_length.items()}
+
+
+def cached_title_words() -> dict[int, list[str]]:
+    return cached_fragment("search:title-words", title_words)
+
+
+def _similar_lengths(vocabulary: dict[int, list[str]], word: str) -> list[str]:
+    # difflib's ratio is 2*M/(len(a)+len(b)) with M <= the shorter length, so a word at
+    # least WORD_CUTOFF alike is at most this much shorter or longer.
+    spread = int(len(word) * (1 - WORD_CUTOFF) / (1 + WORD_CUTOFF) * 2) + 1
+    return [
+        candidate
+        for length in range(len(word) - spread, len(word) + spread + 1)
+        for candidate in vocabulary.get(length, ())
+    ]
+
+
+def closest_name(words: list[str], choices: dict[str, list[tuple[str, str]]]) -> Suggestion | None:
+    """The channel, person or topic whose name is most like the query, if alike enough."""
+    wanted = " ".join(words)
+    best, best_ratio = None, NAME_CUTOFF
+    for kind in KIND_FILTERS:
+        for slug, name in choices[kind]:
+            matcher = difflib.SequenceMatcher(None, wanted, " ".join(words_of(name)))
+            if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
+                continue
+            ratio = matcher.ratio()
+            if ratio > best_ratio or (best is None and ratio >= best_ratio):
+                best, best_ratio = (kind, slug, name), ratio
+    if best is None:
+        return None
+    kind, slug, name = best
+    return Suggestion(
+        kind, name, f"{reverse('summaries:search')}?{canonical_query([(kind, slug)])}"
+    )
+
+
+def corrected_words(words: list[str], vocabulary: dict[int, list[str]]) -> list[str] | None:
+    """The words with each one unknown to the titles replaced by the closest known one;
+    None when no word changed."""
+    known = {word for group in vocabulary.values() for word in group}
+    corrected, changed = [], False
+    for word in words:
+        if len(word) < MIN_WORD or word.isdigit() or word in known:
+            corrected.append(word)
+            continue
+        close = difflib.get_close_matches(
+            word, _similar_lengths(vocabulary, word), n=1, cutoff=WORD_CUTOFF
+        )
+        corrected.append(close[0] if close else word)
+        changed = changed or bool(close)
+    return corrected if changed else None
+
+
+def suggest(
+    query: str,
+    *,
+    choices: dict[str, list[tuple[str, str]]],
+    filters: dict[str, str],
+    finds_something: Callable[[str], bool],
+) -> Suggestion | None:
+    """What the reader may have meant by a query that found nothing, or None.
+
+    A channel, person or topic whose name is close to the whole query comes first: its
+    link shows its videos (search matches the summaries' text, which need not name them).
+    Otherwise the query with misspelt words corrected from the live titles, kept with the
+    `filters`, if `finds_something(corrected query)`; one search at most.
+    """
+    words = words_of(clean_query(query))
+    if not words:
+        return None
+    name = closest_name(words, choices)
+    if name is not None:
+        return name
+    corrected = corrected_words(words, cached_title_words())
+    if corrected is None:
+        return None
+    corrected_query = " ".join(corrected)
+    if not finds_something(corrected_query):
+        return None
+    pairs = [("q", corrected_query), *filters.items()]
+    return Suggestion(
+        "words", corrected_query, f"{reverse('summaries:search')}?{canonical_query(pairs)}"
+    )
