@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import Count, Exists, OuterRef, Prefetch
+from django.db.models import Count, Exists, OuterRef, Prefetch, prefetch_related_objects
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.utils.functional import cached_property
@@ -438,13 +438,31 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
         context = super().get_context_data(**kwargs)
         video = self.object.video
         context["video"] = video
-        more = list(published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6])
+        more = list(
+            Video.objects.published()
+            .select_related("channel")
+            .filter(channel=video.channel)
+            .exclude(pk=video.pk)
+            .order_by("-published_on", "-id")[:6]
+        )
         context["more_from_channel"] = more
         context["chapters"] = presentation.chapters_for_page(self.object)
         # Cards show no topics; the reasons beside them are stored text. A video shown
         # under "More from this channel" is not shown twice.
         context["related"] = related.related_for_page(
-            video, limit=RELATED_COUNT, topics=False, exclude=[other.pk for other in more]
+            video,
+            limit=RELATED_COUNT,
+            topics=False,
+            people=False,
+            exclude=[other.pk for other in more],
+        )
+        # The people of every card, in one query.
+        prefetch_related_objects(
+            [*more, *(item.video for item in context["related"])],
+            Prefetch(
+                "appearances",
+                queryset=Appearance.objects.select_related("person", "organisation"),
+            ),
         )
         context["breadcrumbs"] = breadcrumbs(
             section_crumb("channels"),
