@@ -18,6 +18,19 @@ from .base import (
 )
 from .catalogue import Video
 
+# Source columns the reader page does not read (defer()red by with_page_parts).
+_PAGE_UNUSED_SOURCE_FIELDS = (
+    "redirect_chain",
+    "title",
+    "content_type",
+    "response_ms",
+    "fingerprint",
+    "error",
+    "check_token",
+    "claimed_until",
+    "next_check_at",
+)
+
 
 class SummaryQuerySet(models.QuerySet):
     def published(self, now=None):
@@ -49,6 +62,28 @@ class SummaryQuerySet(models.QuerySet):
                 queryset=self.model._meta.get_field(
                     "citations"
                 ).related_model.objects.select_related("source"),
+            ),
+        )
+
+    def with_page_parts(self):
+        """As `with_parts`, without the columns the reader page never shows: the Markdown
+        sources (the page prints their stored HTML), the claim checks' excerpts and the
+        checker's bookkeeping on each source (its redirect chain is JSON to decode)."""
+        # Citation lives in sources.py, which imports this module.
+        citation_model = self.model._meta.get_field("citations").related_model
+        return self.prefetch_related(
+            models.Prefetch("key_points", queryset=KeyPoint.objects.defer("body")),
+            models.Prefetch("takeaways", queryset=Takeaway.objects.defer("text")),
+            models.Prefetch("chapters", queryset=Chapter.objects.defer("body")),
+            models.Prefetch("caveats", queryset=Caveat.objects.defer("text").order_by("position")),
+            models.Prefetch(
+                "citations",
+                queryset=citation_model.objects.select_related("source").defer(
+                    "verdict_excerpt",
+                    "confirmed_excerpt",
+                    "confirmed_fingerprint",
+                    *(f"source__{name}" for name in _PAGE_UNUSED_SOURCE_FIELDS),
+                ),
             ),
         )
 
@@ -145,7 +180,14 @@ class Summary(TimestampedModel):
                 name="summary_video_or_working_copy",
             ),
         ]
-        indexes = [models.Index(fields=["status", "publish_at"], name="summary_visibility")]
+        indexes = [
+            # Covers the video id too (PostgreSQL): a list of live videos, or the count of
+            # a channel's, reads the summaries' visibility from the index alone, not from
+            # their wide rows (issue 14, section 6).
+            models.Index(
+                fields=["status", "publish_at"], include=["video"], name="summary_visibility"
+            )
+        ]
 
     def __str__(self):
         if self.working_copy_of_id:

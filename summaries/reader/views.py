@@ -430,7 +430,7 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
                 ),
                 "video__topics",
             )
-            .with_parts()
+            .with_page_parts()
         )
         return super().get_object(queryset)
 
@@ -489,7 +489,7 @@ class SummaryPreviewView(SummaryDetailView):
         copy = (
             Summary.objects.filter(working_copy_of=summary)
             .defer("search_document")
-            .with_parts()
+            .with_page_parts()
             .first()
         )
         if copy is None:
