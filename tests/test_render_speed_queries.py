@@ -1,0 +1,135 @@
+"""Reader pages rendered with no cache at all run a fixed number of queries (issue 14, §6).
+
+Every request here misses the page cache (a query string of its own) and, with
+PAGE_CACHE_FRAGMENTS off, computes every shared fragment afresh: the first request after a
+publish. The counts are pinned exactly, at the size bench/render_uncached.py measures (a
+summary with 12 chapters and 36 sources; a channel with more than a page of videos), and
+must not grow with the data.
+"""
+
+import itertools
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from summaries.editing import derived
+from summaries.models import Caveat
+from summaries.reader.related import refresh_related
+
+from .factories import (
+    AppearanceFactory,
+    ChannelFactory,
+    ChapterFactory,
+    KeyPointFactory,
+    OrganisationFactory,
+    SummaryFactory,
+    TakeawayFactory,
+    TopicFactory,
+)
+
+# Summary page: the summary with its video and channel; the video's people, its topics;
+# key points, takeaways, chapters, caveats, citations with their sources; "More from this
+# channel"; the stored related entries; the people of every card.
+SUMMARY_QUERIES = 11
+# Channel page, fragments computed: the channel; its topics, people and videos per
+# language (the filter choices and the list's length); the page of videos and their people.
+CHANNEL_QUERIES = 6
+# Home page: the number of live summaries, the page of videos and their people.
+HOME_QUERIES = 3
+
+pytestmark = pytest.mark.django_db
+
+_numbers = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def no_fragments(settings):
+    settings.PAGE_CACHE_FRAGMENTS = False
+    cache.clear()
+
+
+def uncached_get(client, url, **params):
+    response = client.get(url, {**params, "nocache": str(next(_numbers))})
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def video_with_people(channel, topic):
+    summary = SummaryFactory(live=True, video__channel=channel)
+    AppearanceFactory(video=summary.video, organisation=OrganisationFactory())
+    AppearanceFactory(video=summary.video)
+    summary.video.topics.add(topic)
+    return summary
+
+
+def heavy_summary(channel, topic, *, chapters=12, sources_per_chapter=3):
+    summary = video_with_people(channel, topic)
+    for n in range(3):
+        KeyPointFactory(summary=summary, title=f"Point {n}", time=n * 60)
+    for n in range(4):
+        TakeawayFactory(summary=summary, text=f"Takeaway {n}")
+    link = itertools.count()
+    for n in range(chapters):
+        body = "\n\n".join(
+            f"[Source {i}](https://example{i}.org/page) says it is {i + 2} times faster."
+            for i in itertools.islice(link, sources_per_chapter)
+        )
+        chapter = ChapterFactory(summary=summary, title=f"Chapter {n}", body=body, start_time=n)
+        Caveat.objects.create(
+            summary=summary, chapter=chapter, claim="times faster", text="Careful.", position=n
+        )
+    derived.refresh_derived_data(summary=summary)
+    return summary
+
+
+def world(videos):
+    channel = ChannelFactory()
+    topic = TopicFactory()
+    elsewhere = ChannelFactory()
+    for _ in range(videos):
+        video_with_people(channel, topic)
+        video_with_people(elsewhere, topic)
+    summary = heavy_summary(channel, topic)
+    refresh_related(video=summary.video)
+    return channel, summary
+
+
+@pytest.mark.parametrize("videos", [2, 12])
+def test_summary_page_with_12_chapters_and_36_sources(client, django_assert_num_queries, videos):
+    _, summary = world(videos)
+    url = summary.get_absolute_url()
+    uncached_get(client, url)
+    with django_assert_num_queries(SUMMARY_QUERIES):
+        content = uncached_get(client, url)
+    assert content.count('class="chapter"') == 12
+    assert content.count('class="source-label-name"') == 36
+    more = min(6, videos)  # the rest of the channel's videos are related too
+    assert content.count('class="video-card"') == more + min(10, 2 * videos - more)
+
+
+@pytest.mark.parametrize("videos", [3, 25])
+def test_channel_page_with_every_cache_off(client, django_assert_num_queries, videos):
+    channel, _ = world(videos)
+    url = channel.get_absolute_url()
+    with django_assert_num_queries(CHANNEL_QUERIES):
+        content = uncached_get(client, url)
+    assert content.count('class="video-card"') == min(20, videos + 1)
+    if videos + 1 > 20:
+        assert "Page 1 of 2" in content
+
+
+@pytest.mark.parametrize("videos", [3, 25])
+def test_home_page_with_every_cache_off(client, django_assert_num_queries, videos):
+    world(videos)
+    with django_assert_num_queries(HOME_QUERIES):
+        content = uncached_get(client, reverse("summaries:home"))
+    assert content.count('class="video-card"') == min(20, 2 * videos + 1)
+
+
+def test_a_filtered_channel_page_counts_its_list(client, django_assert_num_queries):
+    channel, summary = world(25)
+    topic = summary.video.topics.get()
+    with django_assert_num_queries(CHANNEL_QUERIES + 1):  # COUNT of the filtered list
+        content = uncached_get(client, channel.get_absolute_url(), topic=topic.slug)
+    assert "Page 1 of 2" in content
