@@ -536,3 +536,28 @@ def test_the_admin_shows_the_stored_thumbnail_or_why_there_is_none(admin_client,
     thumbnails.fetch_thumbnail(video=failing, **FAST)
     html = admin_client.get(f"/admin/summaries/video/{failing.pk}/change/").content.decode()
     assert "None stored: HTTP 404" in html
+
+
+def test_a_video_without_a_player_shows_its_thumbnail_or_a_placeholder_above_the_text(
+    client,
+    site,  # noqa: F811
+):
+    site.routes["/thumb.png"] = image_route(picture(fmt="PNG"), "image/png")
+    summary = SummaryFactory(
+        live=True,
+        video__source_url="https://example.com/talk.mp4",
+        video__thumbnail_url=url(site, "/thumb.png"),
+    )
+    html = client.get(summary.get_absolute_url()).content.decode()
+    assert 'id="player"' not in html
+    hero = html[html.index('<div class="video-hero">') :].split("</div>")[0]
+    assert elements(hero, "span", "video-thumb--placeholder") and not elements(hero, "img")
+
+    tasks.fetch_thumbnail(summary.video.pk)
+    html = client.get(summary.get_absolute_url()).content.decode()
+    hero = html[html.index('<div class="video-hero">') :].split("</div>")[0]
+    [img] = elements(hero, "img", "video-thumb")
+    assert img["width"] == "640" and "loading" not in img
+
+    plain = SummaryFactory(live=True, video__source_url="https://example.com/b.mp4")
+    assert 'class="video-hero"' not in client.get(plain.get_absolute_url()).content.decode()
