@@ -109,6 +109,14 @@ def _date(label: str, lookup: str) -> DateFilter:
     )
 
 
+class SharedChoices(list):
+    """Choices a form field keeps as they are: Django deep-copies a form's fields, and
+    copying hundreds of (slug, name) pairs per request costs more than the search."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class SearchFilter(FilterSet):
     """Filters of the search page over live summaries (the queryset given)."""
 
@@ -128,7 +136,7 @@ class SearchFilter(FilterSet):
         super().__init__(data, *args, **kwargs)
         self.choices = choices
         for name in CHOICE_NAMES:
-            self.filters[name].extra["choices"] = choices[name]
+            self.filters[name].extra["choices"] = SharedChoices(choices[name])
 
     def filter_person(self, queryset, name, value):
         people = Appearance.objects.filter(person__slug=value).values("video_id")

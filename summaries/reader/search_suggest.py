@@ -67,11 +67,12 @@ def _similar_lengths(vocabulary: dict[int, list[str]], word: str) -> list[str]:
 
 def closest_name(words: list[str], choices: dict[str, list[tuple[str, str]]]) -> Suggestion | None:
     """The channel, person or topic whose name is most like the query, if alike enough."""
-    wanted = " ".join(words)
+    # difflib analyses the second sequence once: the query, compared with every name.
+    matcher = difflib.SequenceMatcher(None, b=" ".join(words))
     best, best_ratio = None, NAME_CUTOFF
     for kind in KIND_FILTERS:
         for slug, name in choices[kind]:
-            matcher = difflib.SequenceMatcher(None, wanted, " ".join(words_of(name)))
+            matcher.set_seq1(" ".join(words_of(name)))
             if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
                 continue
             ratio = matcher.ratio()
