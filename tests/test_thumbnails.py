@@ -561,3 +561,30 @@ def test_a_video_without_a_player_shows_its_thumbnail_or_a_placeholder_above_the
 
     plain = SummaryFactory(live=True, video__source_url="https://example.com/b.mp4")
     assert 'class="video-hero"' not in client.get(plain.get_absolute_url()).content.decode()
+
+
+def test_no_address_any_more_clears_the_stored_thumbnail(site):  # noqa: F811
+    video = video_with_thumbnail(site, source_url="https://example.com/talk.mp4")
+    thumbnails.fetch_thumbnail(video=video, **FAST)
+    Video.objects.filter(pk=video.pk).update(thumbnail_url="")
+    video.refresh_from_db()
+    before = current_generation()
+
+    assert thumbnails.fetch_thumbnail(video=video) == thumbnails.CLEARED
+
+    video.refresh_from_db()
+    assert video.thumbnail is None and video.thumbnail_source == ""
+    assert current_generation() > before
+    assert thumbnails.fetch_thumbnail(video=video) == thumbnails.UNCHANGED
+
+
+def test_a_fetch_overtaken_by_an_edit_writes_nothing(site):  # noqa: F811
+    video = video_with_thumbnail(site)
+    # An editor changes the address while the fetch of the old one is in flight.
+    Video.objects.filter(pk=video.pk).update(thumbnail_url=url(site, "/newer.jpg"))
+
+    thumbnails.fetch_thumbnail(video=video, **FAST)
+
+    stored = Video.objects.get(pk=video.pk)
+    assert stored.thumbnail_files == [] and stored.thumbnail_source == ""
+    assert thumbnails.needs_fetch(stored)  # the edit's own fetch stores the newer one
