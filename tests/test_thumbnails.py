@@ -16,7 +16,7 @@ from django.core.files.storage import storages
 from django.core.management import call_command
 from PIL import Image
 
-from summaries import tasks, thumbnails
+from summaries import linkcheck, tasks, thumbnails
 from summaries.editing import save
 from summaries.models import Video
 from summaries.pagecache.generation import current_generation
@@ -588,3 +588,18 @@ def test_a_fetch_overtaken_by_an_edit_writes_nothing(site):  # noqa: F811
     stored = Video.objects.get(pk=video.pk)
     assert stored.thumbnail_files == [] and stored.thumbnail_source == ""
     assert thumbnails.needs_fetch(stored)  # the edit's own fetch stores the newer one
+
+
+def test_the_fetcher_keeps_a_body_only_when_asked_and_only_of_a_success(site):  # noqa: F811
+    data = picture()
+    site.routes["/a.jpg"] = image_route(data)
+    options = {"allowed_networks": ["127.0.0.2/31"], "deadline": 3.0, **FAST}
+    kept = linkcheck.fetch(url(site, "/a.jpg"), need_body=True, keep_body=True, **options)
+    assert kept.body == data and "body" not in kept.as_dict()
+    assert linkcheck.fetch(url(site, "/a.jpg"), need_body=True, **options).body is None
+    missing = linkcheck.fetch(url(site, "/nope"), need_body=True, keep_body=True, **options)
+    assert missing.status == 404 and missing.body is None
+    capped = linkcheck.fetch(
+        url(site, "/a.jpg"), need_body=True, keep_body=True, max_body=100, **options
+    )
+    assert capped.error_class == linkcheck.ErrorClass.BODY_TOO_LARGE and capped.body is None
