@@ -26,6 +26,8 @@ from django.utils import timezone
 from summaries.models import Appearance, Citation, RelatedLink, Source, Video
 from summaries.pagecache.generation import content_changed
 
+from .cards import card, card_of_video, card_values
+
 # Scoring weights. A shared person is the strongest sign that two videos belong together
 # (the same voice, the same line of work); citing the same page means both discuss the same
 # announcement or paper; a topic is broad (one topic spans many videos); a word shared by the
@@ -327,6 +329,7 @@ def related_for_page(
     limit: int = 10,
     topics: bool = True,
     people: bool = True,
+    cards: bool = False,
     exclude: Collection[int] = (),
 ) -> list[RelatedVideo]:
     """The related videos a page shows: the stored list, or computed now if never stored.
@@ -334,12 +337,20 @@ def related_for_page(
     Stored: three queries (the live entries with video and channel, their people with
     organisations, their topics; two without `topics`, for cards that do not show them;
     one without `people` either, for a page that loads every card's people at once),
-    whatever the size of the catalogue. Entries whose video is no longer live are skipped,
+    whatever the size of the catalogue. With `cards`, each `video` is a card (reader.cards:
+    a dictionary, no model instance) from that one query, without people (see
+    reader.cards.add_people) or topics. Entries whose video is no longer live are skipped,
     and so are the videos in `exclude` (ids of those the page already shows, such as "More
     from this channel"): the next entries take their place, up to `limit`.
     """
     if video.related_refreshed_at is None:
-        return related_videos(video, limit=limit, exclude=exclude)
+        computed = related_videos(video, limit=limit, exclude=exclude)
+        if cards:
+            computed = [
+                RelatedVideo(card_of_video(item.video), item.score, item.reasons)
+                for item in computed
+            ]
+        return computed
     live = Video.objects.published().values("pk")
     prefetch = []
     if people:
@@ -354,6 +365,9 @@ def related_for_page(
     links = RelatedLink.objects.filter(video=video, related__in=live)
     if exclude:
         links = links.exclude(related__in=list(exclude))
+    if cards:
+        rows = card_values(links.order_by("position"), "related", ("score", "reasons"))[:limit]
+        return [RelatedVideo(card(row), row["score"], row["reasons"]) for row in rows]
     links = (
         links.select_related("related__channel")
         .prefetch_related(*prefetch)

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import Count, Exists, OuterRef, Prefetch, prefetch_related_objects
+from django.db.models import Count, Exists, OuterRef, Prefetch
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.utils.functional import cached_property
@@ -26,7 +26,16 @@ from summaries.models import (
 from summaries.pagecache.fragments import cached_fragment
 from summaries.pagecache.middleware import CachedPageMixin, canonical_query
 
-from . import presentation, related, search, search_filters, search_results, search_suggest, seo
+from . import (
+    cards,
+    presentation,
+    related,
+    search,
+    search_filters,
+    search_results,
+    search_suggest,
+    seo,
+)
 from .navigation import SectionMixin, breadcrumbs, section_crumb
 
 PAGE_SIZE = 20
@@ -35,8 +44,8 @@ RELATED_COUNT = 10
 
 
 def published_videos():
-    """Live videos, newest first, with what a card shows (cards show no summary field)."""
-    return Video.objects.published().with_card_data().order_by("-published_on", "-id")
+    """Live videos, newest first, as the rows cards are made of (cards.card_values)."""
+    return cards.card_values(Video.objects.published().order_by("-published_on", "-id"))
 
 
 class CachedCountPaginator(Paginator):
@@ -117,7 +126,17 @@ class CachedListMixin(CachedPageMixin):
         return context
 
 
-class HomeView(SectionMixin, CachedListMixin, ListView):
+class CardListMixin:
+    """For lists of published_videos(): the page's rows become cards, with their people
+    (one query for the page)."""
+
+    def paginate_queryset(self, queryset, page_size):
+        paginator, page, object_list, is_paginated = super().paginate_queryset(queryset, page_size)
+        page.object_list = cards.add_people([cards.card(row) for row in object_list])
+        return paginator, page, page.object_list, is_paginated
+
+
+class HomeView(SectionMixin, CardListMixin, CachedListMixin, ListView):
     template_name = "summaries/home.html"
     context_object_name = "videos"
     paginate_by = PAGE_SIZE
@@ -166,7 +185,7 @@ def filter_choices(lookup: str, owner) -> dict:
     }
 
 
-class VideoListView(SectionMixin, CachedListMixin, ListView):
+class VideoListView(SectionMixin, CardListMixin, CachedListMixin, ListView):
     """Videos of one channel, person or topic, filterable by topic, person and language.
 
     Filter values are those of the owner's live videos (`filter_choices`); a page asked for
@@ -438,13 +457,10 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
         context = super().get_context_data(**kwargs)
         video = self.object.video
         context["video"] = video
-        more = list(
-            Video.objects.published()
-            .select_related("channel")
-            .filter(channel=video.channel)
-            .exclude(pk=video.pk)
-            .order_by("-published_on", "-id")[:6]
-        )
+        more = [
+            cards.card(row)
+            for row in published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6]
+        ]
         context["more_from_channel"] = more
         context["chapters"] = presentation.chapters_for_page(self.object)
         # Cards show no topics; the reasons beside them are stored text. A video shown
@@ -453,17 +469,11 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             video,
             limit=RELATED_COUNT,
             topics=False,
-            people=False,
-            exclude=[other.pk for other in more],
+            cards=True,
+            exclude=[other["pk"] for other in more],
         )
         # The people of every card, in one query.
-        prefetch_related_objects(
-            [*more, *(item.video for item in context["related"])],
-            Prefetch(
-                "appearances",
-                queryset=Appearance.objects.select_related("person", "organisation"),
-            ),
-        )
+        cards.add_people([*more, *(item.video for item in context["related"])])
         context["breadcrumbs"] = breadcrumbs(
             section_crumb("channels"),
             (video.channel.name, video.channel.get_absolute_url()),
