@@ -133,3 +133,14 @@ def test_a_filtered_channel_page_counts_its_list(client, django_assert_num_queri
     with django_assert_num_queries(CHANNEL_QUERIES + 1):  # COUNT of the filtered list
         content = uncached_get(client, channel.get_absolute_url(), topic=topic.slug)
     assert "Page 1 of 2" in content
+
+
+def test_a_person_page_counts_the_person_s_videos(client):
+    channel, topic = ChannelFactory(), TopicFactory()
+    summaries = [video_with_people(channel, topic) for _ in range(21)]
+    person = summaries[0].video.appearances.first().person
+    for summary in summaries[1:]:
+        AppearanceFactory(video=summary.video, person=person)
+    content = uncached_get(client, person.get_absolute_url())
+    assert content.count('class="video-card"') == 20
+    assert "Page 1 of 2" in content

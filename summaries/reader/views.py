@@ -169,12 +169,15 @@ def filter_choices(lookup: str, owner) -> dict:
     people = Person.objects.filter(
         Exists(Appearance.objects.filter(person=OuterRef("pk"), video__in=live))
     )
-    # The number of videos per language also gives the unfiltered list's length.
+    # The number of videos per language also gives the unfiltered list's length. Joined,
+    # not `pk IN (live)`: PostgreSQL then reads only the owner's videos (2 ms, not 15).
+    # Only joins through people or topics can repeat a video.
     per_language = dict(
-        Video.objects.filter(pk__in=live)
+        Video.objects.published()
+        .filter(**{lookup: owner})
         .order_by()
         .values("language")
-        .annotate(videos=Count("pk"))
+        .annotate(videos=Count("pk", distinct=lookup != "channel"))
         .values_list("language", "videos")
     )
     return {
