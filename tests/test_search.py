@@ -658,3 +658,25 @@ def test_choice_names_are_escaped_in_the_form(client):
 
     assert "<script>alert" not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</option>" in html
+
+
+def test_a_title_only_match_shows_the_start_of_the_thirty_second_text(client):
+    summary = SummaryFactory(live=True, video__title="Zeppelins", tldr="Airships return.")
+    ChapterFactory(summary=summary, body="Hydrogen is no longer used.")
+    indexed(summary)
+
+    assert snippet_of(page(client, q="zeppelins"), "Zeppelins") == "Airships return."
+
+
+def test_snippets_keep_text_that_looks_like_markup(client):
+    live("Markup", tldr="Wrap the reasoning in <think> tags & close them with </think>.")
+
+    snippet = snippet_of(page(client, q="reasoning"), "Markup")
+
+    assert "&lt;think&gt; tags &amp; close them with &lt;/think&gt;" in snippet
+
+
+def test_marked_html_shows_the_hidden_characters_again():
+    text = f"a \ue002b\ue003 \ue004 {START}c{STOP}"
+
+    assert marked_html(text) == "a &lt;b&gt; &amp; <mark>c</mark>"

@@ -2,7 +2,7 @@
 <mark>.
 
 The snippet comes from the part of the summary where the words matched: the 30-second
-text when it matches, otherwise the key points, takeaways and chapters (the stored search
+text (whole) when it matches, otherwise the key points, takeaways and chapters (the stored search
 text after the title and the 30-second text). On PostgreSQL ts_headline picks and marks
 it; elsewhere a simple fallback finds the first line with the most query words and marks
 them.
@@ -31,6 +31,10 @@ from .search import SEARCH_CONFIG, search_query
 START, STOP = "\ue000", "\ue001"
 _MARKED = re.compile(f"{START}([^{START}{STOP}]*){STOP}")
 _MARKERS = re.compile(f"[{START}{STOP}]")
+# ts_headline leaves out whatever its parser reads as a tag ("use <b> for bold" would read
+# "use  for bold"): < > & are hidden from it as these characters, and put back after.
+HIDDEN = {"<": "\ue002", ">": "\ue003", "&": "\ue004"}
+_SHOWN = str.maketrans({hidden: char for char, hidden in HIDDEN.items()})
 # ts_headline: up to SNIPPET_WORDS words around the best match.
 SNIPPET_WORDS = 35
 # The fallback: about SNIPPET_CHARS characters, starting a little before the first match.
@@ -44,15 +48,22 @@ class Result:
     snippet: SafeString
 
 
-def _without_markers(expression):
+def _for_headline(expression):
+    """The text with < > & hidden (HIDDEN) and the markers, and the hiding characters
+    themselves, removed."""
+    hidden = "".join(HIDDEN.values())
     return Func(
-        expression, Value(START + STOP), Value(""), function="translate", output_field=TextField()
+        expression,
+        Value("".join(HIDDEN) + START + STOP + hidden),
+        Value(hidden),
+        function="translate",
+        output_field=TextField(),
     )
 
 
 def _headline(expression, query, **options):
     return SearchHeadline(
-        _without_markers(expression),
+        _for_headline(expression),
         query,
         config=SEARCH_CONFIG,
         start_sel=START,
@@ -66,8 +77,7 @@ def _rows(ids: list[int], query: str) -> QuerySet[Summary]:
 
     The videos come with Video.objects.with_card_data(), as on every other list. On
     PostgreSQL each row also carries `marked_snippet` (ts_headline output with START/STOP
-    markers); elsewhere the stored search text is read for the
-    fallback.
+    markers); elsewhere the stored search text is read for the fallback.
     """
     summaries = (
         Summary.objects.published()
@@ -90,7 +100,8 @@ def _rows(ids: list[int], query: str) -> QuerySet[Summary]:
         marked_snippet=Case(
             When(
                 SearchVectorExact(SearchVector("tldr", config=SEARCH_CONFIG), matching),
-                then=_headline(F("tldr"), matching, **fragment),
+                # Short by design: shown whole, as on the summary page.
+                then=_headline(F("tldr"), matching, highlight_all=True),
             ),
             default=_headline(parts, matching, **fragment),
             output_field=TextField(),
@@ -98,7 +109,7 @@ def _rows(ids: list[int], query: str) -> QuerySet[Summary]:
     )
 
 
-def page_results(ids: list[int], query: str) -> list["Result"]:
+def page_results(ids: list[int], query: str) -> list[Result]:
     """A Result per summary of `ids` (one page of results, in order): three queries (the
     summaries with their snippets, their videos with channels, the appearances).
 
@@ -110,8 +121,9 @@ def page_results(ids: list[int], query: str) -> list["Result"]:
 
 
 def marked_html(text: str) -> SafeString:
-    """ts_headline's output as HTML: the text escaped, START…STOP as <mark>…</mark>."""
-    html = _MARKED.sub(r"<mark>\1</mark>", str(escape(text)))
+    """ts_headline's output as HTML: < > & shown again, the text escaped, START…STOP as
+    <mark>…</mark>."""
+    html = _MARKED.sub(r"<mark>\1</mark>", str(escape(text.translate(_SHOWN))))
     return mark_safe(_MARKERS.sub("", html))  # noqa: S308 - escaped above; only <mark> added
 
 
@@ -181,11 +193,12 @@ def build_results(summaries, query: str) -> list[Result]:
     words = query_words(query)
     for summary in summaries:
         video = summary.video
-        if hasattr(summary, "marked_snippet"):
-            snippet = marked_html(summary.marked_snippet or "")
+        if START in (getattr(summary, "marked_snippet", None) or ""):
+            snippet = marked_html(summary.marked_snippet)
         elif query and "search_document" in summary.__dict__:
             snippet = excerpt(fallback_part(summary, words), words)
         else:
+            # No query, or only the title matched: the start of the 30-second text.
             snippet = excerpt(summary.tldr, [])
         results.append(Result(video=video, snippet=snippet))
     return results
