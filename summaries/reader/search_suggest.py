@@ -43,7 +43,7 @@ def title_words() -> dict[int, list[str]]:
     """The distinct words (MIN_WORD letters or more, not numbers) of live videos' titles,
     by length. One query."""
     by_length = defaultdict(set)
-    for title in Video.objects.published().values_list("title", flat=True).iterator():
+    for title in Video.objects.published().values_list("title", flat=True):
         for word in words_of(title):
             if len(word) >= MIN_WORD and not word.isdigit():
                 by_length[len(word)].add(word)
