@@ -1,5 +1,5 @@
-"""Search results as cards: the video's card data and a snippet with the matched words in
-<mark>.
+"""Search results: cards (summaries/reader/cards.py, as on every list) with a snippet,
+the matched words in <mark>.
 
 The snippet comes from the part of the summary where the words matched: the 30-second
 text (whole) when it matches, otherwise the key points, takeaways and chapters (the stored search
@@ -17,13 +17,14 @@ from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchHeadline, SearchVector, SearchVectorExact
 from django.db import connections
-from django.db.models import Case, F, Func, Prefetch, QuerySet, TextField, Value, When
+from django.db.models import Case, F, Func, TextField, Value, When
 from django.db.models.functions import Length, StrIndex, Substr
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from summaries.models import Summary, Video
+from summaries.models import Summary
 
+from . import cards
 from .search import SEARCH_CONFIG, search_query
 
 # Private-use characters: ts_headline's StartSel and StopSel. Removed from the text
@@ -44,7 +45,7 @@ LEAD_CHARS = 60
 
 @dataclass(frozen=True)
 class Result:
-    video: Video
+    video: dict  # a card (summaries/reader/cards.py)
     snippet: SafeString
 
 
@@ -72,52 +73,58 @@ def _headline(expression, query, **options):
     )
 
 
-def _rows(ids: list[int], query: str) -> QuerySet[Summary]:
-    """The live summaries of `ids` with what their cards show.
-
-    The videos come with Video.objects.with_card_data(), as on every other list. On
-    PostgreSQL each row also carries `marked_snippet` (ts_headline output with START/STOP
-    markers); elsewhere the stored search text is read for the fallback.
-    """
-    summaries = (
-        Summary.objects.published()
-        .filter(pk__in=ids)
-        .prefetch_related(Prefetch("video", queryset=Video.objects.with_card_data()))
-    )
+def _rows(ids: list[int], query: str):
+    """Rows of the live summaries of `ids`: their cards' columns (cards.card_values), `pk`
+    and `tldr`, and on PostgreSQL `marked_snippet` (ts_headline output with START/STOP
+    markers), elsewhere the stored search text for the fallback. One query."""
+    summaries = Summary.objects.published().filter(pk__in=ids)
+    extra = ("pk", "tldr")
     if connections[summaries.db].vendor != "postgresql":
-        return summaries.only("pk", "video", "tldr", "search_document")
-    summaries = summaries.only("pk", "video", "tldr")
-    if not query:
-        return summaries
-    matching = search_query(query)
-    # The stored search text after the title and the 30-second text (its first parts):
-    # the key points, takeaways and chapters.
-    parts = Substr(
-        F("search_document"), StrIndex(F("search_document"), F("tldr")) + Length(F("tldr")) + 1
-    )
-    fragment = {"max_words": SNIPPET_WORDS, "min_words": SNIPPET_WORDS // 2, "max_fragments": 1}
-    return summaries.annotate(
-        marked_snippet=Case(
-            When(
-                SearchVectorExact(SearchVector("tldr", config=SEARCH_CONFIG), matching),
-                # Short by design: shown whole, as on the summary page.
-                then=_headline(F("tldr"), matching, highlight_all=True),
+        extra += ("search_document",)
+    elif query:
+        matching = search_query(query)
+        # The stored search text after the title and the 30-second text (its first parts):
+        # the key points, takeaways and chapters.
+        parts = Substr(
+            F("search_document"),
+            StrIndex(F("search_document"), F("tldr")) + Length(F("tldr")) + 1,
+        )
+        fragment = {
+            "max_words": SNIPPET_WORDS,
+            "min_words": SNIPPET_WORDS // 2,
+            "max_fragments": 1,
+        }
+        summaries = summaries.annotate(
+            marked_snippet=Case(
+                When(
+                    SearchVectorExact(SearchVector("tldr", config=SEARCH_CONFIG), matching),
+                    # Short by design: shown whole, as on the summary page.
+                    then=_headline(F("tldr"), matching, highlight_all=True),
+                ),
+                default=_headline(parts, matching, **fragment),
+                output_field=TextField(),
             ),
-            default=_headline(parts, matching, **fragment),
-            output_field=TextField(),
-        ),
-    )
+        )
+        extra += ("marked_snippet",)
+    return cards.card_values(summaries, through="video", extra=extra)
 
 
 def page_results(ids: list[int], query: str) -> list[Result]:
-    """A Result per summary of `ids` (one page of results, in order): three queries (the
-    summaries with their snippets, their videos with channels, the appearances).
+    """A Result per summary of `ids` (one page of results, in order), its video as the
+    card every other list shows (summaries/reader/cards.py): two queries (the summaries'
+    card rows with their snippets, the people of every card).
 
     Snippets are computed for the page only; a summary unpublished since its id was found
     is left out.
     """
-    rows = {summary.pk: summary for summary in _rows(ids, query)}
-    return build_results([rows[pk] for pk in ids if pk in rows], query)
+    by_pk = {row["pk"]: row for row in _rows(ids, query)}
+    rows = [by_pk[pk] for pk in ids if pk in by_pk]
+    videos = cards.add_people([cards.card(row) for row in rows])
+    words = query_words(query)
+    return [
+        Result(video=video, snippet=snippet(row, query, words))
+        for row, video in zip(rows, videos, strict=True)
+    ]
 
 
 def marked_html(text: str) -> SafeString:
@@ -173,13 +180,12 @@ def excerpt(text: str, words: list[str]) -> SafeString:
     return mark_safe(f"{lead}{piece}{tail}")  # noqa: S308 - piece is escaped
 
 
-def fallback_part(summary: Summary, words: list[str]) -> str:
-    """The line of the summary's search text (after the title) with the most distinct
-    query words, the first such line when several tie; the 30-second text when none has
-    any."""
+def fallback_part(search_document: str, tldr: str, words: list[str]) -> str:
+    """The line of the search text (after the title) with the most distinct query words,
+    the first such line when several tie; the 30-second text when none has any."""
     pattern = _pattern(words)
-    lines = summary.search_document.split("\n")[1:] if pattern else []
-    best, best_count = summary.tldr, 0
+    lines = search_document.split("\n")[1:] if pattern else []
+    best, best_count = tldr, 0
     for line in lines:
         count = len({match.lower() for match in pattern.findall(line)})
         if count > best_count:
@@ -187,18 +193,12 @@ def fallback_part(summary: Summary, words: list[str]) -> str:
     return best
 
 
-def build_results(summaries, query: str) -> list[Result]:
-    """A Result per summary (rows from _rows), in order."""
-    results = []
-    words = query_words(query)
-    for summary in summaries:
-        video = summary.video
-        if START in (getattr(summary, "marked_snippet", None) or ""):
-            snippet = marked_html(summary.marked_snippet)
-        elif query and "search_document" in summary.__dict__:
-            snippet = excerpt(fallback_part(summary, words), words)
-        else:
-            # No query, or only the title matched: the start of the 30-second text.
-            snippet = excerpt(summary.tldr, [])
-        results.append(Result(video=video, snippet=snippet))
-    return results
+def snippet(row: dict, query: str, words: list[str]) -> SafeString:
+    """The snippet of a row of _rows."""
+    marked = row.get("marked_snippet") or ""
+    if START in marked:
+        return marked_html(marked)
+    if query and "search_document" in row:
+        return excerpt(fallback_part(row["search_document"], row["tldr"], words), words)
+    # No query, or only the title matched: the start of the 30-second text.
+    return excerpt(row["tldr"], [])
