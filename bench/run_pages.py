@@ -721,8 +721,11 @@ def main(argv: list[str] | None = None) -> int:
         gunicorn = None
         if args.render_requests:
             say("\nin-process render with every cache off (bench/render_uncached.py)")
-            render = [str(BENCH / "render_uncached.py"), "-n", str(args.render_requests)]
-            run([PYTHON, *render, *(p for _, p in pages)], env=env)
+            # It picks the same three pages and names them.
+            run(
+                [PYTHON, str(BENCH / "render_uncached.py"), "-n", str(args.render_requests)],
+                env=env,
+            )
 
         if missed or args.profile:
             say("\nprofiling the uncached pages in-process (bench/profile_page.py)")
