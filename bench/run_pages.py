@@ -39,7 +39,7 @@ gunicorn finishes requests still queued from the previous run, and work of other
 on the machine would skew the figures (the busy share before each run is printed).
 
 Cold measurement (issue 14, section 6: "every cache off"): after the other runs, gunicorn
-is restarted with bench/no_fragments_settings.py (PAGE_CACHE_FRAGMENTS = False) and the
+is restarted with PAGE_CACHE_FRAGMENTS=0 (curation/settings.py) and the
 same pages are measured uncached again, so shared fragments (a channel's filter choices, a
 list's length) are computed on every request, as on the first requests after a publish.
 At the end bench/render_uncached.py measures the same pages in-process with every cache
@@ -709,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_cold:
             # Every cache off: the same server with the fragment cache off.
             stop_gunicorn(gunicorn)
-            cold_env = {**env, "DJANGO_SETTINGS_MODULE": "bench.no_fragments_settings"}
+            cold_env = {**env, "PAGE_CACHE_FRAGMENTS": "0"}
             gunicorn = start_gunicorn(cold_env, port, log_path)
             cold = [Target(name, path, "cold", n) for n in (c, 1) for name, path in pages]
             load = OtherLoad(gunicorn.pid, redis_pid, args.db)

@@ -214,6 +214,10 @@ else:
 PAGE_CACHE_LOCAL_BYTES = env.int(
     "PAGE_CACHE_LOCAL_BYTES", default=32 * 1024 * 1024 if _cache_location else 0
 )
+# Parts of pages shared by many of them (a channel's filter choices, a list's length) are
+# cached like pages (summaries/pagecache/fragments.py). Off only to measure a page with no
+# cache at all (bench/render_uncached.py, the "cold" runs of bench/run_pages.py).
+PAGE_CACHE_FRAGMENTS = _bool("PAGE_CACHE_FRAGMENTS", True)
 
 # --- Celery -----------------------------------------------------------------------------
 if REDIS_URL:

@@ -5,11 +5,12 @@ from itertools import count
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
-from django.template.loader import render_to_string
 from django.utils import timezone
 
 from summaries.editing import derived, workflow
 from summaries.models import Citation, RelatedLink, Source, Summary, Video
+from summaries.reader.card_html import card_html
+from summaries.reader.cards import card_of_video
 from summaries.reader.related import (
     MAX_AGE,
     W_PERSON,
@@ -216,7 +217,7 @@ def test_query_count_does_not_grow_with_candidates_or_results(size, django_asser
     # with organisations, their topics.
     with django_assert_num_queries(6):
         results = related_videos(video, limit=size)
-        cards = [render_to_string("includes/video_card.html", {"video": r.video}) for r in results]
+        cards = [card_html(card_of_video(r.video)) for r in results]
 
     assert len(results) == size
     assert all("Organisation" in card for card in cards)

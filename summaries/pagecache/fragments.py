@@ -1,6 +1,6 @@
 """Parts of pages that are costly and shared by many of them, kept as fresh as pages.
 
-The setting PAGE_CACHE_FRAGMENTS (default True) turns the fragment cache off when False:
+The setting PAGE_CACHE_FRAGMENTS (curation/settings.py, default True) turns the fragment cache off when False:
 every fragment is computed afresh, as on the first request after an edit. For measuring a
 page with no cache at all (bench/render_uncached.py, bench/run_pages.py "cold" runs).
 """
@@ -23,7 +23,7 @@ def cached_fragment(name: str, compute):
     cache. A value computed while content changes carries the old generation, so it is
     recomputed on the next read.
     """
-    if not getattr(settings, "PAGE_CACHE_FRAGMENTS", True):
+    if not settings.PAGE_CACHE_FRAGMENTS:
         return compute()
     key = f"fragment:{name}"
     try:

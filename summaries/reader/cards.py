@@ -1,11 +1,11 @@
-"""Video cards as plain data: what includes/video_card.html reads, without model instances.
+"""Video cards as plain data: what card_html.py writes as HTML, without model instances.
 
 A list page shows 20 cards and a summary page 16. As model instances (a video with its
 channel, each appearance with its person and organisation) they cost a few hundred objects
-per page, and every `{{ video.title }}` in the template is a failed item lookup before the
-attribute is found. Cards here are dictionaries spelt as the models are
-(`video.channel.get_absolute_url`, `video.appearances.all`, `appearance.person.name`), so
-the card template reads them unchanged and each lookup is one dictionary access. A list of
+per page. Cards here are dictionaries spelt as the models are
+(`video.channel.get_absolute_url`, `video.appearances.all`, `appearance.person.name`), so a
+template can still read them as it would a model, and card_html.py reads each value with
+one dictionary access. A list of
 cards takes two queries: the videos with their channels (`card_values`), and the people of
 every card on the page (`add_people`).
 """

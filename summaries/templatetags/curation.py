@@ -2,8 +2,9 @@ from django import template
 from django.utils.html import format_html, format_html_join
 
 from summaries.models import LANGUAGE_CHOICES
+from summaries.reader import card_html
 from summaries.text import platforms
-from summaries.text.durations import format_duration
+from summaries.text.durations import format_duration, running_time
 from summaries.text.links import host_of, http_url, text_fragment_url
 
 register = template.Library()
@@ -26,22 +27,10 @@ def duration(seconds):
     return format_duration(seconds)
 
 
-@register.filter
-def running_time(seconds):
-    """A video's length as readers say it: "26 s", "34 min", "1 h 5 min", "2 h".
-
-    Rounded to the nearest minute from a minute on. Positions in a video (chapter starts)
-    stay clock times: see `duration`. Not named `length`, which would hide Django's filter.
-    """
-    if seconds in (None, ""):
-        return ""
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    hours, minutes = divmod((seconds + 30) // 60, 60)
-    if not hours:
-        return f"{minutes} min"
-    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+@register.filter(name="running_time")
+def running_time_filter(seconds):
+    """A video's length as readers say it (summaries.text.durations.running_time)."""
+    return running_time(seconds)
 
 
 # Words a reader gets through in a minute of attentive reading (technical prose).
@@ -126,4 +115,23 @@ def options(choices, selected):
         "",
         '<option value="{}"{}>{}</option>',
         ((value, " selected" if value == selected else "", label) for value, label in choices),
+    )
+
+
+@register.simple_tag(takes_context=True)
+def video_cards(context, videos):
+    """The cards of a list (summaries/reader/card_html.py), at the page's `heading_level`."""
+    level = context.get("heading_level") or card_html.DEFAULT_HEADING_LEVEL
+    return card_html.cards_html(videos, heading_level=level)
+
+
+@register.simple_tag
+def video_card(video, snippet=None):
+    """One card; a search result's `snippet` (safe HTML) takes the blurb's place."""
+    if snippet is None:
+        return card_html.card_html(video)
+    return card_html.card_html(
+        video,
+        css_class="video-card search-result",
+        tail=format_html('<p class="snippet">{}</p>', snippet),
     )

@@ -33,6 +33,23 @@ def format_duration(seconds: int) -> str:
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
 
 
+def running_time(seconds):
+    """A video's length as readers say it: "26 s", "34 min", "1 h 5 min", "2 h".
+
+    Rounded to the nearest minute from a minute on. Positions in a video (chapter starts)
+    stay clock times: see `format_duration`.
+    """
+    if seconds in (None, ""):
+        return ""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    hours, minutes = divmod((seconds + 30) // 60, 60)
+    if not hours:
+        return f"{minutes} min"
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
 class DurationError(ValueError):
     """Why a typed duration was refused; `code` is a key of DURATION_MESSAGES."""
 
