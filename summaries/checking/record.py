@@ -20,6 +20,7 @@ from summaries.pagecache.generation import content_changed
 
 from .limiter import host_limiter
 from .options import fetch_options, setting
+from .source_labels import label_of
 
 logger = logging.getLogger(__name__)
 
@@ -259,9 +260,25 @@ def record_results(
 
 
 def _shown_on_pages(sources: list[Source], citations: dict[int, list[Citation]]) -> tuple:
-    """What reader pages show of these sources' checks: each state and claim verdict."""
+    """What reader pages show of these sources' checks: the label beside each citation
+    (state, claim verdict, where a source moved, what kind of failure), less its date.
+    Each source's label with no verdict counts too, so a source that nothing cites yet
+    is compared as before (by what its check found), not skipped.
+
+    The "checked on" date is left out: nearly every check moves it, and emptying the page
+    cache for it would empty it on almost every batch. So a cached page may show the date
+    of an earlier check (with the same label) until it expires: the page cache keeps a page
+    at most PAGE_TTL (300 s, summaries/pagecache/generation.py) and a shared cache such as
+    a CDN SHARED_TTL (60 s, summaries/pagecache/pages.py) more, so the date shown is at most
+    6 minutes behind the recorded check.
+    """
+    unchecked = Citation.Verdict.UNCHECKED
     return tuple(
-        (source.state, tuple(c.verdict for c in citations[source.pk])) for source in sources
+        (
+            label_of(source, unchecked, checked_at=None),
+            *(label_of(source, c.verdict, checked_at=None) for c in citations[source.pk]),
+        )
+        for source in sources
     )
 
 
