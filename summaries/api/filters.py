@@ -6,14 +6,15 @@ from django import forms
 from django.db.models import Subquery
 from django_filters import fields as filter_fields
 from django_filters import rest_framework as filters
+from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.filters import SearchFilter as DRFSearchFilter
 
 from summaries.models import LANGUAGE_CHOICES, Appearance, Summary, Video
-from summaries.reader import search
+from summaries.reader import search, search_filters
 
-SLUG_MAX = 200
+SLUG_MAX = search_filters.SLUG_MAX
 # Each word is one more LIKE over the searched columns; later words are ignored.
 MAX_SEARCH_WORDS = 8
 
@@ -89,43 +90,82 @@ class VideoFilter(filters.FilterSet):
         return queryset.filter(pk__in=Subquery(_video_ids_with_topic(value)))
 
 
-class SummaryFilter(filters.FilterSet):
-    channel = filters.CharFilter(
-        field_name="video__channel__slug", max_length=SLUG_MAX, help_text="A channel's slug."
+class DayOrTimeField(forms.Field):
+    """A day (YYYY-MM-DD, as the search page takes) or an ISO 8601 time (then in UTC)."""
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        try:
+            return datetime.datetime.strptime(value, "%Y-%m-%d").date()
+        except (TypeError, ValueError):
+            pass
+        try:
+            return UtcDateTimeField().to_python(value)
+        except forms.ValidationError:
+            raise forms.ValidationError(
+                search_filters.DATE_ERROR.removesuffix(".") + " (or an ISO 8601 time).",
+                code="invalid",
+            ) from None
+
+
+class PublishedFilter(filters.DateFilter):
+    """The search page's date filter (a day bounds the video's publication day) that also
+    takes a time, which bounds the summary's publish time: what this list's dates meant
+    before it shared the search page's filters, so clients that send times get what they
+    did. (A bare day used to mean midnight UTC of the publish time; it now means the
+    video's day, as on the search page.)"""
+
+    field_class = DayOrTimeField
+
+    def filter(self, qs, value):
+        if isinstance(value, datetime.datetime):
+            return qs.filter(**{f"publish_at__{self.lookup_expr}": value})
+        return super().filter(qs, value)
+
+
+def _published(name: str, kind: str) -> PublishedFilter:
+    """The search page's filter `name`, taking a time too."""
+    shared = search_filters.SearchFilter.base_filters[name]
+    help_text = (
+        f"{shared.extra['help_text']} A time (ISO 8601) instead means summaries "
+        f"published at or {kind} that time."
     )
-    person = filters.CharFilter(
-        method="filter_person", max_length=SLUG_MAX, help_text="A person's slug."
+    day_or_time = {
+        "oneOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}],
+        "description": help_text,  # the schema given here replaces the one from help_text
+    }
+    published = PublishedFilter(
+        field_name=shared.field_name,
+        lookup_expr=shared.lookup_expr,
+        label=shared.label,
+        help_text=help_text,
     )
-    topic = filters.CharFilter(
-        method="filter_topic", max_length=SLUG_MAX, help_text="A topic's slug."
-    )
-    language = filters.ChoiceFilter(field_name="video__language", choices=LANGUAGE_CHOICES)
+    return extend_schema_field(day_or_time)(published)
+
+
+class SummaryFilter(search_filters.SearchFilter):
+    """The search page's filters (channel, person, topic, language, published_after,
+    published_before: summaries.reader.search_filters), so each means the same here and
+    there, and the API's own: status and updated_since.
+
+    Channel, person and topic take any slug (one naming nothing finds nothing: editors
+    also list drafts, whose channels the search page does not offer); a bad value, or an
+    end before the start, answers 400 naming the field.
+    """
+
     status = filters.ChoiceFilter(
         field_name="status",
         choices=Summary.Status.choices,
         help_text="Editors only see other states than published.",
     )
-    published_after = DateTimeFilter(
-        field_name="publish_at", lookup_expr="gte", help_text="Published at or after (ISO 8601)."
-    )
-    published_before = DateTimeFilter(
-        field_name="publish_at", lookup_expr="lte", help_text="Published at or before (ISO 8601)."
-    )
+    published_after = _published("published_after", "after")
+    published_before = _published("published_before", "before")
     updated_since = DateTimeFilter(
         field_name="updated_at",
         lookup_expr="gte",
         help_text="Only summaries changed at or after this time (ISO 8601), to sync changes.",
     )
-
-    class Meta:
-        model = Summary
-        fields = []
-
-    def filter_person(self, queryset, name, value):
-        return queryset.filter(video__in=Subquery(_video_ids_with_person(value)))
-
-    def filter_topic(self, queryset, name, value):
-        return queryset.filter(video__in=Subquery(_video_ids_with_topic(value)))
 
 
 class OrderingFilter(BaseFilterBackend):
