@@ -141,6 +141,7 @@ def test_a_slug_that_names_nothing_finds_nothing(api, catalogue):
         ({"published_after": "someday"}, "published_after"),
         ({"published_before": "2026-13-01"}, "published_before"),
         ({"published_after": "2026-02-30"}, "published_after"),
+        ({"published_after": "0001-01-01T00:00:00+20:00"}, "published_after"),  # UTC: year 0
         ({"published_after": "2026-05-01", "published_before": "2026-04-01"}, "published_before"),
         (
             {"published_after": "2026-05-01T00:00Z", "published_before": "2026-04-01T00:00Z"},

@@ -103,6 +103,8 @@ class DayOrTimeField(forms.Field):
         try:
             return UtcDateTimeField().to_python(value)
         except forms.ValidationError:
+            if ":" in str(value):  # meant as a time: say what is wrong with it
+                raise
             raise forms.ValidationError(
                 search_filters.DATE_ERROR.removesuffix(".") + " (or an ISO 8601 time).",
                 code="invalid",
