@@ -28,10 +28,13 @@ from .factories import (
     TopicFactory,
 )
 
-# Summary page: the summary with its video and channel; the video's people, its topics;
-# key points, takeaways, chapters, caveats, citations with their sources; "More from this
-# channel"; the stored related entries; the people of every card.
-SUMMARY_QUERIES = 11
+# Summary page: the summary with its video, channel and stored article; the video's
+# people, its topics; citations with their sources; "More from this channel"; the stored
+# related entries; the people of every card.
+SUMMARY_QUERIES = 7
+# The first request after an edit renders the article again: its key points, takeaways,
+# chapters and caveats, then stores it over the one stored before.
+SUMMARY_QUERIES_AFTER_EDIT = SUMMARY_QUERIES + 4 + 1
 # Channel page, fragments computed: the channel; its topics, people and videos per
 # language (the filter choices and the list's length); the page of videos and their people.
 CHANNEL_QUERIES = 6
@@ -106,6 +109,19 @@ def test_summary_page_with_12_chapters_and_36_sources(client, django_assert_num_
     assert content.count('class="source-label-name"') == 36
     more = min(6, videos)  # the rest of the channel's videos are related too
     assert content.count('class="video-card"') == more + min(10, 2 * videos - more)
+
+
+@pytest.mark.parametrize("videos", [2, 12])
+def test_summary_page_right_after_an_edit(client, django_assert_num_queries, videos):
+    _, summary = world(videos)
+    url = summary.get_absolute_url()
+    uncached_get(client, url)
+    derived.page_changed(summary_id=summary.pk)
+    with django_assert_num_queries(SUMMARY_QUERIES_AFTER_EDIT):
+        content = uncached_get(client, url)
+    assert content.count('class="chapter"') == 12
+    with django_assert_num_queries(SUMMARY_QUERIES):
+        assert uncached_get(client, url) == content
 
 
 @pytest.mark.parametrize("videos", [3, 25])

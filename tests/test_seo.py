@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from summaries.models import Summary, Video
-from summaries.reader import seo
+from summaries.reader import article, seo
 from summaries.reader.views import SummaryDetailView
 
 from .factories import (
@@ -185,9 +185,11 @@ def test_video_object_without_thumbnail_people_or_youtube(live):
 
 def test_building_structured_data_runs_no_queries(live, django_assert_num_queries):
     summary, request = load(live)
+    # The timed chapters come with the page's stored article, as the page reads them.
+    chapters = article.page_article(summary).timed_chapters
 
     with django_assert_num_queries(0):
-        seo.json_ld_script(seo.video_object_jsonld(summary, request))
+        seo.json_ld_script(seo.video_object_jsonld(summary, request, chapters=chapters))
         seo.social_meta(summary, request)
 
 

@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 import reversion
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
 
 from summaries import checking
 from summaries.models import (
@@ -199,6 +200,8 @@ def set_key_phrase(*, citation: Citation, phrase: str, user) -> Citation:
                 f"“{citation.key_phrase}”"
             )
         reversion.set_comment(comment)
+    # The phrase is in the page's links to the source (a text fragment).
+    page_changed(summary_id=citation.summary_id)
     content_changed()
     return citation
 
@@ -215,11 +218,19 @@ def update_search_document(*, summary: Summary) -> Summary:
     return summary
 
 
+def page_changed(*, summary_id: int) -> None:
+    """The summary's reader page must render its article again (SummaryPage): its parts or
+    their citations changed."""
+    Summary.objects.filter(pk=summary_id).update(page_version=F("page_version") + 1)
+
+
 @transaction.atomic
 def refresh_derived_data(*, summary: Summary) -> Summary:
-    """After a summary or its parts were saved: rebuild its citations and search text."""
+    """After a summary or its parts were saved: rebuild its citations and search text, and
+    have its page's stored article rendered again."""
     sync_citations(summary=summary)
     update_search_document(summary=summary)
+    page_changed(summary_id=summary.pk)
     return summary
 
 

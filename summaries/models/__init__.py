@@ -38,6 +38,7 @@ from .summary import (
     KeyPoint,
     Summary,
     SummaryItem,
+    SummaryPage,
     SummaryQuerySet,
     Takeaway,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "StoredThumbnail",
     "Summary",
     "SummaryItem",
+    "SummaryPage",
     "SummaryQuerySet",
     "Takeaway",
     "TimestampedModel",
@@ -90,5 +92,5 @@ reversion.register(Caveat)
 reversion.register(
     Summary,
     follow=["key_points", "takeaways", "chapters", "caveats"],
-    exclude=["lock_version"],
+    exclude=["lock_version", "page_version"],
 )

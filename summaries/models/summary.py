@@ -87,6 +87,23 @@ class SummaryQuerySet(models.QuerySet):
             ),
         )
 
+    def with_page_sources(self):
+        """The summary page's cited sources: each citation with its source, without the
+        columns the page never shows (the parts come with `with_page_parts` when its
+        stored article must be rendered again)."""
+        citation_model = self.model._meta.get_field("citations").related_model
+        return self.prefetch_related(
+            models.Prefetch(
+                "citations",
+                queryset=citation_model.objects.select_related("source").defer(
+                    "verdict_excerpt",
+                    "confirmed_excerpt",
+                    "confirmed_fingerprint",
+                    *(f"source__{name}" for name in _PAGE_UNUSED_SOURCE_FIELDS),
+                ),
+            )
+        )
+
     def with_admin_data(self):
         return self.select_related("video", "video__channel", "updated_by")
 
@@ -145,6 +162,9 @@ class Summary(TimestampedModel):
     )
     # Optimistic locking: every save increments it; a save based on an older value is refused.
     lock_version = models.PositiveIntegerField(default=1, editable=False)
+    # Moves on every change to what the reader page's stored article is made of (the parts,
+    # their citations' key phrases): an article stored for an older value is not shown.
+    page_version = models.PositiveIntegerField(default=0, editable=False)
     # The latest word of a reviewer who sent the summary back to its editor.
     review_note = models.TextField(blank=True, editable=False)
     review_note_by = models.ForeignKey(
@@ -214,6 +234,10 @@ class Summary(TimestampedModel):
             self.lock_version += 1
             if kwargs.get("update_fields") is not None:
                 kwargs["update_fields"] = {*kwargs["update_fields"], "lock_version", "updated_at"}
+            else:
+                # page_version moves only by update (editing.derived.page_changed): a copy of
+                # the summary read before that must not write its older value back.
+                kwargs["update_fields"] = _FIELDS_SAVED
         super().save(*args, **kwargs)
 
     def get_absolute_url(self):
@@ -230,6 +254,29 @@ class Summary(TimestampedModel):
         return self.status == self.Status.PUBLISHED and not self.is_live(now)
 
 
+class SummaryPage(models.Model):
+    """The article of a live summary's reader page, rendered once and stored with it.
+
+    Its 30 seconds, key points, takeaways, chapters and caveats as HTML, with what the page
+    reads beside them (the reading time, the timed chapters for JSON-LD), so a page that
+    misses every cache loads one row instead of four lists of parts and renders only what
+    changes without an edit (people, sources' check results, related videos). `key` names
+    what it was rendered from (summaries/reader/article.py): the summary's `page_version`,
+    the video's address and the markup's version; a page whose key differs renders the
+    article again. Rebuilt by the reader, never edited, so it has no revision history.
+    """
+
+    summary = models.OneToOneField(
+        Summary, on_delete=models.CASCADE, primary_key=True, related_name="page"
+    )
+    key = models.CharField(max_length=300)
+    html = models.TextField()
+    data = models.JSONField(default=dict)
+
+    def __str__(self):
+        return f"Page of summary {self.summary_id}"
+
+
 class EditConflict(Exception):
     """Raised when a summary was saved by someone else after it was read."""
 
@@ -238,12 +285,24 @@ class EditConflict(Exception):
         super().__init__(f"{summary} was changed by someone else; reload it and reapply your edit.")
 
 
+_FIELDS_SAVED = [
+    field.name
+    for field in Summary._meta.concrete_fields
+    if not field.primary_key and field.name != "page_version"
+]
+
+
 @receiver(pre_save, sender=Summary)
 def keep_lock_version_on_raw_save(sender, instance, raw, **kwargs):
-    """Reverting a revision (a raw save) must not reset the lock version history excludes."""
+    """Reverting a revision (a raw save) must not reset the lock version history excludes,
+    and changes the page: its page_version moves on too."""
     if raw and instance.pk:
-        current = sender.objects.filter(pk=instance.pk).values_list("lock_version", flat=True)
-        instance.lock_version = (current.first() or 0) + 1
+        current = sender.objects.filter(pk=instance.pk).values_list(
+            "lock_version", "page_version"
+        )
+        lock_version, page_version = current.first() or (0, 0)
+        instance.lock_version = lock_version + 1
+        instance.page_version = page_version + 1
 
 
 class SummaryItem(models.Model):

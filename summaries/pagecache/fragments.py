@@ -1,8 +1,9 @@
 """Parts of pages that are costly and shared by many of them, kept as fresh as pages.
 
-The setting PAGE_CACHE_FRAGMENTS (curation/settings.py, default True) turns the fragment cache off when False:
-every fragment is computed afresh, as on the first request after an edit. For measuring a
-page with no cache at all (bench/render_uncached.py, bench/run_pages.py "cold" runs).
+The setting PAGE_CACHE_FRAGMENTS (curation/settings.py, default True) turns the fragment
+cache off when False: every fragment is computed afresh, as on the first request after an
+edit. For measuring a page with no cache at all (bench/render_uncached.py, the "cold" runs
+of bench/run_pages.py).
 """
 
 import logging

@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass, field
 
 from django.utils import timezone
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from summaries.text.links import host_of, http_url, text_fragment_url
 
-from .source_labels import source_label
+from .source_labels import label_of
 
 _LINK = re.compile(r'<a href="(?P<href>[^"]*)"(?P<attrs>[^>]*)>(?P<text>.*?)</a>', re.S)
 _BLOCK_END = re.compile(r"</(?:p|li|blockquote|pre|table|ul|ol|h[2-6])>")
@@ -100,33 +101,69 @@ def label_sources(citations) -> None:
     `summary.citations.all` then lists; the date is shown in the site's time zone.
     """
     for citation in citations:
-        source = citation.source
-        checked_at = source.last_checked_at
-        citation.source_label = source_label(
-            state=source.state,
-            error_class=source.error_class,
-            status_code=source.status_code,
-            verdict=citation.verdict,
+        checked_at = citation.source.last_checked_at
+        citation.source_label = label_of(
+            citation.source,
+            citation.verdict,
             checked_at=timezone.localtime(checked_at) if checked_at else None,
-            url=source.url,
-            final_url=source.final_url,
-            ignored=source.ignored,
         )
 
 
 def chapters_for_page(summary) -> list[ChapterView]:
-    """Every chapter with its blocks and caveats, and a link into the video at its start.
-
-    Also labels the summary's cited sources (`label_sources`): the page's one call into
-    this module, so the view needs no second one.
-    """
+    """Every chapter with its blocks and caveats, and a link into the video at its start."""
     video = summary.video
     caveats = list(summary.caveats.all())
     citations = list(summary.citations.all())
-    label_sources(citations)
     views = []
     for chapter in summary.chapters.all():
         own = [c for c in caveats if c.chapter_id == chapter.pk]
         start = http_url(video.url_at(chapter.start_time)) if chapter.start_time is not None else ""
         views.append(ChapterView(chapter, chapter_blocks(chapter, own, citations), start))
     return views
+
+
+def _cited_link(citation) -> str:
+    url = http_url(citation.url)
+    text = escape(citation.link_text)
+    if not url:
+        return text
+    href = escape(text_fragment_url(url, citation.key_phrase))
+    return f'<a href="{href}" rel="nofollow noopener">{text}</a>'
+
+
+def _source_item(number: int, citation) -> str:
+    label = citation.source_label
+    host = citation.source.host
+    host = host_of(host if "://" in host else f"https://{host}")
+    why = f"source-why-{number}"
+    moved = (
+        f' <span class="source-moved">New address: <a href="{escape(label.moved_to)}"'
+        f' rel="nofollow noopener">{escape(label.moved_to_text)}</a></span>'
+        if label.moved_to
+        else ""
+    )
+    claim = f'<br><span class="claim">“{escape(citation.claim)}”</span>' if citation.claim else ""
+    return (
+        f'\n      <li>{_cited_link(citation)} <span class="link-host">({escape(host)})</span>\n'
+        f'        <span class="source-label source-label--{escape(label.modifier)}">'
+        f'<span class="source-label-name" tabindex="0" aria-describedby="{why}">'
+        f"{escape(label.label)}</span>{moved}\n"
+        f'          <span class="source-label-why" id="{why}">{escape(label.explanation)}</span>'
+        f"</span>\n        {claim}</li>"
+    )
+
+
+def cited_sources_html(citations) -> SafeString:
+    """The page's list of cited sources, each labelled (`label_sources` first), as HTML;
+    "" when there are none.
+
+    Written here rather than in the template: a summary cites dozens of sources, and a
+    template spends ~0.1 ms on each of them.
+    """
+    if not citations:
+        return mark_safe("")
+    items = "".join(_source_item(n, c) for n, c in enumerate(citations, start=1))
+    return mark_safe(  # noqa: S308 - every value is escaped above
+        '<section aria-labelledby="sources"><h2 id="sources">Cited sources</h2>\n'
+        f'    <ul class="sources">{items}\n    </ul></section>'
+    )

@@ -85,34 +85,47 @@ def _person(appearance, request) -> dict:
     return data
 
 
-def _clips(summary, video) -> list[dict]:
+def _clips(timed_chapters, video) -> list[dict]:
     """A Clip per chapter with a start time inside the video (Google's "key moments").
 
-    A clip ends where the next later chapter starts, the last one at the end of the video.
+    `timed_chapters` are (title, start second, position) of the chapters with a start. A
+    clip ends where the next later chapter starts, the last one at the end of the video.
     """
     timed = sorted(
-        (c for c in summary.chapters.all() if c.start_time is not None),
-        key=lambda c: (c.start_time, c.position),
+        (chapter for chapter in timed_chapters if chapter[1] < video.duration_seconds),
+        key=lambda chapter: (chapter[1], chapter[2]),
     )
-    timed = [c for c in timed if c.start_time < video.duration_seconds]
-    starts = [c.start_time for c in timed]
+    starts = [start for _, start, _ in timed]
     clips = []
-    for chapter in timed:
-        later = [s for s in starts if s > chapter.start_time]
+    for title, start, _ in timed:
+        later = [s for s in starts if s > start]
         clips.append(
             {
                 "@type": "Clip",
-                "name": chapter.title,
-                "startOffset": chapter.start_time,
+                "name": title,
+                "startOffset": start,
                 "endOffset": later[0] if later else video.duration_seconds,
-                "url": video.url_at(chapter.start_time),
+                "url": video.url_at(start),
             }
         )
     return clips
 
 
-def video_object_jsonld(summary, request) -> dict:
-    """schema.org VideoObject for the summarised video, with a Clip per timed chapter."""
+def timed_chapters(summary) -> list[tuple[str, int, int]]:
+    """(title, start second, position) of the summary's chapters that have a start."""
+    return [
+        (chapter.title, chapter.start_time, chapter.position)
+        for chapter in summary.chapters.all()
+        if chapter.start_time is not None
+    ]
+
+
+def video_object_jsonld(summary, request, *, chapters=None) -> dict:
+    """schema.org VideoObject for the summarised video, with a Clip per timed chapter.
+
+    `chapters`: the summary's `timed_chapters` when known (the page's stored article has
+    them); else they are read from the summary's (prefetched) chapters.
+    """
     video = summary.video
     channel = video.channel
     channel_org = {
@@ -142,7 +155,7 @@ def video_object_jsonld(summary, request) -> dict:
     actors = [_person(appearance, request) for appearance in video.appearances.all()]
     if actors:
         data["actor"] = actors
-    clips = _clips(summary, video)
+    clips = _clips(timed_chapters(summary) if chapters is None else chapters, video)
     if clips:
         data["hasPart"] = clips
     return data

@@ -27,6 +27,7 @@ from summaries.pagecache.fragments import cached_fragment
 from summaries.pagecache.middleware import CachedPageMixin, canonical_query
 
 from . import (
+    article,
     cards,
     presentation,
     related,
@@ -444,7 +445,7 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
         queryset = (
             self.summaries()
             .defer("search_document")  # the whole text again, for search only
-            .select_related("video", "video__channel")
+            .select_related("video", "video__channel", "page")
             .prefetch_related(
                 Prefetch(
                     "video__appearances",
@@ -452,9 +453,12 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
                 ),
                 "video__topics",
             )
-            .with_page_parts()
+            .with_page_sources()
         )
         return super().get_object(queryset)
+
+    def summary_article(self) -> article.Article:
+        return article.page_article(self.object)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -465,7 +469,11 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             for row in published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6]
         ]
         context["more_from_channel"] = more
-        context["chapters"] = presentation.chapters_for_page(self.object)
+        page_article = self.summary_article()
+        context["article"] = page_article
+        citations = list(self.object.citations.all())
+        presentation.label_sources(citations)
+        context["cited_sources"] = presentation.cited_sources_html(citations)
         # Cards show no topics; the reasons beside them are stored text. A video shown
         # under "More from this channel" is not shown twice.
         context["related"] = related.related_for_page(
@@ -483,7 +491,9 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             (video.title, video.get_absolute_url()),
         )
         context["social"] = seo.social_meta(self.object, self.request)
-        context["jsonld"] = seo.json_ld_script(seo.video_object_jsonld(self.object, self.request))
+        context["jsonld"] = seo.json_ld_script(
+            seo.video_object_jsonld(self.object, self.request, chapters=page_article.timed_chapters)
+        )
         return context
 
 
@@ -502,7 +512,7 @@ class SummaryPreviewView(SummaryDetailView):
         copy = (
             Summary.objects.filter(working_copy_of=summary)
             .defer("search_document")
-            .with_page_parts()
+            .with_page_sources()
             .first()
         )
         if copy is None:
@@ -511,6 +521,10 @@ class SummaryPreviewView(SummaryDetailView):
         copy.video = summary.video
         copy.working_copy_of = summary
         return copy
+
+    def summary_article(self) -> article.Article:
+        # Any state, exactly as it is now: never the stored article, never stored.
+        return article.fresh_article(self.object)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

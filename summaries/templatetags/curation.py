@@ -2,7 +2,7 @@ from django import template
 from django.utils.html import format_html, format_html_join
 
 from summaries.models import LANGUAGE_CHOICES
-from summaries.reader import card_html
+from summaries.reader import article, card_html
 from summaries.text import platforms
 from summaries.text.durations import format_duration, running_time
 from summaries.text.links import host_of, http_url, text_fragment_url
@@ -33,33 +33,10 @@ def running_time_filter(seconds):
     return running_time(seconds)
 
 
-# Words a reader gets through in a minute of attentive reading (technical prose).
-WORDS_PER_MINUTE = 230
-
-
-def _words(text: str) -> int:
-    # Spaces and line breaks, not a tag-stripping parse: ~0.3 ms for an hour's transcript
-    # against ~4 ms, and the one attribute space of each link hardly moves a minute.
-    return text.count(" ") + text.count("\n") + 1 if text else 0
-
-
 @register.simple_tag
 def reading_time(summary):
-    """Reading time, "8 min read": the words of the 30-second text, key points, takeaways,
-    chapters and caveats at WORDS_PER_MINUTE, at least a minute.
-
-    Reads only what the page prefetched (`SummaryQuerySet.with_parts`): no query.
-    """
-    words = _words(summary.tldr)
-    for point in summary.key_points.all():
-        words += _words(point.title) + _words(point.body_html)
-    for takeaway in summary.takeaways.all():
-        words += _words(takeaway.text_html)
-    for chapter in summary.chapters.all():
-        words += _words(chapter.title) + _words(chapter.synopsis) + _words(chapter.body_html)
-    for caveat in summary.caveats.all():
-        words += _words(caveat.text_html)
-    return f"{max(1, round(words / WORDS_PER_MINUTE))} min read"
+    """Reading time, "8 min read" (summaries/reader/article.py), from prefetched parts."""
+    return article.reading_time(summary)
 
 
 @register.filter
