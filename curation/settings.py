@@ -497,3 +497,11 @@ CELERY_BEAT_SCHEDULE["dispatch-source-checks"] = {
     "schedule": env.int("CHECK_DISPATCH_EVERY", default=300),
     "options": {"expires": 240},
 }
+# Thumbnails still missing (a fetch that failed for a while, or was lost) are queued again:
+# at most THUMBNAIL_SWEEP_BATCH a run, each after a wait that doubles with each failure.
+THUMBNAIL_SWEEP_BATCH = env.int("THUMBNAIL_SWEEP_BATCH", default=100)
+CELERY_BEAT_SCHEDULE["sweep-thumbnails"] = {
+    "task": "summaries.tasks.sweep_thumbnails",
+    "schedule": env.int("THUMBNAIL_SWEEP_EVERY", default=900),
+    "options": {"expires": 840},
+}

@@ -25,6 +25,7 @@ __all__ = [
     "refresh_related_around",
     "refresh_stale_related",
     "rerender_summary",
+    "sweep_thumbnails",
 ]
 
 
@@ -72,6 +73,13 @@ def fetch_thumbnail(video_id: int) -> None:
     if video is None:
         return
     thumbnails.fetch_thumbnail(video=video)
+
+
+@background_task(name="summaries.tasks.sweep_thumbnails", soft_time_limit=60)
+def sweep_thumbnails() -> None:
+    """Queue the fetches of thumbnails still needed whose wait is over, a bounded batch
+    (celery beat). Idempotent: a queued video waits, so a duplicate tick queues nothing."""
+    thumbnails.sweep_thumbnails(limit=settings.THUMBNAIL_SWEEP_BATCH)
 
 
 @background_task(soft_time_limit=120)

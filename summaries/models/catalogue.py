@@ -206,6 +206,18 @@ class Video(TimestampedModel):
         editable=False,
         help_text="Why the last fetch stored nothing (empty when it worked).",
     )
+    thumbnail_failures = models.PositiveSmallIntegerField(
+        default=0,
+        editable=False,
+        help_text="Fetches in a row that failed for a while (timeout, 5xx); 0 once one ends.",
+    )
+    thumbnail_retry_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the periodic sweep may queue this thumbnail's fetch again "
+        "(empty: any time it needs one).",
+    )
     blurb = VisibleCharField(
         max_length=300, blank=True, help_text="One line for cards such as “More from this channel”."
     )

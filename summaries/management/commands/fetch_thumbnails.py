@@ -18,9 +18,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, all=False, **options):
         counts = Counter()
-        for video in Video.objects.order_by("pk").iterator():
-            if not all and not thumbnails.needs_fetch(video):
-                continue
+        # Those the sweep would queue, without their wait: an operator asked for them now.
+        videos = Video.objects.all() if all else thumbnails.videos_needing_fetch()
+        for video in videos.order_by("pk").iterator():
             try:
                 outcome = thumbnails.fetch_thumbnail(video=video, force=all)
             except thumbnails.TransientFetchError as error:
