@@ -297,9 +297,7 @@ def keep_lock_version_on_raw_save(sender, instance, raw, **kwargs):
     """Reverting a revision (a raw save) must not reset the lock version history excludes,
     and changes the page: its page_version moves on too."""
     if raw and instance.pk:
-        current = sender.objects.filter(pk=instance.pk).values_list(
-            "lock_version", "page_version"
-        )
+        current = sender.objects.filter(pk=instance.pk).values_list("lock_version", "page_version")
         lock_version, page_version = current.first() or (0, 0)
         instance.lock_version = lock_version + 1
         instance.page_version = page_version + 1
