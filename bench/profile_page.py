@@ -18,27 +18,17 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import re
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
+import inprocess
 
-import django  # noqa: E402
-
-django.setup()
+inprocess.setup_django()
 
 from django.core.handlers.wsgi import WSGIHandler  # noqa: E402
-from django.db import connection  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from summaries.pagecache.generation import content_changed  # noqa: E402
 
@@ -65,28 +55,20 @@ def _shape(sql: str) -> str:
     return _LITERAL.sub("?", sql)
 
 
-def _get(client: Client, path: str, n: int):
-    separator = "&" if "?" in path else "?"
-    response = client.get(f"{path}{separator}nocache=profile-{time.time_ns()}-{n}")
-    if response.status_code != 200:
-        raise SystemExit(f"{path} answered {response.status_code}")
-    return response
+def _get(client, path: str, n: int):
+    return inprocess.uncached_get(client, path, f"profile-{n}")
 
 
 def profile(path: str, requests: int) -> None:
-    client = Client(HTTP_HOST="127.0.0.1")
-    for n in range(3):  # warm up: connections, templates, imports
-        _get(client, path, n)
+    client = inprocess.warm_client(path, 3)
 
     times, query_counts, sql_ms, queries = [], [], [], []
     for n in range(requests):
-        with CaptureQueriesContext(connection) as captured:
-            started = time.perf_counter()
-            _get(client, path, n)
-            times.append((time.perf_counter() - started) * 1000)
-        query_counts.append(len(captured.captured_queries))
-        sql_ms.append(sum(float(q["time"]) for q in captured.captured_queries) * 1000)
-        queries.extend(captured.captured_queries)
+        elapsed, captured, _response = inprocess.timed_get(client, path, f"profile-{n}")
+        times.append(elapsed)
+        query_counts.append(len(captured))
+        sql_ms.append(sum(float(q["time"]) for q in captured) * 1000)
+        queries.extend(captured)
 
     # As after an edit: the page and every fragment it reads (a channel's filter choices,
     # a list's length) are stale.

@@ -21,24 +21,15 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import statistics
 import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
+import inprocess
 
-import django  # noqa: E402
-
-django.setup()
+inprocess.setup_django()
 
 from django.db import connection  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.test.utils import CaptureQueriesContext, override_settings  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
 
 TARGET_MEDIAN_MS = 10.0
 GENERATED_PREFIX = "bench-"
@@ -70,26 +61,14 @@ def pick_pages() -> list[tuple[str, str]]:
     return [("summary", f"/videos/{slug}/"), ("channel", f"/channels/{channel}/"), ("home", "/")]
 
 
-def _get(client: Client, path: str, tag: str):
-    separator = "&" if "?" in path else "?"
-    response = client.get(f"{path}{separator}nocache={tag}-{time.time_ns()}")
-    if response.status_code != 200:
-        raise SystemExit(f"{path} answered {response.status_code}")
-    return response
-
-
 def measure(path: str, requests: int) -> dict:
-    client = Client(HTTP_HOST="127.0.0.1")
-    for n in range(5):  # warm up: connections, templates, imports
-        _get(client, path, f"warm{n}")
+    client = inprocess.warm_client(path, 5)
     times, queries = [], []
     size = 0
     for n in range(requests):
-        with CaptureQueriesContext(connection) as captured:
-            started = time.perf_counter()
-            response = _get(client, path, str(n))
-            times.append((time.perf_counter() - started) * 1000)
-        queries.append(len(captured.captured_queries))
+        elapsed, captured, response = inprocess.timed_get(client, path, str(n))
+        times.append(elapsed)
+        queries.append(len(captured))
         size = len(response.content)
     times.sort()
     return {

@@ -33,22 +33,29 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from servers import (
+    HOST,
+    PYTHON,
+    ROOT,
+    cpu_busy,
+    free_port,
+    http_status,
+    production_settings,
+    run,
+    say,
+    start_gunicorn,
+    stop_gunicorn,
+)
+
 BENCH = Path(__file__).resolve().parent
-PYTHON = sys.executable
-HOST = "127.0.0.1"
 LIGHTHOUSE_VERSION = "12.2.3"
 LIGHTHOUSE_DIR = BENCH / ".lighthouse"
 REPORTS = BENCH / "lighthouse-reports"
@@ -59,53 +66,6 @@ CHROME_FLAGS = (
 )
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 MODES = ("mobile", "desktop")
-
-
-def say(message: str) -> None:
-    print(message, flush=True)
-
-
-def run(
-    command: list[str], env: dict | None = None, capture: bool = False, cwd: Path = ROOT
-) -> str:
-    completed = subprocess.run(
-        command,
-        cwd=cwd,
-        env=env,
-        check=True,
-        text=True,
-        stdout=subprocess.PIPE if capture else None,
-    )
-    return completed.stdout if capture else ""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def http_status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback
-            response.read()
-            return response.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
-
-
-def cpu_busy(interval: float = 1.0) -> float:
-    """Share of all cores busy over `interval` seconds (from /proc/stat)."""
-
-    def sample() -> tuple[int, int]:
-        with open("/proc/stat") as stat:
-            ticks = [int(n) for n in stat.readline().split()[1:9]]
-        return sum(ticks), ticks[3] + ticks[4]  # total, idle + iowait
-
-    total, idle = sample()
-    time.sleep(interval)
-    total2, idle2 = sample()
-    return 1 - (idle2 - idle) / max(1, total2 - total)
 
 
 def settle(max_busy: float, timeout: float) -> float:
@@ -150,20 +110,10 @@ def server_env(var_dir: Path, static_root: Path, redis_url: str) -> dict[str, st
         if k not in ("CACHE_URL", "REDIS_URL", "DATABASE_URL", "DATABASE_REPLICA_URL")
     }
     env.update(
-        DJANGO_SETTINGS_MODULE="curation.settings",
+        production_settings(),
         CURATION_VAR_DIR=str(var_dir),
         DATABASE_URL=f"sqlite:///{var_dir / 'db.sqlite3'}",
         STATIC_ROOT=str(static_root),
-        DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(48),  # 64 characters
-        ALLOWED_HOSTS=HOST,
-        CSRF_TRUSTED_ORIGINS=f"http://{HOST}",
-        SECURE_SSL_REDIRECT="0",
-        SESSION_COOKIE_SECURE="0",
-        CSRF_COOKIE_SECURE="0",
-        SECURE_HSTS_SECONDS="0",
-        LOG_LEVEL="WARNING",
-        PYTHONUNBUFFERED="1",
     )
     if redis_url:
         env["REDIS_URL"] = redis_url
@@ -184,39 +134,6 @@ def export_commit(commit: str, into: Path) -> None:
         ["git", "archive", "--format=tar", commit], cwd=ROOT, check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-
-
-def start_gunicorn(env: dict, port: int, log_path: Path, source: Path) -> subprocess.Popen:
-    log = log_path.open("w")
-    command = [str(Path(PYTHON).parent / "gunicorn"), "curation.wsgi", "-w", "2"]
-    command += ["-b", f"{HOST}:{port}"]
-    say(f"starting {' '.join(command)}")
-    server = subprocess.Popen(command, cwd=source, env=env, stdout=log, stderr=log)
-    log.close()
-    deadline = time.monotonic() + 30
-    while True:
-        if server.poll() is not None:
-            raise SystemExit(f"gunicorn exited:\n{log_path.read_text()}")
-        try:
-            if http_status(f"http://{HOST}:{port}/robots.txt") == 200:
-                return server
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit("gunicorn did not answer within 30 s")
-        time.sleep(0.3)
-
-
-def stop(server: subprocess.Popen | None) -> None:
-    if server is None or server.poll() is not None:
-        return
-    server.send_signal(signal.SIGTERM)  # the master stops its workers
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
-    say("gunicorn stopped")
 
 
 def audit(binary: Path, url: str, mode: str, out: Path, save_assets: bool = False) -> dict:
@@ -338,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
             empty_redis(args.redis_url)
 
         port = free_port()
-        server = start_gunicorn(env, port, var_dir / "gunicorn.log", source)
+        server = start_gunicorn(
+            env, port, var_dir / "gunicorn.log", ready_path="/robots.txt", cwd=source
+        )
         base = f"http://{HOST}:{port}"
         pages = [("home", "/"), ("summary", f"/videos/{slug}/")]
         pages = [(name, path) for name, path in pages if name in (args.page or (name,))]
@@ -370,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                     for warning in report.get("runWarnings", []):
                         say(f"    warning: {warning.split('. ')[0]}")
     finally:
-        stop(server)
+        stop_gunicorn(server)
         shutil.rmtree(var_dir, ignore_errors=True)
 
     say("")

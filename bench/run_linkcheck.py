@@ -30,10 +30,12 @@ import threading
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from servers import StubHandler, start_stub_server, stop_stub_servers  # noqa: E402
 
 DEADLINE = 5.0
 HANG_SECONDS = 8.0  # the hanging handler gives up by itself after this
@@ -78,29 +80,7 @@ def host_name(index: int) -> str:
 # -- the servers (child process) ---------------------------------------------------------
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.0"
-    server_version = "bench"
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        self.answer()
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.answer()
-
-    def send(self, status: int, headers: dict[str, str] | None = None, body: bytes = b""):
-        self.send_response(status)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
+class Handler(StubHandler):
     def page(self, title: str) -> None:
         body = f"<html><head><title>{title}</title></head><body><p>{title}</p></body></html>"
         self.send(200, body=body.encode())
@@ -241,11 +221,7 @@ def serve(conn, hosts: int, delay: float) -> None:
     servers = []
 
     def start(address: str, kind: str, index: int = -1) -> ThreadingHTTPServer:
-        server = ThreadingHTTPServer((address, 0), Handler)
-        server.daemon_threads = True
-        server.request_queue_size = 128
-        server.state, server.kind, server.index = state, kind, index
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}).start()
+        server = start_stub_server(address, Handler, state=state, kind=kind, index=index)
         servers.append(server)
         return server
 
@@ -270,9 +246,7 @@ def serve(conn, hosts: int, delay: float) -> None:
     except (EOFError, OSError):
         pass
     finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+        stop_stub_servers(servers)
 
 
 # -- the URL set -------------------------------------------------------------------------

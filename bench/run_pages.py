@@ -56,10 +56,8 @@ import json
 import os
 import re
 import resource
-import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -70,10 +68,20 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from servers import (
+    HOST,
+    PYTHON,
+    ROOT,
+    cpu_busy,
+    free_port,
+    production_settings,
+    run,
+    say,
+    start_gunicorn,
+    stop_gunicorn,
+)
+
 BENCH = Path(__file__).resolve().parent
-PYTHON = sys.executable
-HOST = "127.0.0.1"
 STATIC_PATH = "/static/summaries/css/site.css"
 GENERATED_PREFIX = "bench-"
 
@@ -141,22 +149,6 @@ class Measurements:
 # --- Helpers ------------------------------------------------------------------------------
 
 
-def say(message: str) -> None:
-    print(message, flush=True)
-
-
-def run(command: list[str], env: dict | None = None, capture: bool = False) -> str:
-    completed = subprocess.run(
-        command,
-        cwd=ROOT,
-        env=env,
-        check=True,
-        text=True,
-        stdout=subprocess.PIPE if capture else None,
-    )
-    return completed.stdout if capture else ""
-
-
 def psql(db: str, sql: str, env: dict, **variables: str) -> str:
     """Run SQL with psql; `:'name'` in the SQL is the quoted value of variable `name`."""
     command = ["psql", "-h", HOST, "-U", "postgres", "-d", db, "-v", "ON_ERROR_STOP=1", "-At"]
@@ -166,12 +158,6 @@ def psql(db: str, sql: str, env: dict, **variables: str) -> str:
         command, cwd=ROOT, env=env, check=True, text=True, input=sql, capture_output=True
     )
     return completed.stdout.strip()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 def http_get(url: str, timeout: float = 30) -> tuple[int, bytes]:
@@ -190,20 +176,6 @@ def time_wait_count(port: int) -> int:
         capture_output=True,
     ).stdout
     return sum(1 for line in output.splitlines() if line.strip())
-
-
-def cpu_busy(interval: float = 1.0) -> float:
-    """Share of all cores busy over `interval` seconds (from /proc/stat)."""
-
-    def sample() -> tuple[int, int]:
-        with open("/proc/stat") as stat:
-            ticks = [int(n) for n in stat.readline().split()[1:9]]
-        return sum(ticks), ticks[3] + ticks[4]  # total, idle + iowait
-
-    total, idle = sample()
-    time.sleep(interval)
-    total2, idle2 = sample()
-    return 1 - (idle2 - idle) / max(1, total2 - total)
 
 
 def settle(port: int, timeout: float, max_busy: float) -> tuple[float, float]:
@@ -562,40 +534,6 @@ def report(args, targets, measurements: Measurements, page_info: dict) -> list[s
     return missed
 
 
-def start_gunicorn(env: dict, port: int, log_path: Path) -> subprocess.Popen:
-    """gunicorn `curation.wsgi -w 2` on 127.0.0.1:port, once it serves the static file."""
-    log = log_path.open("a")
-    gunicorn_bin = str(Path(PYTHON).parent / "gunicorn")
-    command = [gunicorn_bin, "curation.wsgi", "-w", "2", "-b", f"{HOST}:{port}"]
-    say(f"starting {' '.join(command)} (settings {env['DJANGO_SETTINGS_MODULE']})")
-    gunicorn = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
-    log.close()  # the child keeps its own descriptor
-    deadline = time.monotonic() + 30
-    while True:
-        if gunicorn.poll() is not None:
-            raise SystemExit(f"gunicorn exited:\n{log_path.read_text()}")
-        try:
-            if http_get(f"http://{HOST}:{port}{STATIC_PATH}", timeout=2)[0] == 200:
-                return gunicorn
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit("gunicorn did not answer within 30 s")
-        time.sleep(0.3)
-
-
-def stop_gunicorn(gunicorn: subprocess.Popen | None) -> None:
-    if gunicorn is None or gunicorn.poll() is not None:
-        return
-    gunicorn.send_signal(signal.SIGTERM)  # the master stops its workers
-    try:
-        gunicorn.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        gunicorn.kill()
-        gunicorn.wait()
-    say("gunicorn stopped")
-
-
 # --- Main ---------------------------------------------------------------------------------
 
 
@@ -641,19 +579,9 @@ def main(argv: list[str] | None = None) -> int:
     cache_url = f"redis://{HOST}:6379/{args.redis_db}"
     env = {k: v for k, v in os.environ.items() if k not in ("CACHE_URL", "STATIC_ROOT")}
     env.update(
-        DJANGO_SETTINGS_MODULE="curation.settings",
+        production_settings(),
         DATABASE_URL=f"postgres://postgres@{HOST}:5432/{args.db}",
         REDIS_URL=cache_url,
-        DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(48),  # 64 characters
-        ALLOWED_HOSTS=HOST,
-        CSRF_TRUSTED_ORIGINS=f"http://{HOST}",
-        SECURE_SSL_REDIRECT="0",
-        SESSION_COOKIE_SECURE="0",
-        CSRF_COOKIE_SECURE="0",
-        SECURE_HSTS_SECONDS="0",
-        LOG_LEVEL="WARNING",
-        PYTHONUNBUFFERED="1",
         # wrk is one client: the anonymous API throttle would answer it with 429s.
         API_THROTTLE_ANON="100000000/minute",
     )
@@ -674,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
 
         port = free_port()
         log_path = work / "gunicorn.log"
-        gunicorn = start_gunicorn(env, port, log_path)
+        gunicorn = start_gunicorn(env, port, log_path, ready_path=STATIC_PATH)
 
         slug, channel, info = pick_pages(args, env)
         info["videos"] = args.videos
@@ -710,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
             # Every cache off: the same server with the fragment cache off.
             stop_gunicorn(gunicorn)
             cold_env = {**env, "PAGE_CACHE_FRAGMENTS": "0"}
-            gunicorn = start_gunicorn(cold_env, port, log_path)
+            gunicorn = start_gunicorn(cold_env, port, log_path, ready_path=STATIC_PATH)
             cold = [Target(name, path, "cold", n) for n in (c, 1) for name, path in pages]
             load = OtherLoad(gunicorn.pid, redis_pid, args.db)
             for target, results in measure(args, port, cold, cache, lua, load).runs.items():

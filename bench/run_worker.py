@@ -39,7 +39,6 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -49,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
 from run_linkcheck import allowed_networks, host_ip  # noqa: E402
+from servers import StubHandler, start_stub_server, stop_stub_servers  # noqa: E402
 
 HOST = "127.0.0.1"
 PYTHON = sys.executable
@@ -92,7 +92,7 @@ class Counts:
         self.requests: Counter = Counter()
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(StubHandler):
     """A page with a title, after the server's delay.
 
     A request counts as in flight from its arrival until just before its answer is written:
@@ -100,18 +100,6 @@ class Handler(BaseHTTPRequestHandler):
     FETCH_PER_HOST is a real breach (a count that also covered the write would include the
     moment after the client got its answer and released its slot).
     """
-
-    protocol_version = "HTTP/1.0"
-    server_version = "bench"
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        self.answer()
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.answer()
 
     def answer(self) -> None:
         counts, host = self.server.counts, self.server.server_address[0]
@@ -128,12 +116,7 @@ class Handler(BaseHTTPRequestHandler):
                 with counts.lock:
                     counts.in_flight[host] -= 1
             body = f"<html><head><title>{self.path}</title></head><body></body></html>".encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+            self.send(200, body=body)
         finally:
             with counts.lock:
                 counts.open[host] -= 1
@@ -142,14 +125,10 @@ class Handler(BaseHTTPRequestHandler):
 def serve(conn, hosts: int, delay: float, lifetime: float) -> None:
     """The child process: a server per host, ports sent back, stats and stop on request."""
     counts = Counts()
-    servers = []
-    for index in range(hosts):
-        server = ThreadingHTTPServer((host_ip(index), 0), Handler)
-        server.daemon_threads = True
-        server.request_queue_size = 128
-        server.counts, server.delay = counts, delay
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}).start()
-        servers.append(server)
+    servers = [
+        start_stub_server(host_ip(index), Handler, counts=counts, delay=delay)
+        for index in range(hosts)
+    ]
     conn.send([server.server_address[1] for server in servers])
     stop_at = time.monotonic() + lifetime  # exits by itself if the parent is gone
     try:
@@ -169,9 +148,7 @@ def serve(conn, hosts: int, delay: float, lifetime: float) -> None:
     except (EOFError, OSError):
         pass
     finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+        stop_stub_servers(servers)
 
 
 # -- set-up ------------------------------------------------------------------------------
