@@ -1,5 +1,7 @@
-"""A real Celery worker process for integration tests, on the configured broker and test DB."""
+"""A real Celery worker process for integration tests, on the configured broker and test DB;
+the demo site for browser tests."""
 
+import io
 import os
 import signal
 import socket
@@ -12,11 +14,12 @@ from urllib.parse import quote
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 from django.db import connection
 
 from curation.celery import app as celery_app
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, TIMEOUT_MS
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
 WORKER_START_TIMEOUT = 60
 WORKER_STOP_TIMEOUT = 30
 
@@ -222,3 +225,19 @@ def celery_processes(transactional_db):
         yield processes
     finally:
         processes.stop_all()
+
+
+@pytest.fixture
+def demo(live_server):
+    """The demo content (`manage.py load_demo`) on the live server; its URL."""
+    call_command("load_demo", stdout=io.StringIO())
+    return live_server.url
+
+
+@pytest.fixture
+def reader(browser):
+    """An anonymous visitor in a browser context of their own (no editor session)."""
+    context = browser.new_context(viewport=DESKTOP)
+    context.set_default_timeout(TIMEOUT_MS)
+    yield context.new_page()
+    context.close()

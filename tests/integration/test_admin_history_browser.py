@@ -1,23 +1,19 @@
 """In a real browser: an editor picks two revisions on a summary's history and compares them."""
 
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from summaries.editing.save import save_summary
 from summaries.models import Chapter
 from tests.factories import ChapterFactory, EditorFactory, SummaryFactory
+from tests.integration.browser_helpers import ARTIFACTS, TIMEOUT_MS
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-TIMEOUT_MS = 15_000
 PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
 
 

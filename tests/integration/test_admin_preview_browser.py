@@ -5,13 +5,13 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from tests.factories import ChapterFactory, EditorFactory, SummaryFactory
+from tests.integration.browser_helpers import TIMEOUT_MS
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-TIMEOUT_MS = 15_000
 PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
 
 

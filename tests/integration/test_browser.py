@@ -2,16 +2,15 @@
 
 import io
 import re
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from summaries.models import Summary
 from tests.factories import SummaryFactory, editors_group, reviewers_group
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, PHONE, TIMEOUT_MS
 
 # Transactional (the live server reads what the test writes); serialized rollback restores the
 # migrated data, such as the Editors group, for the tests that run after these.
@@ -21,10 +20,6 @@ pytestmark = [
 ]
 
 DEMO_SLUG = "speed-maxis-unite-why-fast-ai-models-matter-for-agents"
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 360, "height": 780}
-TIMEOUT_MS = 15_000
 
 
 @pytest.fixture
@@ -44,15 +39,6 @@ def editor_login(settings, tmp_path):
     call_command("create_demo_editor", stdout=out)
     username, password = re.search(r"Editor login: (\S+) / (\S+)", out.getvalue()).groups()
     return username, password
-
-
-@pytest.fixture
-def reader(browser):
-    """An anonymous visitor in a browser context of their own (no editor session)."""
-    context = browser.new_context(viewport=DESKTOP)
-    context.set_default_timeout(TIMEOUT_MS)
-    yield context.new_page()
-    context.close()
 
 
 def screenshot(page, name: str) -> None:

@@ -6,24 +6,19 @@ revision restored without changing whether the summary is published. (Comparing 
 and the live Markdown preview have browser tests of their own.)
 """
 
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from summaries.models import Caveat, Summary
 from tests.factories import ChapterFactory, ReviewerFactory, SummaryFactory, TakeawayFactory
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, TIMEOUT_MS
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-TIMEOUT_MS = 15_000
 PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
 
 
@@ -39,14 +34,6 @@ def editor(live_server, page):
     page.click("input[type=submit]")
     expect(page.locator("#user-tools")).to_contain_text("WENDY", ignore_case=True)
     return user
-
-
-@pytest.fixture
-def reader(browser):
-    context = browser.new_context(viewport=DESKTOP)
-    context.set_default_timeout(TIMEOUT_MS)
-    yield context.new_page()
-    context.close()
 
 
 def change_url(live_server, summary) -> str:

@@ -1,23 +1,17 @@
 """In a real browser: the header navigation, the indexes and the breadcrumbs, by keyboard at
 1280 px and by taps at 360 px without JavaScript; axe-core finds nothing on the indexes."""
 
-import io
-from pathlib import Path
-
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.conf import settings
-from django.core.management import call_command
 from playwright.sync_api import expect
+
+from tests.integration.browser_helpers import DESKTOP, PHONE, no_horizontal_scroll, screenshot
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 360, "height": 780}
 CHANNEL = "Matthew Berman"
 DEMO_TITLE = "Speed Maxis Unite: Why Fast AI Models Matter for Agents"
 AXE_OPTIONS = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "best-practice"]}}
@@ -33,21 +27,6 @@ AXE_PAGES = [
     "/search/?q=agents",
     "/videos/speed-maxis-unite-why-fast-ai-models-matter-for-agents/",
 ]
-
-
-@pytest.fixture
-def demo(live_server):
-    call_command("load_demo", stdout=io.StringIO())
-    return live_server.url
-
-
-def screenshot(page, name):
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
-
-
-def no_horizontal_scroll(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 def tab_to(page, name: str, limit: int = 80) -> None:

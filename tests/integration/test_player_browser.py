@@ -5,24 +5,20 @@ privacy-enhanced embed are answered here with a stub page, all others elsewhere 
 """
 
 import re
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.conf import settings
 from playwright.sync_api import expect
 
 from tests.factories import ChapterFactory, KeyPointFactory, SummaryFactory, TakeawayFactory
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, PHONE
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 360, "height": 780}
 VIDEO_ID = "dQw4w9WgXcQ"
 TITLE = "Why fast models matter for agents"
 EMBED = f"https://www.youtube-nocookie.com/embed/{VIDEO_ID}"

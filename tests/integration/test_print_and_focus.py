@@ -2,22 +2,18 @@
 style shared by links and the search box, a keyboard-only journey down a summary page, and
 one meta description on every reader page (Lighthouse's SEO audit)."""
 
-import io
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 from playwright.sync_api import expect
+
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
 SUMMARY = "/videos/speed-maxis-unite-why-fast-ai-models-matter-for-agents/"
 EMBED = "https://www.youtube-nocookie.com/embed/"
 STUB = "<!doctype html><title>Stub player</title><p>Stub player</p>"
@@ -36,12 +32,6 @@ READER_PAGES = [
     "/search/?q=agents",
     SUMMARY,
 ]
-
-
-@pytest.fixture
-def demo(live_server):
-    call_command("load_demo", stdout=io.StringIO())
-    return live_server.url
 
 
 @pytest.fixture

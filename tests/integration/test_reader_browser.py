@@ -1,28 +1,16 @@
 """In a real browser: a reader finds their way from the home page through the demo."""
 
-import io
-from pathlib import Path
-
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 from playwright.sync_api import expect
+
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, PHONE, no_horizontal_scroll
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 360, "height": 780}
 DEMO_TITLE = "Speed Maxis Unite: Why Fast AI Models Matter for Agents"
-
-
-@pytest.fixture
-def demo(live_server):
-    call_command("load_demo", stdout=io.StringIO())
-    return live_server.url
 
 
 def save_screens(page, name):
@@ -31,10 +19,6 @@ def save_screens(page, name):
         page.set_viewport_size(viewport)
         page.screenshot(path=ARTIFACTS / f"{name}-{label}.png", full_page=True)
     page.set_viewport_size(DESKTOP)
-
-
-def no_horizontal_scroll(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 def test_reader_journey(page, demo):

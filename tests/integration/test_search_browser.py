@@ -3,11 +3,9 @@ highlighted snippets, a filter, page 2, "did you mean" — and axe-core (best-pr
 included) finds nothing on the search page's states, at both widths, light and dark."""
 
 import datetime
-from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.conf import settings
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -22,15 +20,18 @@ from tests.factories import (
     SummaryFactory,
     TopicFactory,
 )
+from tests.integration.browser_helpers import (
+    DESKTOP,
+    PHONE,
+    no_horizontal_scroll,
+    screenshot,
+)
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 360, "height": 780}
 AXE_OPTIONS = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "best-practice"]}}
 FORM = "Search and filter summaries"
 CHANNEL = "Robot Weekly"
@@ -63,15 +64,6 @@ def site(live_server):
     # words) of an earlier test's data are stale now.
     content_changed()
     return live_server.url
-
-
-def screenshot(page, name):
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
-
-
-def no_horizontal_scroll(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 def search_form(page):

@@ -1,13 +1,11 @@
 """In a real browser: a source label's explanation shows on keyboard focus and on hover,
 without JavaScript, and the sources section passes axe-core with best-practice rules."""
 
-from pathlib import Path
-
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.conf import settings
 from playwright.sync_api import expect
 
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, PHONE
 from tests.test_source_labels import SOURCES, summary_citing
 
 pytestmark = [
@@ -15,9 +13,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 360, "height": 780}
 SECTION = 'section[aria-labelledby="sources"]'
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
 

@@ -7,16 +7,15 @@ The thumbnails are fetched first, as the worker does, from a loopback image serv
 """
 
 import io
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from django.conf import settings
 from PIL import Image
 from playwright.sync_api import expect
 
 from summaries import thumbnails
 from tests.factories import ChannelFactory, SummaryFactory
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, PHONE
 from tests.test_checking import start_server, url
 from tests.test_linkcheck_fetch import page as route
 
@@ -24,10 +23,6 @@ pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
-
-ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 360, "height": 780}
 
 
 def jpeg(color) -> bytes:
