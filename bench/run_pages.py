@@ -7,7 +7,9 @@ page and the home page, each cached (warm page cache), uncached (page cache miss
 fragments warm) and cold (every cache off: page cache missed, fragment cache off). Every
 measurement is repeated --repeat times, interleaved (all targets once, then all again), and
 the table gives medians. Everything runs on this machine: gunicorn binds 127.0.0.1 only and
-wrk's runs are bounded by --duration.
+wrk's runs are bounded by --duration. Every request says `Accept-Encoding: gzip`, as
+browsers do (--accept-encoding), so pages and the static file are sent compressed: the page
+cache keeps each page gzipped once, and whitenoise serves the precompressed file.
 
 What it sets up (all idempotent):
 - PostgreSQL database `curation_bench` on 127.0.0.1 (created with createdb if missing,
@@ -404,6 +406,8 @@ def run_wrk(args, port: int, target: Target, run_id: str, lua: Path) -> str:
         "10s",
         "--latency",
     ]
+    if args.accept_encoding:
+        command += ["-H", f"Accept-Encoding: {args.accept_encoding}"]
     if target.mode in ("uncached", "cold"):
         command += ["-s", str(lua)]
     command.append(f"http://{HOST}:{port}{target.path}")
@@ -544,6 +548,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-db", type=int, default=14, help="a spare Redis database")
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument(
+        "--accept-encoding",
+        default="gzip",
+        help="Accept-Encoding sent with every request, as browsers send it ('' for none: "
+        "every response uncompressed)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--drain-timeout", type=float, default=90.0)
@@ -613,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
             ("api-list", f"/api/v1/summaries/?page_size={API_LIST_SIZE}"),
             ("api-one", f"/api/v1/summaries/{slug}/"),
         ]
-        say("pages:")
+        say(f"Accept-Encoding: {args.accept_encoding or '(none)'}; pages:")
         for name, path in [("static", STATIC_PATH), *pages, *api]:
             status, body = http_get(f"http://{HOST}:{port}{path}")
             say(f"  {name:<8} {path}  {status}  {len(body):,} bytes")
