@@ -36,8 +36,9 @@ SUMMARY_QUERIES = 7
 # chapters and caveats, then stores it over the one stored before.
 SUMMARY_QUERIES_AFTER_EDIT = SUMMARY_QUERIES + 4 + 1
 # Channel page, fragments computed: the channel; its topics, people and videos per
-# language (the filter choices and the list's length); the page of videos and their people.
-CHANNEL_QUERIES = 6
+# language in one query (the filter choices and the list's length); the page of videos and
+# their people.
+CHANNEL_QUERIES = 4
 # Home page: the number of live summaries, the page of videos and their people.
 HOME_QUERIES = 3
 

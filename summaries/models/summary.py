@@ -20,6 +20,9 @@ from .catalogue import Video
 
 # Source columns the reader page does not read (defer()red by with_page_parts).
 _PAGE_UNUSED_SOURCE_FIELDS = (
+    # Timestamps are the costliest columns to load (psycopg parses each in Python).
+    "created_at",
+    "updated_at",
     "redirect_chain",
     "title",
     "content_type",
@@ -80,8 +83,11 @@ class SummaryQuerySet(models.QuerySet):
                 "citations",
                 queryset=citation_model.objects.select_related("source").defer(
                     "verdict_excerpt",
+                    "verdict_checked_at",
                     "confirmed_excerpt",
                     "confirmed_fingerprint",
+                    "confirmed_at",
+                    "confirmed_by",
                     *(f"source__{name}" for name in _PAGE_UNUSED_SOURCE_FIELDS),
                 ),
             ),
@@ -97,8 +103,11 @@ class SummaryQuerySet(models.QuerySet):
                 "citations",
                 queryset=citation_model.objects.select_related("source").defer(
                     "verdict_excerpt",
+                    "verdict_checked_at",
                     "confirmed_excerpt",
                     "confirmed_fingerprint",
+                    "confirmed_at",
+                    "confirmed_by",
                     *(f"source__{name}" for name in _PAGE_UNUSED_SOURCE_FIELDS),
                 ),
             )

@@ -8,11 +8,13 @@ about 20 µs. The markup is the one every card had as includes/video_card.html; 
 results are the same card with the snippet in place of the blurb.
 """
 
+import html
 from datetime import date
+from functools import lru_cache
 
 from django.utils.dateformat import format as format_date
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 
 from summaries.models import LANGUAGE_CHOICES
 from summaries.text.durations import running_time
@@ -21,6 +23,12 @@ _LANGUAGE_NAMES = dict(LANGUAGE_CHOICES)
 # The card's own heading level unless a page says otherwise (h2 where the card list
 # follows the page's h1 directly).
 DEFAULT_HEADING_LEVEL = 3
+
+
+def escape(value) -> str:
+    """django.utils.html.escape's text (it calls html.escape), without its lazy-string
+    wrapper and SafeString: a card escapes a dozen values, a page hundreds."""
+    return html.escape(str(value))
 
 
 def _thumbnail(thumb) -> str:
@@ -37,6 +45,12 @@ def _thumbnail(thumb) -> str:
 def _day(day: date | None) -> str:
     if day is None:
         return '<time datetime=""></time>'
+    return _formatted_day(day, get_language())
+
+
+@lru_cache(maxsize=4096)
+def _formatted_day(day: date, language: str | None) -> str:
+    # Month names are translated: the active language is part of the key.
     return f'<time datetime="{day.isoformat()}">{escape(format_date(day, "M j, Y"))}</time>'
 
 

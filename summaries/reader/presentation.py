@@ -8,9 +8,9 @@ nothing here queries the database.
 import html
 import re
 from dataclasses import dataclass, field
+from html import escape  # django.utils.html.escape's text, without its wrappers
 
 from django.utils import timezone
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from summaries.text.links import host_of, http_url, text_fragment_url

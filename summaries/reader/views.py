@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import Count, Exists, OuterRef, Prefetch
+from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.utils.functional import cached_property
@@ -42,6 +42,16 @@ from .navigation import SectionMixin, breadcrumbs, section_crumb
 PAGE_SIZE = 20
 FILTER_NAMES = ("topic", "person", "language")
 RELATED_COUNT = 10
+# What a summary page prints of each appearance: the person's link and the organisation's
+# name and domains (its JSON-LD affiliation).
+PAGE_APPEARANCE_FIELDS = (
+    "video_id",
+    "position",
+    "person__name",
+    "person__slug",
+    "organisation__name",
+    "organisation__domains",
+)
 
 
 def published_videos():
@@ -160,30 +170,43 @@ class HomeView(SectionMixin, CardListMixin, CachedListMixin, ListView):
 def filter_choices(lookup: str, owner) -> dict:
     """(value, label) pairs of the topics, people and languages of an owner's live videos
     (a channel's, a person's or a topic's: `lookup` is the Video field naming it), and
-    under "total" the number of those videos."""
-    live = Video.objects.published().filter(**{lookup: owner}).order_by().values("pk")
-    # EXISTS per topic or person (a few hundred rows) rather than DISTINCT over the
-    # joins of every video of the channel.
-    topics = Topic.objects.filter(
-        Exists(Video.topics.through.objects.filter(topic=OuterRef("pk"), video__in=live))
-    )
-    people = Person.objects.filter(
-        Exists(Appearance.objects.filter(person=OuterRef("pk"), video__in=live))
-    )
-    # The number of videos per language also gives the unfiltered list's length. Joined,
-    # not `pk IN (live)`: PostgreSQL then reads only the owner's videos (2 ms, not 15).
-    # Only joins through people or topics can repeat a video.
-    per_language = dict(
-        Video.objects.published()
-        .filter(**{lookup: owner})
-        .order_by()
-        .values("language")
-        .annotate(videos=Count("pk", distinct=lookup != "channel"))
-        .values_list("language", "videos")
-    )
+    under "total" the number of those videos.
+
+    One query: the owner's live videos are found once (a WITH, which PostgreSQL and SQLite
+    compute once when it is read several times), then their languages, topics and people.
+    As three ORM queries each found them again: 14 ms of PostgreSQL's time on the largest
+    generated channel (1,600 videos, 300 people) against 9.
+    """
+    live = Video.objects.published().filter(**{lookup: owner}).order_by().values("pk", "language")
+    live_sql, params = live.query.sql_with_params()
+    quote = connections[live.db].ops.quote_name
+    topics, people = quote(Topic._meta.db_table), quote(Person._meta.db_table)
+    video_topics = quote(Video.topics.through._meta.db_table)
+    appearances = quote(Appearance._meta.db_table)
+    # Joins through people or topics could repeat a video: counted once each.
+    sql = f"""
+        WITH live (id, language) AS ({live_sql})
+        SELECT 'language', language, '', COUNT(DISTINCT id) FROM live GROUP BY language
+        UNION ALL
+        SELECT 'topic', slug, name, 0 FROM {topics} WHERE id IN (
+            SELECT topic_id FROM {video_topics} WHERE video_id IN (SELECT id FROM live))
+        UNION ALL
+        SELECT 'person', slug, name, 0 FROM {people} WHERE id IN (
+            SELECT person_id FROM {appearances} WHERE video_id IN (SELECT id FROM live))
+        ORDER BY 1, 3, 2
+    """  # noqa: S608 - table names from models, values are parameters
+    found = {"topic": [], "person": [], "language": {}}
+    with connections[live.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        for kind, value, label, videos in cursor.fetchall():
+            if kind == "language":
+                found["language"][value] = videos
+            else:
+                found[kind].append((value, label))
+    per_language = found["language"]
     return {
-        "topic": list(topics.values_list("slug", "name")),
-        "person": list(people.values_list("slug", "name")),
+        "topic": found["topic"],
+        "person": found["person"],
         "language": [(code, name) for code, name in LANGUAGE_CHOICES if code in per_language],
         "total": sum(per_language.values()),
     }
@@ -447,11 +470,14 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             .defer("search_document")  # the whole text again, for search only
             .select_related("video", "video__channel", "page")
             .prefetch_related(
+                # Only what the page prints: timestamps are costly to load.
                 Prefetch(
                     "video__appearances",
-                    queryset=Appearance.objects.select_related("person", "organisation"),
+                    queryset=Appearance.objects.select_related("person", "organisation").only(
+                        *PAGE_APPEARANCE_FIELDS
+                    ),
                 ),
-                "video__topics",
+                Prefetch("video__topics", queryset=Topic.objects.only("name", "slug")),
             )
             .with_page_sources()
         )

@@ -1,5 +1,8 @@
+from html import escape
+
 from django import template
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from summaries.models import LANGUAGE_CHOICES
 from summaries.reader import article, card_html
@@ -86,12 +89,15 @@ def host(value):
 def options(choices, selected):
     """<option>s for (value, label) pairs, the selected value marked.
 
-    A channel's filter form has hundreds; a template loop spends ~10 µs on each.
+    A channel's filter form has hundreds: a template loop spends ~10 µs on each and
+    format_html ~7 µs, html.escape (what django.utils.html.escape calls) under 1 µs.
     """
-    return format_html_join(
-        "",
-        '<option value="{}"{}>{}</option>',
-        ((value, " selected" if value == selected else "", label) for value, label in choices),
+    return mark_safe(  # noqa: S308 - every value and label is escaped
+        "".join(
+            f'<option value="{escape(str(value))}"{" selected" if value == selected else ""}>'
+            f"{escape(str(label))}</option>"
+            for value, label in choices
+        )
     )
 
 
