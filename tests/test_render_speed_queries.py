@@ -33,8 +33,9 @@ from .factories import (
 # related entries; the people of every card.
 SUMMARY_QUERIES = 7
 # The first request after an edit renders the article again: its key points, takeaways,
-# chapters and caveats, then stores it over the one stored before.
-SUMMARY_QUERIES_AFTER_EDIT = SUMMARY_QUERIES + 4 + 1
+# chapters, caveats and citations with their sources, then stores it over the one stored
+# before.
+SUMMARY_QUERIES_AFTER_EDIT = SUMMARY_QUERIES + 5 + 1
 # Channel page, fragments computed: the channel; its topics, people and videos per
 # language in one query (the filter choices and the list's length); the page of videos and
 # their people.

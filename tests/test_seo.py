@@ -184,13 +184,19 @@ def test_video_object_without_thumbnail_people_or_youtube(live):
 
 
 def test_building_structured_data_runs_no_queries(live, django_assert_num_queries):
-    summary, request = load(live)
-    # The timed chapters come with the page's stored article, as the page reads them.
+    request = RequestFactory().get(live.get_absolute_url())
+    view = SummaryDetailView()
+    view.setup(request, slug=live.video.slug)
+    summary = view.get_object()
+    # The timed chapters come with the page's stored article, and the people with the
+    # summary (as JSON, reader/page_rows.py), as the page reads them.
     chapters = article.page_article(summary).timed_chapters
 
     with django_assert_num_queries(0):
-        seo.json_ld_script(seo.video_object_jsonld(summary, request, chapters=chapters))
+        data = seo.video_object_jsonld(summary, request, chapters=chapters, appearances=view.people)
+        seo.json_ld_script(data)
         seo.social_meta(summary, request)
+    assert data["actor"] == seo.video_object_jsonld(summary, request)["actor"]
 
 
 def test_script_in_a_title_cannot_break_out_of_the_json_ld_element():

@@ -54,6 +54,11 @@ def validate_domains(value: str) -> None:
         )
 
 
+def split_domains(domains: str) -> list[str]:
+    """An organisation's `domains` text as a list, lower case."""
+    return [d.strip().lower() for d in domains.split() if d.strip()]
+
+
 class Organisation(TimestampedModel):
     name = VisibleCharField(max_length=200)
     slug = models.SlugField(max_length=200, unique=True)
@@ -73,7 +78,7 @@ class Organisation(TimestampedModel):
         return self.name
 
     def domain_list(self) -> list[str]:
-        return [d.strip().lower() for d in self.domains.split() if d.strip()]
+        return split_domains(self.domains)
 
 
 class Person(TimestampedModel):

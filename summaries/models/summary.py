@@ -18,7 +18,7 @@ from .base import (
 )
 from .catalogue import Video
 
-# Source columns the reader page does not read (defer()red by with_page_parts).
+# Source columns the reader page does not read (defer()red by page_citations_prefetch).
 _PAGE_UNUSED_SOURCE_FIELDS = (
     # Timestamps are the costliest columns to load (psycopg parses each in Python).
     "created_at",
@@ -33,6 +33,24 @@ _PAGE_UNUSED_SOURCE_FIELDS = (
     "claimed_until",
     "next_check_at",
 )
+
+
+def page_citations_prefetch():
+    """A summary's citations with their sources, without the columns the reader page never
+    reads: the claim checks' excerpts and the checker's bookkeeping on each source."""
+    citation_model = Summary._meta.get_field("citations").related_model
+    return models.Prefetch(
+        "citations",
+        queryset=citation_model.objects.select_related("source").defer(
+            "verdict_excerpt",
+            "verdict_checked_at",
+            "confirmed_excerpt",
+            "confirmed_fingerprint",
+            "confirmed_at",
+            "confirmed_by",
+            *(f"source__{name}" for name in _PAGE_UNUSED_SOURCE_FIELDS),
+        ),
+    )
 
 
 class SummaryQuerySet(models.QuerySet):
@@ -66,51 +84,6 @@ class SummaryQuerySet(models.QuerySet):
                     "citations"
                 ).related_model.objects.select_related("source"),
             ),
-        )
-
-    def with_page_parts(self):
-        """As `with_parts`, without the columns the reader page never shows: the Markdown
-        sources (the page prints their stored HTML), the claim checks' excerpts and the
-        checker's bookkeeping on each source (its redirect chain is JSON to decode)."""
-        # Citation lives in sources.py, which imports this module.
-        citation_model = self.model._meta.get_field("citations").related_model
-        return self.prefetch_related(
-            models.Prefetch("key_points", queryset=KeyPoint.objects.defer("body")),
-            models.Prefetch("takeaways", queryset=Takeaway.objects.defer("text")),
-            models.Prefetch("chapters", queryset=Chapter.objects.defer("body")),
-            models.Prefetch("caveats", queryset=Caveat.objects.defer("text").order_by("position")),
-            models.Prefetch(
-                "citations",
-                queryset=citation_model.objects.select_related("source").defer(
-                    "verdict_excerpt",
-                    "verdict_checked_at",
-                    "confirmed_excerpt",
-                    "confirmed_fingerprint",
-                    "confirmed_at",
-                    "confirmed_by",
-                    *(f"source__{name}" for name in _PAGE_UNUSED_SOURCE_FIELDS),
-                ),
-            ),
-        )
-
-    def with_page_sources(self):
-        """The summary page's cited sources: each citation with its source, without the
-        columns the page never shows (the parts come with `with_page_parts` when its
-        stored article must be rendered again)."""
-        citation_model = self.model._meta.get_field("citations").related_model
-        return self.prefetch_related(
-            models.Prefetch(
-                "citations",
-                queryset=citation_model.objects.select_related("source").defer(
-                    "verdict_excerpt",
-                    "verdict_checked_at",
-                    "confirmed_excerpt",
-                    "confirmed_fingerprint",
-                    "confirmed_at",
-                    "confirmed_by",
-                    *(f"source__{name}" for name in _PAGE_UNUSED_SOURCE_FIELDS),
-                ),
-            )
         )
 
     def with_admin_data(self):

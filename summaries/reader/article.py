@@ -22,6 +22,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from summaries.models import Caveat, Chapter, KeyPoint, SummaryPage, Takeaway
+from summaries.models.summary import page_citations_prefetch
 
 from . import presentation, seo
 
@@ -29,12 +30,14 @@ from . import presentation, seo
 # stored article is then rendered again when its page is next read.
 RENDER_VERSION = 1
 
-# The parts the article is made of, without the Markdown sources (it prints the HTML).
+# The parts the article is made of, without the Markdown sources (it prints the HTML), and
+# the citations (with their sources) that chapters and caveats show beside their claims.
 PART_PREFETCHES = (
     Prefetch("key_points", queryset=KeyPoint.objects.defer("body")),
     Prefetch("takeaways", queryset=Takeaway.objects.defer("text")),
     Prefetch("chapters", queryset=Chapter.objects.defer("body")),
     Prefetch("caveats", queryset=Caveat.objects.defer("text").order_by("position")),
+    page_citations_prefetch(),
 )
 
 

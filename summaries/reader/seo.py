@@ -120,11 +120,12 @@ def timed_chapters(summary) -> list[tuple[str, int, int]]:
     ]
 
 
-def video_object_jsonld(summary, request, *, chapters=None) -> dict:
+def video_object_jsonld(summary, request, *, chapters=None, appearances=None) -> dict:
     """schema.org VideoObject for the summarised video, with a Clip per timed chapter.
 
     `chapters`: the summary's `timed_chapters` when known (the page's stored article has
-    them); else they are read from the summary's (prefetched) chapters.
+    them); else they are read from the summary's (prefetched) chapters. `appearances`: the
+    video's people when the page has them (reader/page_rows.py); else the video's.
     """
     video = summary.video
     channel = video.channel
@@ -152,7 +153,9 @@ def video_object_jsonld(summary, request, *, chapters=None) -> dict:
     # results, and storing it makes cached pages stale (summaries/thumbnails).
     if video.thumbnail is not None:
         data["thumbnailUrl"] = request.build_absolute_uri(video.thumbnail.src)
-    actors = [_person(appearance, request) for appearance in video.appearances.all()]
+    if appearances is None:
+        appearances = video.appearances.all()
+    actors = [_person(appearance, request) for appearance in appearances]
     if actors:
         data["actor"] = actors
     clips = _clips(timed_chapters(summary) if chapters is None else chapters, video)

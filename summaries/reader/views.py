@@ -7,7 +7,6 @@ from urllib.parse import urlencode
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.utils.functional import cached_property
@@ -29,6 +28,7 @@ from summaries.pagecache.middleware import CachedPageMixin, canonical_query
 from . import (
     article,
     cards,
+    page_rows,
     presentation,
     related,
     search,
@@ -42,16 +42,6 @@ from .navigation import SectionMixin, breadcrumbs, section_crumb
 PAGE_SIZE = 20
 FILTER_NAMES = ("topic", "person", "language")
 RELATED_COUNT = 10
-# What a summary page prints of each appearance: the person's link and the organisation's
-# name and domains (its JSON-LD affiliation).
-PAGE_APPEARANCE_FIELDS = (
-    "video_id",
-    "position",
-    "person__name",
-    "person__slug",
-    "organisation__name",
-    "organisation__domains",
-)
 
 
 def published_videos():
@@ -469,19 +459,16 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             self.summaries()
             .defer("search_document")  # the whole text again, for search only
             .select_related("video", "video__channel", "page")
-            .prefetch_related(
-                # Only what the page prints: timestamps are costly to load.
-                Prefetch(
-                    "video__appearances",
-                    queryset=Appearance.objects.select_related("person", "organisation").only(
-                        *PAGE_APPEARANCE_FIELDS
-                    ),
-                ),
-                Prefetch("video__topics", queryset=Topic.objects.only("name", "slug")),
-            )
-            .with_page_sources()
         )
-        return super().get_object(queryset)
+        summary = super().get_object(queryset)
+        # The video's people and topics, shown whatever version of the summary the page is.
+        self.people = page_rows.people(summary.video_id)
+        self.topics = page_rows.topics(summary.video_id)
+        return summary
+
+    def page_citations(self) -> list:
+        """The citations of the page's summary, each with its source's latest check."""
+        return page_rows.citations(self.object.pk)
 
     def summary_article(self) -> article.Article:
         return article.page_article(self.object)
@@ -497,7 +484,9 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
         context["more_from_channel"] = more
         page_article = self.summary_article()
         context["article"] = page_article
-        citations = list(self.object.citations.all())
+        context["people"] = self.people
+        context["topics"] = self.topics
+        citations = self.page_citations()
         presentation.label_sources(citations)
         context["cited_sources"] = presentation.cited_sources_html(citations)
         # Cards show no topics; the reasons beside them are stored text. A video shown
@@ -518,7 +507,12 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
         )
         context["social"] = seo.social_meta(self.object, self.request)
         context["jsonld"] = seo.json_ld_script(
-            seo.video_object_jsonld(self.object, self.request, chapters=page_article.timed_chapters)
+            seo.video_object_jsonld(
+                self.object,
+                self.request,
+                chapters=page_article.timed_chapters,
+                appearances=self.people,
+            )
         )
         return context
 
@@ -535,12 +529,7 @@ class SummaryPreviewView(SummaryDetailView):
     def get_object(self, queryset=None):
         """The summary, or the unpublished changes to it when it has a working copy."""
         summary = super().get_object(queryset)
-        copy = (
-            Summary.objects.filter(working_copy_of=summary)
-            .defer("search_document")
-            .with_page_sources()
-            .first()
-        )
+        copy = Summary.objects.filter(working_copy_of=summary).defer("search_document").first()
         if copy is None:
             return summary
         # In memory only, for this page: the copy is about its summary's video.
@@ -551,6 +540,10 @@ class SummaryPreviewView(SummaryDetailView):
     def summary_article(self) -> article.Article:
         # Any state, exactly as it is now: never the stored article, never stored.
         return article.fresh_article(self.object)
+
+    def page_citations(self) -> list:
+        # The version shown (a working copy's own citations), loaded with its article.
+        return list(self.object.citations.all())
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
