@@ -23,24 +23,30 @@ _EQUIVALENT = str.maketrans(
 )
 # A number (thousands separators dropped) with an optional multiplier or percent sign, so
 # that "2.5×", "2.5x", "2.5 times", "2.5-fold" all read "2.5x" and "40 per cent" reads
-# "40%"; or a run of whitespace.
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)
+# "40%"; or a run of whitespace. Never across a line (BLOCK). GROUPS is where the spaced form ("1 000", also with a
+# no-break or thin space, which NFKC makes a space) is allowed: see find_phrase.
+_TOKEN_PATTERN = r"""
+    (?P<number>\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?GROUPS|\d+(?:\.\d+)?)
     (?:
-        (?P<times>\s*(?:×|x(?![a-z0-9])|times(?![a-z])|-?\s*fold(?![a-z])))
-      | (?P<percent>\s*(?:%|percent(?![a-z])|per\s+cent(?![a-z])))
+        (?P<times>[^\S\n]*(?:×|x(?![a-z0-9])|times(?![a-z])|-?[^\S\n]*fold(?![a-z])))
+      | (?P<percent>[^\S\n]*(?:%|percent(?![a-z])|per[^\S\n]+cent(?![a-z])))
     )?
   | (?P<space>\s+)
-    """,
+    """
+_TOKEN_RE = re.compile(_TOKEN_PATTERN.replace("GROUPS", ""), re.IGNORECASE | re.VERBOSE)
+_SPACED_TOKEN_RE = re.compile(
+    _TOKEN_PATTERN.replace("GROUPS", r"|\d{1,3}(?:[ ]\d{3})+(?!\d)(?:\.\d+)?"),
     re.IGNORECASE | re.VERBOSE,
 )
+_SPACED_NUMBER_RE = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?!\d)")
+BLOCK = "\n"  # separates blocks (paragraphs, cells) in a page's text: see page.Page
 
 
-def _normalise(text: str) -> tuple[str, list[int]]:
+def _normalise(text: str, *, spaced: bool = False) -> tuple[str, list[int]]:
     """The matching form of a text, and for each of its characters the offset it came from.
 
-    Offsets point into `_base(text)`.
+    Offsets point into `_base(text)`. A whitespace run that holds a BLOCK stays a BLOCK, so
+    that no phrase is found across two blocks. With `spaced`, "1 000" is the number 1000.
     """
     characters: list[str] = []
     sources: list[int] = []
@@ -52,15 +58,16 @@ def _normalise(text: str) -> tuple[str, list[int]]:
             sources.append(end - 1 if index == len(value) - 1 else start)
 
     position = 0
-    for match in _TOKEN_RE.finditer(text):
+    tokens = _SPACED_TOKEN_RE if spaced else _TOKEN_RE
+    for match in tokens.finditer(text):
         for offset in range(position, match.start()):
             character = text[offset]
             if character not in _INVISIBLE:
                 emit(character.casefold().translate(_EQUIVALENT), offset, offset + 1)
         if match.group("space"):
-            emit(" ", match.start(), match.end())
+            emit(BLOCK if BLOCK in match.group() else " ", match.start(), match.end())
         else:
-            value = match.group("number").replace(",", "")
+            value = match.group("number").replace(",", "").replace(" ", "")
             if match.group("times"):
                 value += "x"
             elif match.group("percent"):
@@ -79,9 +86,10 @@ def _base(text: str) -> str:
     return unicodedata.normalize("NFKC", html.unescape(text))
 
 
-def normalise_phrase(phrase: str) -> str:
+def normalise_phrase(phrase: str, *, spaced: bool = False) -> str:
     """The form a phrase is matched in: "2.5 Times  Faster" reads "2.5x faster"."""
-    return _normalise(_base(phrase))[0].strip()
+    # A phrase is one block: line breaks typed or pasted into it are spaces.
+    return _normalise(" ".join(_base(phrase).split()), spaced=spaced)[0].strip()
 
 
 def _phrase_pattern(normalised: str) -> re.Pattern[str]:
@@ -114,20 +122,27 @@ def find_phrase(text: str | None, phrase: str) -> str | None:
 
     Matching ignores case, whitespace, HTML entities, Unicode compatibility forms,
     typographic quotes and dashes, invisible characters (soft hyphens, zero-width spaces),
-    thousands separators ("1,000" is "1000") and the spelling of multipliers and
-    percentages ("2.5×" = "2.5x" = "2.5 times" = "2.5-fold"; "40%" = "40 percent" =
-    "40 per cent"). A phrase is not found inside a longer word or number.
+    thousands separators ("1,000" and "1 000" are "1000") and the spelling of multipliers
+    and percentages ("2.5×" = "2.5x" = "2.5 times" = "2.5-fold"; "40%" = "40 percent" =
+    "40 per cent"). A phrase is not found inside a longer word or number, nor across two
+    blocks of the text (lines: paragraphs, list items, table cells of a page).
     """
-    normalised_phrase = normalise_phrase(phrase)
-    if not text or not normalised_phrase:
+    if not text or not normalise_phrase(phrase):
         return None
     base = _base(text)
-    normalised_text, sources = _normalise(base)
-    match = _phrase_pattern(normalised_phrase).search(normalised_text)
-    if match is None:
-        return None
-    start, end = sources[match.start()], sources[match.end() - 1] + 1
-    return _excerpt(base, start, end)
+    # "10 100-metre runners" holds the number 100 as much as "1 000 tokens" holds 1000: the
+    # spaced reading is tried only when the plain one finds nothing and a side has one.
+    readings = [False]
+    if _SPACED_NUMBER_RE.search(base) or _SPACED_NUMBER_RE.search(_base(phrase)):
+        readings.append(True)
+    for spaced in readings:
+        normalised_text, sources = _normalise(base, spaced=spaced)
+        pattern = _phrase_pattern(normalise_phrase(phrase, spaced=spaced))
+        match = pattern.search(normalised_text)
+        if match is not None:
+            start, end = sources[match.start()], sources[match.end() - 1] + 1
+            return _excerpt(base, start, end)
+    return None
 
 
 def verdict(
