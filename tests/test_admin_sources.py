@@ -94,3 +94,25 @@ def test_things_to_check_names_a_broken_source(client, editor):
     Source.objects.filter(url=URL).update(state=Source.State.BROKEN, status_code=410)
     page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
     assert f"Link “2.5 times faster”: {URL} is broken (HTTP 410)" in page
+
+
+def test_editors_see_each_cited_page_title_and_description_beside_the_link(client, editor):
+    summary = SummaryFactory()
+    cite(summary, f"It is [2.5 times faster]({URL}).")
+    Source.objects.filter(url=URL).update(
+        state=Source.State.OK,
+        title="Pricing <b>page</b>",
+        description="Plans & prices for teams.",
+    )
+    page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
+    assert "<cite>Pricing &lt;b&gt;page&lt;/b&gt;</cite>" in page  # a wrong link shows
+    assert "<small>Plans &amp; prices for teams.</small>" in page
+    listing = client.get(reverse("admin:summaries_source_changelist")).text
+    assert "<cite>Pricing &lt;b&gt;page&lt;/b&gt;</cite>" in listing
+
+
+def test_a_source_not_yet_read_says_it_has_no_title(client, editor):
+    summary = SummaryFactory()
+    cite(summary, f"It is [2.5 times faster]({URL}).")
+    page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
+    assert '<span class="source-page-unknown">no title</span>' in page

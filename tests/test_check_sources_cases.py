@@ -22,6 +22,7 @@ from django.core.management import call_command
 
 from summaries.checking import limiter as checking_limiter
 from summaries.checking.limiter import RedisHostLimiter, get_host_limiter
+from tests.pdf_files import make_pdf
 from tests.test_checking import url
 from tests.test_linkcheck_fetch import (  # noqa: F401 - make_server is a fixture
     by_method,
@@ -40,6 +41,10 @@ pytestmark = pytest.mark.django_db
 
 DEADLINE = 3.0
 MAX_BODY = 2_000_000
+PAPER = make_pdf(
+    [["Opus 4.5 is 2.5\u00d7 faster than its prede-", "cessor."]], title="A study of speed"
+)
+BIG_PAGE_HEAD = b"<html><head><title>Big page</title></head><body><p>"
 
 
 @pytest.fixture(autouse=True)
@@ -89,12 +94,15 @@ def crowded_host(limit: int, hold: float):
     return route, state
 
 
-def row(state, status, final_url, title=None, error_class=None, claim=None) -> dict:
+def row(
+    state, status, final_url, title=None, error_class=None, claim=None, description=None
+) -> dict:
     return {
         "state": state,
         "status": status,
         "final_url": final_url,
         "title": title,
+        "description": description,
         "error_class": error_class,
         "claim": claim,
     }
@@ -123,6 +131,12 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
         {
             "/ok": page(body=title_page("Fast &amp; sure", "Opus is 2.5&times; faster.")),
             "/titled": page(body=title_page("Titled")),
+            "/described": page(
+                body='<html><head><title>Described</title><meta name="description" '
+                'content="What the page is about."></head><body><p>Text</p></body></html>'
+            ),
+            "/paper.pdf": page(body=PAPER, content_type="application/pdf"),
+            "/claimed.pdf": page(body=PAPER, content_type="application/pdf"),
             "/gone": page(410, title_page("Gone")),
             # 301 with a relative Location, then 301 to another host.
             "/m301": redirect(301, "m301b"),
@@ -186,6 +200,8 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
         {
             "/big": stream(20_000_000, content_length=True),
             "/big-stream": stream(20_000_000, content_length=False),
+            # No claim: the head is read (the title), the 20 MB after it are not.
+            "/big-page": stream(20_000_000, content_length=True, head=BIG_PAGE_HEAD),
             "/hang": hang,
             # One byte every 50 ms for 10 s: every read is quick, only the deadline ends it.
             "/drip": stream(200, content_length=False, chunk=b"x", pause=0.05),
@@ -199,21 +215,29 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
     expected = {
         # 200 with a title: the title is read with the body (needed for the claim).
         A["/ok"]: row("ok", 200, A["/ok"], "Fast & sure", claim="supported"),
-        # Without a claim only HEAD is sent: no body, so no title.
-        A["/titled"]: row("ok", 200, A["/titled"]),
+        # Without a claim one GET, read to the end of the head: the title and description.
+        A["/titled"]: row("ok", 200, A["/titled"], "Titled"),
+        A["/described"]: row(
+            "ok", 200, A["/described"], "Described", description="What the page is about."
+        ),
+        url(e, "/big-page"): row("ok", 200, url(e, "/big-page"), "Big page"),
+        # PDFs: the title from the metadata, the claim from the text.
+        A["/paper.pdf"]: row("ok", 200, A["/paper.pdf"], "A study of speed"),
+        A["/claimed.pdf"]: row(
+            "ok", 200, A["/claimed.pdf"], "A study of speed", claim="supported"
+        ),
         A["/missing"]: row("broken", 404, A["/missing"], error_class="http"),
         A["/gone"]: row("broken", 410, A["/gone"], error_class="http", claim="unavailable"),
         B["/error"]: row("broken", 500, B["/error"], error_class="http"),
-        # GET first (a claim), so that the second request is a retry, not HEAD's fallback.
         url(d, "/flaky"): row("ok", 200, url(d, "/flaky"), "Back", claim="supported"),
         url(d, "/ra429"): row("ok", 200, url(d, "/ra429"), "Recovered", claim="supported"),
-        **{url(c, f"/s{n}"): row("ok", 200, url(c, f"/s{n}")) for n in range(6)},
+        **{url(c, f"/s{n}"): row("ok", 200, url(c, f"/s{n}"), "Calm") for n in range(6)},
         # Permanent moves elsewhere: the link should be updated.
         A["/m301"]: row("redirected", 200, B["/final"], "Final", claim="supported"),
-        A["/m308"]: row("redirected", 200, A["/landing"]),
+        A["/m308"]: row("redirected", 200, A["/landing"], "Landing"),
         # Temporary moves leave the link right.
-        A["/t302"]: row("ok", 200, B["/final"]),
-        A["/mixed"]: row("redirected", 200, B["/final"]),
+        A["/t302"]: row("ok", 200, B["/final"], "Final"),
+        A["/mixed"]: row("redirected", 200, B["/final"], "Final"),
         A["/loop"]: row("broken", 302, A["/loop"], error_class="redirect_loop"),
         hop[0]: row("broken", 302, hop[10], error_class="too_many_redirects"),
         # Redirects to the internal address, however spelled, and the address itself.
@@ -273,6 +297,7 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
         A["/challenge"]: "2.5 times faster",
         A["/as-plain"]: "2.5x faster",
         A["/as-octet"]: "2.5× faster",
+        A["/claimed.pdf"]: "2.5 times faster than its predecessor",
         A["/png"]: "2.5x",
         A["/png-as-html"]: "2.5x",
         A["/without"]: "2.5 times faster",
@@ -306,14 +331,14 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
     # The internal address: not one connection, whatever the spelling or the route to it.
     assert internal.connections == 0 and sum(internal.hits.values()) == 0
 
-    # HEAD first; GET once when HEAD fails; GET at once when the body is needed.
-    assert a.methods("/titled") == ["HEAD"]
-    assert a.methods("/ok") == ["GET"]
-    assert a.methods("/head405") == a.methods("/head403") == ["HEAD", "GET"]
+    # One GET per URL (no HEAD), with or without a claim; servers that answer HEAD wrongly
+    # are never asked with it.
+    assert a.methods("/titled") == a.methods("/ok") == a.methods("/paper.pdf") == ["GET"]
+    assert a.methods("/head405") == a.methods("/head403") == ["GET"]
     # 404, 410 and 403 are never retried; 500 and resets are.
-    assert a.methods("/missing") == a.methods("/wall403") == ["HEAD", "GET"]
+    assert a.methods("/missing") == a.methods("/wall403") == ["GET"]
     assert a.methods("/gone") == a.methods("/challenge") == ["GET"]
-    assert b.methods("/error")[:2] == ["HEAD", "GET"] and len(b.methods("/error")) >= 3
+    assert set(b.methods("/error")) == {"GET"} and len(b.methods("/error")) >= 3
     assert b.hits["/reset"] >= 3
     assert d.methods("/flaky") == ["GET", "GET"]  # 503, retried: 200
 
@@ -321,8 +346,8 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
     # first back-off alone would be at most 0.5 s).
     assert d.methods("/ra429") == ["GET", "GET"]
     assert len(ra_times) == 2 and gaps(ra_times)[0] >= 1.0
-    # A 429 every time: HEAD, GET and a retried GET, a second apart; then the deadline.
-    assert f.methods("/wall429")[:3] == ["HEAD", "GET", "GET"]
+    # A 429 every time: a GET and its retries, a second apart; then the deadline.
+    assert f.methods("/wall429")[:2] == ["GET", "GET"]
     assert min(gaps(f.request_times)) >= 1.0
 
     # The crowded host: two at a time (in parallel), never three, so never a 429.
@@ -334,10 +359,11 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
     assert a.hits["/loop"] == 1 and b.hits["/back"] == 1
     assert a.hits["/hop10"] == 1 and a.hits["/hop11"] == 0
     assert a.methods("/m301") == a.methods("/m301b") == ["GET"]
-    assert b.methods("/t307") == ["HEAD", "HEAD"]  # from /t302 and through /mixed
+    assert b.methods("/t307") == ["GET", "GET"]  # from /t302 and through /mixed
 
     # Caps: the 20 MB bodies were not downloaded; the drip was cut at the deadline.
     assert e.sent["/big"] < MAX_BODY and e.sent["/big-stream"] < 5 * MAX_BODY
+    assert e.sent["/big-page"] < MAX_BODY
     assert e.hits["/hang"] == 1
     assert e.sent["/drip"] <= DEADLINE / 0.05 + 5  # ~60 of its 200 bytes
     # Hosts ran side by side: about one deadline for the slowest (hang and drip).

@@ -39,6 +39,7 @@ def test_urls_with_claims_write_a_json_report(site, internal, tmp_path):  # noqa
         "status": 200,
         "final_url": urls[0],
         "title": "Fast & sure",
+        "description": None,
         "error_class": None,
         "claim": "supported",
     }
@@ -69,6 +70,7 @@ def test_summary_checks_and_records_its_sources(site, tmp_path, capsys):  # noqa
             "status": 200,
             "final_url": link,
             "title": "A",
+            "description": None,
             "error_class": None,
             "claim": "supported",
         }

@@ -27,7 +27,10 @@ from summaries.models import Citation, Source, SourceCheck
 from summaries.pagecache.generation import current_generation
 from tests.admin_forms import form_fields
 from tests.factories import ChapterFactory, EditorFactory
+from tests.pdf_files import make_pdf
 from tests.test_linkcheck_fetch import Server, page, redirect, title_page
+
+PAPER = make_pdf([["Opus is 2.5\u00d7 faster."]], title="A study of speed")
 
 pytestmark = pytest.mark.django_db
 
@@ -189,6 +192,29 @@ def test_the_task_records_results_verdicts_and_history(
     assert healthy > timedelta(days=6)
     for problem in (missing, gone):
         assert sources[problem].next_check_at - sources[problem].last_checked_at < timedelta(days=2)
+
+
+def test_every_html_source_gets_its_title_and_description_claim_or_not(
+    site, django_capture_on_commit_callbacks
+):
+    head = (
+        "<title>Claude Opus 4.5</title>"
+        '<meta name="description" content="Anthropic&#39;s newest model, announced today.">'
+    )
+    site.routes["/plain"] = page(body=f"<html><head>{head}</head><body><p>x</p></body></html>")
+    site.routes["/paper.pdf"] = page(body=PAPER, content_type="application/pdf")
+    plain, paper = url(site, "/plain"), url(site, "/paper.pdf")
+    summary, _ = cite(("Opus 4.5 is out", plain), ("A study", paper))  # no key phrases
+    with django_capture_on_commit_callbacks() as callbacks:
+        checking.queue_checks_for_summary(summary=summary)
+    run_batches(callbacks)
+
+    source = Source.objects.get(url=plain)
+    assert (source.state, source.title) == ("ok", "Claude Opus 4.5")
+    assert source.description == "Anthropic's newest model, announced today."
+    assert SourceCheck.objects.get(source=source).description == source.description
+    assert Source.objects.get(url=paper).title == "A study of speed"
+    assert site.methods("/plain") == ["GET"]  # one request, no HEAD first
 
 
 def test_a_redelivered_batch_fetches_and_writes_nothing_again(

@@ -193,17 +193,30 @@ def reset(handler) -> None:
     handler.connection.close()
 
 
-def stream(total: int, *, content_length: bool, chunk: bytes = b"x" * 65536, pause=0.0):
+def stream(
+    total: int,
+    *,
+    content_length: bool,
+    chunk: bytes = b"x" * 65536,
+    pause=0.0,
+    head: bytes = b"",
+    content_type: str = "text/html",
+):
+    """`head`, then `total` bytes in chunks (`sent` counts the chunks, not the head)."""
+
     def route(handler):
         handler.send_response(200)
-        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Type", content_type)
         if content_length:
-            handler.send_header("Content-Length", str(total))
+            handler.send_header("Content-Length", str(len(head) + total))
         handler.end_headers()
         # A small send buffer, so that what was written is close to what the client took.
         handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)
         written = 0
         try:
+            if head:
+                handler.wfile.write(head)
+                handler.wfile.flush()
             while written < total and not handler.server.stopping.is_set():
                 handler.wfile.write(chunk)
                 written += len(chunk)
@@ -245,12 +258,35 @@ def test_200_records_title_type_time_and_fingerprint(site):
     assert (data["state"], data["status"], data["title"]) == ("ok", 200, "Café & Co")
 
 
-def test_head_first_when_the_body_is_not_needed(site):
-    site.routes["/"] = page(200, title_page("Hello"))
+def test_one_get_reads_the_title_when_the_body_is_not_needed(site):
+    head = '<title>Hello</title><meta name="description" content="A greeting.">'
+    site.routes["/"] = page(200, f"<html><head>{head}</head><body><p>Hi</p></body></html>")
     result = fetch(site.url("/"), need_body=False, **FAST)
-    assert (result.state, result.status, result.method, result.attempts) == ("ok", 200, "HEAD", 1)
-    assert result.title is None and result.text is None
-    assert site.methods("/") == ["HEAD"]
+    assert (result.state, result.status, result.method, result.attempts) == ("ok", 200, "GET", 1)
+    assert (result.title, result.description) == ("Hello", "A greeting.")
+    assert result.text is None  # no claim: the text is not kept
+    assert site.methods("/") == ["GET"]
+
+
+def test_without_a_claim_a_page_is_read_only_to_the_end_of_its_head(site):
+    head = b"<html><head><title>Big page</title></head><body>"
+    site.routes["/big"] = stream(20_000_000, content_length=True, head=head)
+    site.routes["/drip"] = stream(400, content_length=False, head=head, chunk=b"x", pause=0.05)
+    big = fetch(site.url("/big"), need_body=False, **FAST)
+    assert (big.state, big.title, big.error_class) == ("ok", "Big page", None)
+    assert site.sent["/big"] < 1_000_000  # not the 20 MB, and not an error either
+    # A body that drips after its head: the check ends with the head, not at the deadline.
+    started = time.monotonic()
+    drip = fetch(site.url("/drip"), need_body=False, **FAST)
+    assert (drip.state, drip.title) == ("ok", "Big page")
+    assert time.monotonic() - started < 1.0 and site.sent["/drip"] < 20
+
+
+def test_without_a_claim_other_bodies_are_not_read(site):
+    site.routes["/png"] = stream(20_000_000, content_length=True, content_type="image/png")
+    result = fetch(site.url("/png"), need_body=False, **FAST)
+    assert (result.state, result.content_type, result.title) == ("ok", "image/png", None)
+    assert site.sent["/png"] < 1_000_000
 
 
 def test_sends_the_name_as_host_and_an_identifying_user_agent(site):
@@ -267,9 +303,8 @@ def test_404_and_410_are_broken_and_never_retried(site, status):
     site.routes["/gone"] = page(status, title_page("Gone"))
     result = fetch(site.url("/gone"), need_body=False, **FAST)
     assert (result.state, result.status, result.error_class) == ("broken", status, "http")
-    # HEAD failed, so GET was tried once; neither was retried.
-    assert site.methods("/gone") == ["HEAD", "GET"]
-    assert result.attempts == 2
+    assert site.methods("/gone") == ["GET"]  # never retried
+    assert result.attempts == 1
 
 
 def test_500_is_retried_then_broken(site):
@@ -380,7 +415,7 @@ def test_challenge_pages_are_unverifiable_and_not_retried(site, status, body, he
 
 
 @pytest.mark.parametrize("head_status", [405, 403, 404, 501])
-def test_get_when_head_fails(site, head_status):
+def test_servers_that_answer_head_wrongly_are_asked_with_get_only(site, head_status):
     site.routes["/"] = by_method(HEAD=page(head_status), GET=page(200, title_page("Fine")))
     result = fetch(site.url("/"), need_body=False, **FAST)
     assert (result.state, result.status, result.method, result.title) == (
@@ -389,7 +424,7 @@ def test_get_when_head_fails(site, head_status):
         "GET",
         "Fine",
     )
-    assert site.methods("/") == ["HEAD", "GET"]
+    assert site.methods("/") == ["GET"]
 
 
 def test_get_when_head_resets_the_connection(site):
@@ -428,12 +463,12 @@ def test_temporary_redirects_and_trailing_slashes_stay_ok(site):
     assert fetch(site.url("/docs"), need_body=False, **FAST).state == "ok"
 
 
-def test_head_redirects_are_followed_with_head(site):
+def test_redirects_without_a_claim_are_followed_with_one_get_per_hop(site):
     site.routes["/a"] = redirect(301, "/b")
-    site.routes["/b"] = page(200)
+    site.routes["/b"] = page(200, title_page("Moved here"))
     result = fetch(site.url("/a"), need_body=False, **FAST)
-    assert (result.state, result.method) == ("redirected", "HEAD")
-    assert site.methods("/a") == site.methods("/b") == ["HEAD"]
+    assert (result.state, result.method, result.title) == ("redirected", "GET", "Moved here")
+    assert site.methods("/a") == site.methods("/b") == ["GET"]
 
 
 def test_redirect_loop(site, other_site):

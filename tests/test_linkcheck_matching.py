@@ -154,18 +154,18 @@ def test_a_head_read_alone_gives_title_and_description_without_text():
     head = '<title>Only the head</title><meta name="description" content="Short">'
     body = html_page("<p>" + "long text " * 10_000 + "</p>", head)
     prefix = body[: body.index(b"<main>")]
-    assert head_read(prefix, "text/html; charset=utf-8")
+    assert head_read(prefix)
     page = read_page(prefix, "text/html", complete=False)
     assert (page.title, page.description) == ("Only the head", "Short")
     assert (page.text, page.fingerprint) == (None, None)
 
 
 def test_a_head_is_not_read_before_its_end():
-    assert not head_read(b"<html><head><title>Half", "text/html")
-    assert not head_read(b"<html><head><title>T</title><meta name=x>", "text/html")
-    assert head_read(b"<html><head><title>T</title></head>", "text/html")
-    assert head_read(b"<title>T</title><p>no head or body tags", "text/html")
-    assert not head_read(b"%PDF-1.7", "application/pdf")
+    assert not head_read(b"<html><head><title>Half")
+    assert not head_read(b"<html><head><title>T</title><meta name=x>")
+    assert head_read(b"<html><head><title>T</title></head>")
+    assert head_read(b"<title>T</title><p>no head or body tags")
+    assert not head_read(b"%PDF-1.7")
 
 
 # --- PDFs ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from django.contrib import admin, messages
 from django.db import models
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.text import Truncator
 
 from summaries import checking
 from summaries.models import (
@@ -30,6 +31,21 @@ def verdict_badge(citation):
     )
 
 
+def page_summary(source):
+    """What the cited page says it is: its title and description, as last checked (PDFs: the
+    title from their metadata), so that an editor sees at once a link that points at the
+    wrong page."""
+    if not source.title and not source.description:
+        return format_html('<span class="source-page-unknown">{}</span>', "no title")
+    return format_html(
+        '<span class="source-page"><cite>{}</cite>{}</span>',
+        source.title or "(untitled)",
+        format_html("<br><small>{}</small>", Truncator(source.description).chars(160))
+        if source.description
+        else "",
+    )
+
+
 class ChannelListFilter(admin.SimpleListFilter):
     """Sources cited by summaries of one channel."""
 
@@ -52,7 +68,15 @@ class SourceCheckInline(admin.TabularInline):
     model = SourceCheck
     extra = 0
     can_delete = False
-    fields = ["checked_at", "state", "status_code", "final_url", "error_class", "response_ms"]
+    fields = [
+        "checked_at",
+        "state",
+        "status_code",
+        "final_url",
+        "title",
+        "error_class",
+        "response_ms",
+    ]
     readonly_fields = fields
     verbose_name_plural = "Check history"
 
@@ -131,14 +155,14 @@ class SourceAdmin(admin.ModelAdmin):
         "host",
         "badge",
         "status_code",
-        "title",
+        "page",
         "citation_count",
         "last_checked_at",
         "next_check_at",
         "ignored",
     ]
     list_filter = ["state", "ignored", ChannelListFilter, "last_checked_at", "host"]
-    search_fields = ["url", "title", "host", "final_url"]
+    search_fields = ["url", "title", "description", "host", "final_url"]
     readonly_fields = [f.name for f in Source._meta.fields]
     inlines = [CitedByInline, SourceCheckInline]
     actions = ["check_now", "ignore", "stop_ignoring"]
@@ -150,6 +174,10 @@ class SourceAdmin(admin.ModelAdmin):
     @admin.display(description="State", ordering="state")
     def badge(self, source):
         return state_badge(source)
+
+    @admin.display(description="Page", ordering="title")
+    def page(self, source):
+        return page_summary(source)
 
     @admin.display(description="Citations", ordering="citation_total")
     def citation_count(self, source):

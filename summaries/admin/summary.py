@@ -39,7 +39,7 @@ from .forms import (
 )
 from .history import RevisionHistoryMixin
 from .preview import MarkdownPreviewMixin
-from .sources import state_badge, verdict_badge
+from .sources import page_summary, state_badge, verdict_badge
 
 MARKDOWN_WIDGET = forms.Textarea(
     attrs={"rows": 12, "cols": 100, "class": "vLargeTextField markdown-source"}
@@ -187,10 +187,11 @@ class CitationInline(admin.TabularInline):
                 "{} → {} ({})", citation.link_text, citation.url, citation.source.host
             )
         return format_html(
-            '{} → <a href="{}" rel="noopener noreferrer">{}</a>',
+            '{} → <a href="{}" rel="noopener noreferrer">{}</a><br>{}',
             citation.link_text,
             citation.url,
             citation.source.host,
+            page_summary(citation.source),
         )
 
     @admin.display(description="Source check")

@@ -192,6 +192,7 @@ def record_results(
         source.final_url = _clip(result.final_url, Source, "final_url")
         source.redirect_chain = chain
         source.title = _clip(result.title, Source, "title")
+        source.description = _clip(result.description, Source, "description")
         source.content_type = _clip(result.content_type, Source, "content_type")
         source.response_ms = result.response_ms
         source.fingerprint = result.fingerprint or ""
@@ -217,6 +218,7 @@ def record_results(
                 final_url=source.final_url,
                 redirect_chain=chain,
                 title=source.title,
+                description=source.description,
                 content_type=source.content_type,
                 response_ms=result.response_ms,
                 fingerprint=source.fingerprint,
@@ -233,6 +235,7 @@ def record_results(
             "final_url",
             "redirect_chain",
             "title",
+            "description",
             "content_type",
             "response_ms",
             "fingerprint",

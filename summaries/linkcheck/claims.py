@@ -23,8 +23,9 @@ _EQUIVALENT = str.maketrans(
 )
 # A number (thousands separators dropped) with an optional multiplier or percent sign, so
 # that "2.5×", "2.5x", "2.5 times", "2.5-fold" all read "2.5x" and "40 per cent" reads
-# "40%"; or a run of whitespace. Never across a line (BLOCK). GROUPS is where the spaced form ("1 000", also with a
-# no-break or thin space, which NFKC makes a space) is allowed: see find_phrase.
+# "40%"; or a run of whitespace. Never across a line (BLOCK). GROUPS is where the spaced
+# form ("1 000", also with a no-break or thin space, which NFKC makes a space) is allowed:
+# see find_phrase.
 _TOKEN_PATTERN = r"""
     (?P<number>\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?GROUPS|\d+(?:\.\d+)?)
     (?:
@@ -33,7 +34,7 @@ _TOKEN_PATTERN = r"""
     )?
   | (?P<space>\s+)
     """
-_TOKEN_RE = re.compile(_TOKEN_PATTERN.replace("GROUPS", ""), re.IGNORECASE | re.VERBOSE)
+_TOKEN_RE = re.compile(_TOKEN_PATTERN.replace("GROUPS", ""), re.IGNORECASE | re.VERBOSE)  # noqa: S105
 _SPACED_TOKEN_RE = re.compile(
     _TOKEN_PATTERN.replace("GROUPS", r"|\d{1,3}(?:[ ]\d{3})+(?!\d)(?:\.\d+)?"),
     re.IGNORECASE | re.VERBOSE,

@@ -30,7 +30,7 @@ import urllib3.exceptions
 from urllib3.util.request import ACCEPT_ENCODING
 
 from .limits import HostLimiter
-from .page import Page, media_type, read_page
+from .page import HTML_TYPES, PDF_TYPES, HeadScanner, Page, media_type, read_page
 from .policy import (
     Blocked,
     IPAddress,
@@ -55,6 +55,10 @@ MAX_PAUSE = 60.0  # the longest a host is paused for everyone after pushing back
 # Error pages are read only this far, to recognise a challenge page.
 ERROR_BODY_LIMIT = 256 * 1024
 DEFAULT_ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8"
+# A page checked without a claim is read up to the end of its head (title, description),
+# but never further than this: a head full of inline styles and scripts ends somewhere.
+HEAD_LIMIT = 512 * 1024
+HEAD_CHUNK_SIZE = 16 * 1024
 
 Resolver = Callable[[str], Iterable[str]]
 # Resolution runs in these threads so that a hanging lookup cannot outlive the deadline.
@@ -81,6 +85,16 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return max(0.0, moment.timestamp() - now)
+
+
+@dataclass
+class _Body:
+    """What was read of a response's body."""
+
+    data: bytes
+    complete: bool  # the whole body (a head-only read of a short page is complete too)
+    too_large: bool = False  # over max_body when all of it was needed
+    read: bool = True  # False: not read at all, nothing to say about the content
 
 
 @dataclass
@@ -222,20 +236,20 @@ class _Fetch:
 
     # -- one request ----------------------------------------------------------------------
 
-    def exchange(self, target: Target, addresses: list[IPAddress], method: str) -> _Response:
-        """Send one request and read its response (the body only for a GET)."""
+    def exchange(self, target: Target, addresses: list[IPAddress]) -> _Response:
+        """Send one GET and read its response (as much of the body as the check needs)."""
         options = self.options
         limiter = options.limiter
         if limiter is not None:
             if not limiter.acquire(target.host, timeout=max(0.0, self.remaining())):
                 raise NetError(ErrorClass.NO_SLOT, f"no free slot for {target.host} in time")
         try:
-            return self._exchange(target, addresses, method)
+            return self._exchange(target, addresses)
         finally:
             if limiter is not None:
                 limiter.release(target.host)
 
-    def _exchange(self, target: Target, addresses: list[IPAddress], method: str) -> _Response:
+    def _exchange(self, target: Target, addresses: list[IPAddress]) -> _Response:
         options = self.options
         remaining = self.remaining()
         if remaining <= 0:
@@ -269,7 +283,7 @@ class _Fetch:
             if connection is None:
                 raise error or NetError(ErrorClass.REFUSED, "no address to connect to")
             connection.request(
-                method,
+                "GET",
                 target.request_target,
                 headers={
                     "Host": target.host_header,
@@ -284,21 +298,24 @@ class _Fetch:
                 enforce_content_length=True,
             )
             response = connection.getresponse()
-            body, too_large = None, False
-            if method == "GET" and response.status not in REDIRECT_STATUSES:
-                body, too_large = self._body(response)
+            body = _Body(b"", complete=True)
+            if response.status not in REDIRECT_STATUSES:
+                body = self._body(response)
             if guard.fired:  # the body may look complete when a shutdown ended it
                 raise NetError(ErrorClass.TIMEOUT, "deadline passed while reading")
             content_type = response.headers.get("Content-Type")
-            keep = options.keep_body and 200 <= response.status < 300 and not too_large
+            keep = options.keep_body and 200 <= response.status < 300 and body.complete
+            page = None
+            if body.read and not body.too_large:
+                page = read_page(body.data, content_type, complete=body.complete)
             return _Response(
                 status=response.status,
                 headers=response.headers,
-                page=read_page(body, content_type) if body is not None and not too_large else None,
-                too_large=too_large,
+                page=page,
+                too_large=body.too_large,
                 elapsed=options.clock() - started,
                 address=str(connection.host),
-                body=body if keep else None,
+                body=body.data if keep else None,
             )
         except Exception as exc:
             if guard.fired:
@@ -311,15 +328,39 @@ class _Fetch:
             if connection is not None:
                 connection.close()
 
-    def _body(self, response: urllib3.BaseHTTPResponse) -> tuple[bytes, bool]:
+    def _body(self, response: urllib3.BaseHTTPResponse) -> _Body:
+        """As much of the body as the check needs.
+
+        An error page: its start, to recognise a challenge. With `need_body` (claims, kept
+        bodies): all of it, or none when it is over max_body ("body_too_large"). Otherwise
+        (a link without a claim, whose title and description editors see): an HTML page up
+        to the end of its head, a PDF whole when it fits (its title is in its metadata),
+        nothing of anything else. Stopping early sends nothing more to the server; the
+        connection is closed.
+        """
         if not 200 <= response.status < 300:
-            return read_body(response, ERROR_BODY_LIMIT)[0], False
-        limit = self.options.max_body
+            return _Body(read_body(response, ERROR_BODY_LIMIT)[0], complete=False)
+        options = self.options
+        limit = options.max_body
         length = response.headers.get("Content-Length", "")
         encoded = response.headers.get("Content-Encoding", "identity").lower() != "identity"
-        if not encoded and length.isdigit() and int(length) > limit:
-            return b"", True  # known to be too large: read nothing
-        return read_body(response, limit)
+        known_too_large = not encoded and length.isdigit() and int(length) > limit
+        content_type = response.headers.get("Content-Type")
+        if options.need_body or options.keep_body:
+            if known_too_large:
+                return _Body(b"", complete=False, too_large=True)
+            data, more = read_body(response, limit)
+            return _Body(data, complete=not more, too_large=more)
+        kind = media_type(content_type)[0]
+        if kind in PDF_TYPES:
+            if known_too_large:
+                return _Body(b"", complete=False, read=False)
+            data, more = read_body(response, limit)
+            return _Body(data, complete=not more, read=not more)
+        if kind in HTML_TYPES or kind in ("", "text/plain", "application/octet-stream"):
+            data, more = read_head(response, min(HEAD_LIMIT, limit))
+            return _Body(data, complete=not more)
+        return _Body(b"", complete=False, read=False)
 
     # -- attempts, retries, redirects -----------------------------------------------------
 
@@ -348,51 +389,37 @@ class _Fetch:
             wait = max(backoff, _retry_after(response))
             limiter.pause(target.host, min(wait, MAX_PAUSE))
 
-    def attempt(
-        self, target: Target, addresses: list[IPAddress], method: str
-    ) -> tuple[_Response | NetError, str]:
-        """The outcome (_Response or NetError) at one URL after HEAD-to-GET and retries."""
+    def attempt(self, target: Target, addresses: list[IPAddress]) -> _Response | NetError:
+        """The outcome (_Response or NetError) at one URL after retries."""
         retry = 0
         while True:
             try:
-                outcome = self.exchange(target, addresses, method)
+                outcome = self.exchange(target, addresses)
             except NetError as error:
                 outcome = error
             if isinstance(outcome, _Response):
                 self.push_back(target, outcome, retry)
-            retryable = _is_retryable(outcome)
-            if method == "HEAD" and _head_failed(outcome):
-                # GET when HEAD fails in any way (405, 403, 404, 5xx, a connection error):
-                # many servers answer HEAD wrongly. TLS would fail the same way.
-                if isinstance(outcome, NetError) and outcome.error_class is ErrorClass.TLS:
-                    return outcome, method
-                wait = self.wait_before_retry(outcome, 0) if retryable else 0.0
-                if wait is None:
-                    return outcome, method
-                self.options.sleep(wait)
-                method = "GET"
-                continue
-            if retryable and retry < self.options.retries:
+            if _is_retryable(outcome) and retry < self.options.retries:
+                # The wait holds no request slot: exchange() gave it back.
                 wait = self.wait_before_retry(outcome, retry)
                 if wait is None:
-                    return outcome, method
+                    return outcome
                 self.options.sleep(wait)
                 retry += 1
                 continue
-            return outcome, method
+            return outcome
 
     def run(self) -> CheckResult:
         options = self.options
         result = CheckResult(url=self.url, state=State.ERROR, final_url=self.url)
-        method = "GET" if options.need_body else "HEAD"
         try:
             target = parse_target(self.url)
             seen = {target.url}
             while True:
                 result.final_url = target.url
                 addresses = self.vetted_addresses(target)
-                outcome, method = self.attempt(target, addresses, method)
-                result.attempts, result.method = self.attempts, method
+                outcome = self.attempt(target, addresses)
+                result.attempts, result.method = self.attempts, "GET"
                 if isinstance(outcome, NetError):
                     return _failed(result, outcome)
                 location = outcome.headers.get("Location")
@@ -427,6 +454,7 @@ class _Fetch:
         page, challenge = response.page, response.challenge
         if page is not None and 200 <= status < 300:
             result.title, result.fingerprint = page.title, page.fingerprint
+            result.description = page.description
             if self.options.need_body:
                 result.text = page.text
         if response.body is not None and 200 <= status < 300:
@@ -444,6 +472,24 @@ class _Fetch:
             result.state, result.error_class = State.BROKEN, ErrorClass.HTTP
             result.error = f"HTTP {status}"
         return result
+
+
+def read_head(response: urllib3.BaseHTTPResponse, limit: int) -> tuple[bytes, bool]:
+    """The start of a page up to the end of its head (at most limit bytes), and whether
+    the rest was left unread. It takes what has arrived (read1), so a page that drips
+    slowly is left as soon as its head is in."""
+    scanner = HeadScanner()
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        chunk = response.read1(min(HEAD_CHUNK_SIZE, limit - total), decode_content=True)
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)
+        total += len(chunk)
+        if scanner.feed(chunk):
+            break
+    return b"".join(chunks), True
 
 
 def _retry_after(response: _Response) -> float:
@@ -469,10 +515,6 @@ def _is_retryable(outcome: _Response | NetError) -> bool:
         return False  # a challenge answers the same way however often it is asked
     status = outcome.status
     return status == 429 or (500 <= status < 600 and status not in NOT_RETRIED_5XX)
-
-
-def _head_failed(outcome: _Response | NetError) -> bool:
-    return isinstance(outcome, NetError) or outcome.status >= 400
 
 
 def _failed(result: CheckResult, error: NetError) -> CheckResult:
@@ -512,15 +554,20 @@ def fetch(
     The rules (issue 6, sections 2, 4, 6, 7):
     - The URL and every redirect target pass the address policy (`policy`): a refusal is
       the state "blocked", nothing is sent, and it is never retried.
-    - HEAD first; GET when HEAD fails in any way or when `need_body` (claims need the text).
+    - One GET per attempt (no HEAD first: a title is wanted for every page, and many
+      servers answer HEAD wrongly). With `need_body` (claims need the text and its
+      fingerprint) the whole body is read; without it, an HTML page only up to the end of
+      its head (title and description), a PDF whole if it fits (title from its metadata),
+      anything else not at all.
     - 429, 5xx (but 501/505), timeouts and resets are retried up to `retries` times with
       exponential back-off (`backoff` doubling up to `max_backoff`) and full jitter, never
       sooner than Retry-After; 404/410 and other answers are not.
     - `deadline` seconds bound the whole fetch: every hop, attempt and wait. A retry whose
       wait would pass it is not made, and the last answer stands. `timeout` bounds each
       connect and each read within that.
-    - Decoded bodies over `max_body` bytes are "error"/"body_too_large" (a gzip bomb is cut
-      off after max_body decoded bytes; a Content-Length over it is not read at all).
+    - With `need_body`, decoded bodies over `max_body` bytes are "error"/"body_too_large" (a
+      gzip bomb is cut off after max_body decoded bytes; a Content-Length over it is not
+      read at all); without it, a large body is simply not read to its end.
     - States: 2xx is "ok", or "redirected" when permanent redirects (301/308) lead to
       another host, path or query; 401/403/407/429 after retries and challenge pages are
       "unverifiable"; other 4xx, 5xx after retries, 3xx without Location, redirect loops and

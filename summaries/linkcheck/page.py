@@ -307,12 +307,23 @@ def _html_page(html: str, *, complete: bool) -> Page:
     )
 
 
-def head_read(prefix: bytes, content_type: str | None) -> bool:
-    """Whether an HTML body's first bytes already hold its head (title and description):
-    a check that needs no text stops reading there."""
-    kind, charset = media_type(content_type)
-    if kind not in HTML_TYPES and _sniff(prefix) not in HTML_TYPES:
-        return False
-    parser = _MainTextParser()
-    parser.feed(_decode(prefix, charset))
-    return parser.head_done()
+class HeadScanner:
+    """Fed an HTML body chunk by chunk, tells when its head (title, description) is read.
+
+    Only tags matter here, which are ASCII: the bytes are read as latin-1, so a chunk
+    boundary inside a multi-byte character changes nothing. The head itself is read again
+    (`read_page`) with its real charset.
+    """
+
+    def __init__(self) -> None:
+        self._parser = _MainTextParser()
+
+    def feed(self, chunk: bytes) -> bool:
+        """Whether the head has been read once this chunk is added."""
+        self._parser.feed(chunk.decode("latin-1"))
+        return self._parser.head_done()
+
+
+def head_read(prefix: bytes) -> bool:
+    """Whether an HTML body's first bytes already hold its head (title and description)."""
+    return HeadScanner().feed(prefix)

@@ -43,14 +43,15 @@ class CheckResult:
     final_url: str = ""  # the last URL requested (or refused)
     redirect_chain: list[tuple[str, int]] = field(default_factory=list)  # (url, 3xx status)
     title: str | None = None
+    description: str | None = None  # an HTML page's meta description
     content_type: str = ""  # media type only, e.g. "text/html"
     response_ms: int | None = None  # of the last exchange, body included
     fingerprint: str | None = None  # sha256 of the main text (of the bytes if not text)
     error_class: ErrorClass | None = None
     error: str = ""  # a human-readable detail
     text: str | None = None  # main text, only when the body was needed
-    attempts: int = 0  # requests sent (HEAD, GET and retries, over every hop)
-    method: str = ""  # of the last request: HEAD or GET
+    attempts: int = 0  # requests sent (retries included, over every hop)
+    method: str = ""  # of the last request: always GET (HEAD is no longer sent)
     address: str = ""  # the address the last request went to
     checked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # The body's bytes, only when fetched with keep_body (never in as_dict).

@@ -25,6 +25,8 @@ class Source(TimestampedModel):
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     final_url = models.URLField(max_length=2000, blank=True)
     title = models.CharField(max_length=500, blank=True)
+    # The page's meta description, shown to editors beside the link with its title.
+    description = models.CharField(max_length=1000, blank=True)
     content_type = models.CharField(max_length=200, blank=True)
     response_ms = models.PositiveIntegerField(null=True, blank=True)
     fingerprint = models.CharField(max_length=64, blank=True)
@@ -64,6 +66,7 @@ class SourceCheck(models.Model):
     final_url = models.URLField(max_length=2000, blank=True)
     redirect_chain = models.JSONField(default=list, blank=True)
     title = models.CharField(max_length=500, blank=True)
+    description = models.CharField(max_length=1000, blank=True)
     content_type = models.CharField(max_length=200, blank=True)
     response_ms = models.PositiveIntegerField(null=True, blank=True)
     fingerprint = models.CharField(max_length=64, blank=True)

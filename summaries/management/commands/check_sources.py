@@ -45,6 +45,7 @@ def _entry(result: linkcheck.CheckResult, claim: str | None) -> dict:
         "status": result.status,
         "final_url": result.final_url,
         "title": result.title,
+        "description": result.description,
         "error_class": str(result.error_class) if result.error_class else None,
         "claim": claim,
     }
