@@ -223,9 +223,7 @@ def test_every_case_is_classified_and_the_internal_address_is_never_touched(
         url(e, "/big-page"): row("ok", 200, url(e, "/big-page"), "Big page"),
         # PDFs: the title from the metadata, the claim from the text.
         A["/paper.pdf"]: row("ok", 200, A["/paper.pdf"], "A study of speed"),
-        A["/claimed.pdf"]: row(
-            "ok", 200, A["/claimed.pdf"], "A study of speed", claim="supported"
-        ),
+        A["/claimed.pdf"]: row("ok", 200, A["/claimed.pdf"], "A study of speed", claim="supported"),
         A["/missing"]: row("broken", 404, A["/missing"], error_class="http"),
         A["/gone"]: row("broken", 410, A["/gone"], error_class="http", claim="unavailable"),
         B["/error"]: row("broken", 500, B["/error"], error_class="http"),

@@ -100,7 +100,7 @@ def test_phrases_in_scripts_styles_and_hidden_elements_never_count(body):
 
 
 def test_text_after_a_hidden_element_counts_again():
-    body = '<div hidden><div>nested</div>secret</div><p>Opus is 2.5 times faster.</p>'
+    body = "<div hidden><div>nested</div>secret</div><p>Opus is 2.5 times faster.</p>"
     assert found(body, "2.5 times faster")
     assert not found(body, "secret")
 

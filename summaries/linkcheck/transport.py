@@ -220,4 +220,3 @@ def read_body(response: urllib3.BaseHTTPResponse, limit: int) -> tuple[bytes, bo
             chunks.append(chunk[: len(chunk) - (total - limit)])
             return b"".join(chunks), True
         chunks.append(chunk)
-
