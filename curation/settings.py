@@ -468,7 +468,7 @@ FETCH_USER_AGENT = env.str(
 FETCH_DEADLINE = env.float("FETCH_DEADLINE", default=10.0)  # seconds for a whole fetch
 FETCH_MAX_BODY = env.int("FETCH_MAX_BODY", default=2_000_000)  # decoded bytes
 FETCH_PER_HOST = env.int("FETCH_PER_HOST", default=2)  # in flight per host, all workers
-FETCH_MAX_IN_FLIGHT = env.int("FETCH_MAX_IN_FLIGHT", default=32)  # per worker process
+FETCH_MAX_IN_FLIGHT = env.int("FETCH_MAX_IN_FLIGHT", default=64)  # per worker process
 FETCH_BATCH_SIZE = env.int("FETCH_BATCH_SIZE", default=50)  # sources per check task
 # Healthy sources are checked again after this many seconds; broken, unverifiable, erring
 # and changed ones (a claim no longer found or the page changed) sooner.

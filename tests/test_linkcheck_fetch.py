@@ -901,6 +901,21 @@ def test_check_many_holds_back_a_host_that_pushed_back(site):
     assert later_at - busy_at >= 0.3
 
 
+def test_a_fetch_waiting_to_retry_gives_its_place_to_fresh_work(site):
+    # One place per host. /flaky fails with a 500 and waits 0.5 s before its retry; the
+    # other pages of the host are fetched during that wait, not after it.
+    site.routes["/flaky"] = sequence(page(500), page(200, title_page("Back")))
+    for n in range(3):
+        site.routes[f"/p{n}"] = page(200, title_page(f"P{n}"))
+    urls = [site.url("/flaky"), *(site.url(f"/p{n}") for n in range(3))]
+    options = {**FAST, "backoff": 0.5, "max_backoff": 0.5, "rng": lambda: 1.0}
+    results = check_many(dict.fromkeys(urls, False), per_host=1, retries=1, **options)
+    assert {result.state for result in results.values()} == {"ok"}
+    order = [path for _method, path, _headers in site.requests]
+    assert order[0] == "/flaky" and order[-1] == "/flaky"  # the retry came last
+    assert sorted(order[1:-1]) == ["/p0", "/p1", "/p2"]
+
+
 def test_check_many_starts_nothing_new_after_its_time_budget(site):
     site.routes["/hang"] = hang
     urls = {site.url("/hang"): True, site.url("/next"): True, site.url("/last"): True}

@@ -49,7 +49,7 @@ def run_checks(
     per_host = int(setting("FETCH_PER_HOST", 2))
     return linkcheck.check_many(
         needs,
-        max_in_flight=int(setting("FETCH_MAX_IN_FLIGHT", 32)),
+        max_in_flight=int(setting("FETCH_MAX_IN_FLIGHT", 64)),
         per_host=per_host,
         host_limiter=host_limiter(),
         on_result=on_result,

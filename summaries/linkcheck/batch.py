@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
@@ -33,7 +34,7 @@ def _as_pairs(urls: Mapping[str, bool] | Iterable[tuple[str, bool]]) -> dict[str
 def check_many(
     urls: Mapping[str, bool] | Iterable[tuple[str, bool]],
     *,
-    max_in_flight: int = 32,
+    max_in_flight: int = 64,
     per_host: int = 2,
     host_limiter: HostLimiter | None = None,
     on_result: Callable[[str, CheckResult], None] | None = None,
@@ -43,8 +44,10 @@ def check_many(
 ) -> dict[str, CheckResult]:
     """Fetch every URL (url -> need_body) and return url -> CheckResult.
 
-    At most `max_in_flight` fetches run at once (threads), and at most `per_host` of them
-    per host in this process; each request also takes a slot from `host_limiter` (an
+    At most `max_in_flight` fetches are under way at once (threads), and at most `per_host`
+    of them per host in this process; a fetch sleeping before a retry (back-off or
+    Retry-After) holds neither, so fresh work overlaps the retry tail (up to
+    `max_in_flight` sleeping fetches more); each request also takes a slot from `host_limiter` (an
     InProcessHostLimiter(per_host) by default; pass a shared one, e.g. Redis-backed, to
     hold the limit across processes). A host that answers 429/503 is paused in the limiter
     and gets no new fetch until the pause ends. Hosts are served round-robin, so one big
@@ -66,12 +69,34 @@ def check_many(
     for url in needs:
         queues.setdefault(_host_key(url), deque()).append(url)
     running: dict[Future, tuple[str, str]] = {}
-    running_per_host: dict[str, int] = {}
+    # Fetches per host that are sending or waiting for a slot, i.e. not sleeping before a
+    # retry: a fetch waiting out a back-off or Retry-After gives its place to fresh work.
+    active_per_host: dict[str, int] = {}
+    sleeping = [0]
+    lock = threading.Lock()
     results: dict[str, CheckResult] = {}
+    sleep = fetch_options.pop("sleep", time.sleep)
 
-    def run_one(url: str) -> CheckResult:
+    def run_one(url: str, host: str) -> CheckResult:
+        def sleep_without_a_place(seconds: float) -> None:
+            with lock:
+                active_per_host[host] -= 1
+                sleeping[0] += 1
+            try:
+                sleep(seconds)
+            finally:
+                with lock:
+                    active_per_host[host] += 1
+                    sleeping[0] -= 1
+
         try:
-            return fetch(url, need_body=needs[url], limiter=limiter, **fetch_options)
+            return fetch(
+                url,
+                need_body=needs[url],
+                limiter=limiter,
+                sleep=sleep_without_a_place,
+                **fetch_options,
+            )
         except Exception as error:  # noqa: BLE001 - one bad URL must not lose the batch
             return CheckResult(
                 url=url,
@@ -81,25 +106,34 @@ def check_many(
                 error=f"{type(error).__name__}: {error}",
             )
 
+    def room() -> bool:
+        # Sleeping fetches hold a thread but no place: up to max_in_flight of them more.
+        with lock:
+            return len(running) - min(sleeping[0], max_in_flight) < max_in_flight
+
     def dispatch(pool: ThreadPoolExecutor) -> None:
-        """Start fetches for hosts that have work, a free slot and no pause, round-robin."""
+        """Start fetches for hosts that have work, a free place and no pause, round-robin."""
         progressed = True
-        while progressed and len(running) < max_in_flight:
+        while progressed and room():
             progressed = False
             for host in list(queues):
-                if len(running) >= max_in_flight:
+                if not room():
                     return
-                if running_per_host.get(host, 0) >= per_host or limiter.wait_time(host) > 0:
+                with lock:
+                    busy = active_per_host.get(host, 0) >= per_host
+                if busy or limiter.wait_time(host) > 0:
                     continue
                 url = queues[host].popleft()
                 if not queues[host]:
                     del queues[host]
-                running[pool.submit(run_one, url)] = (url, host)
-                running_per_host[host] = running_per_host.get(host, 0) + 1
+                with lock:
+                    active_per_host[host] = active_per_host.get(host, 0) + 1
+                running[pool.submit(run_one, url, host)] = (url, host)
                 progressed = True
 
     stop_at = None if time_budget is None else time.monotonic() + time_budget
-    with ThreadPoolExecutor(max_workers=max_in_flight, thread_name_prefix="linkcheck") as pool:
+    threads = 2 * max_in_flight
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="linkcheck") as pool:
         while queues or running:
             out_of_time = stop_at is not None and time.monotonic() >= stop_at
             if queues and (out_of_time or (should_stop is not None and should_stop())):
@@ -110,10 +144,11 @@ def check_many(
             if not running:
                 time.sleep(IDLE_POLL)  # every host with work is paused
                 continue
-            done, _ = wait(list(running), timeout=IDLE_POLL * 5, return_when=FIRST_COMPLETED)
+            done, _ = wait(list(running), timeout=IDLE_POLL, return_when=FIRST_COMPLETED)
             for future in done:
                 url, host = running.pop(future)
-                running_per_host[host] -= 1
+                with lock:
+                    active_per_host[host] -= 1
                 results[url] = future.result()
                 if on_result is not None:
                     on_result(url, results[url])
