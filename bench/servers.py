@@ -162,12 +162,18 @@ class StubHandler(BaseHTTPRequestHandler):
     def answer(self) -> None:
         raise NotImplementedError
 
-    def send(self, status: int, headers: dict[str, str] | None = None, body: bytes = b""):
-        """An HTML answer; the body is left out for HEAD."""
+    def send(
+        self,
+        status: int,
+        headers: dict[str, str] | None = None,
+        body: bytes = b"",
+        content_type: str = "text/html; charset=utf-8",
+    ):
+        """An answer (HTML unless said otherwise); the body is left out for HEAD."""
         self.send_response(status)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if self.command != "HEAD":

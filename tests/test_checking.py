@@ -7,6 +7,7 @@ hooks are captured with django_capture_on_commit_callbacks.
 
 import os
 import threading
+import time
 import uuid
 from datetime import timedelta
 
@@ -17,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from summaries import checking, tasks
+from summaries.checking import limiter as checking_limiter
 from summaries.checking import record
 from summaries.checking import tasks as checking_tasks
 from summaries.checking.limiter import RedisHostLimiter, get_host_limiter
@@ -465,6 +467,27 @@ def test_redis_limiter_holds_the_per_host_limit_across_processes():
     first.release("a.test")
     assert second.acquire("a.test", timeout=0)
     assert first.in_flight("a.test") == 2
+
+
+@needs_redis
+def test_a_released_slot_wakes_a_waiter_in_another_process_at_once(monkeypatch):
+    # Polling alone would find the free slot only after POLL (made 2 s here): the release
+    # wakes the waiter instead, so requests to a busy host follow each other closely.
+    monkeypatch.setattr(checking_limiter, "POLL", 2.0)
+    first = redis_limiter(per_host=1)
+    second = RedisHostLimiter(first.client, 1, slot_ttl=5.0, prefix=first.prefix)
+    assert first.acquire("a.test", timeout=0)
+    got = []
+    waiter = threading.Thread(
+        target=lambda: got.append((second.acquire("a.test", timeout=5), time.monotonic()))
+    )
+    waiter.start()
+    time.sleep(0.2)  # the waiter is blocked on the full host
+    released_at = time.monotonic()
+    first.release("a.test")
+    waiter.join(5)
+    assert got and got[0][0]
+    assert got[0][1] - released_at < 0.5
 
 
 @needs_redis

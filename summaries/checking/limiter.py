@@ -46,7 +46,10 @@ local current = redis.call('PTTL', KEYS[1])
 if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end
 return 1
 """
-POLL = 0.02  # seconds between attempts while a host is full
+# The longest a request waits for a full host before asking again. A release wakes one
+# waiter at once (in any process: a token pushed on the host's "free" list, which waiters
+# block on), so this only bounds the wait when a release's token was missed.
+POLL = 0.02
 REDIS_POLL = 0.25  # seconds between attempts while Redis cannot be reached
 
 
@@ -76,6 +79,18 @@ class RedisHostLimiter:
 
     def _keys(self, host: str) -> tuple[str, str]:
         return f"{self.prefix}:slots:{host}", f"{self.prefix}:pause:{host}"
+
+    def _free_key(self, host: str) -> str:
+        return f"{self.prefix}:free:{host}"
+
+    def _wait_for_release(self, host: str, seconds: float) -> None:
+        """Sleep until a slot of host is released (by any process) or seconds pass."""
+        if seconds < 0.001:  # BLPOP reads a timeout of 0 as "forever"
+            return
+        try:
+            self.client.blpop([self._free_key(host)], timeout=seconds)
+        except redis.RedisError:
+            time.sleep(seconds)
 
     def _stack(self, host: str) -> list[str]:
         if not hasattr(self._held, "slots"):
@@ -107,15 +122,26 @@ class RedisHostLimiter:
                 if left <= 0:
                     return False
                 wait = min(wait, left)
-            time.sleep(wait)
+            if answer == 0:
+                self._wait_for_release(host, wait)
+            else:
+                time.sleep(wait)
 
     def release(self, host: str) -> None:
         stack = self._stack(host)
         if not stack:
             return
         member = stack.pop()
+        free = self._free_key(host)
         try:
-            self.client.zrem(self._keys(host)[0], member)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.zrem(self._keys(host)[0], member)
+            # Wake one waiter. Tokens nobody takes are trimmed and expire: at worst a later
+            # waiter wakes once for nothing and asks again.
+            pipe.lpush(free, 1)
+            pipe.ltrim(free, 0, self.per_host - 1)
+            pipe.pexpire(free, 1000)
+            pipe.execute()
         except redis.RedisError as error:  # the slot lapses on its own
             logger.warning("host limiter: could not release a slot (%s)", error)
 
