@@ -1010,7 +1010,10 @@ def main() -> int:
         if servers.is_alive():
             servers.terminate()
             servers.join(timeout=5)
-        shutil.rmtree(work, ignore_errors=True)
+        if os.environ.get("BENCH_KEEP"):
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -916,6 +916,42 @@ def test_a_fetch_waiting_to_retry_gives_its_place_to_fresh_work(site):
     assert sorted(order[1:-1]) == ["/p0", "/p1", "/p2"]
 
 
+def test_slow_work_on_each_result_never_leaves_a_place_idle(site):
+    # The caller records each result (a database write in production) while the fetches
+    # go on: all eight requests are sent before the slow caller has handled two results.
+    for n in range(8):
+        site.routes[f"/p{n}"] = page(200, title_page(f"P{n}"))
+    handled = []
+
+    def slow_record(url, result):
+        time.sleep(0.25)
+        handled.append(url)
+
+    started = time.monotonic()
+    results = check_many(
+        {site.url(f"/p{n}"): False for n in range(8)}, per_host=2, on_result=slow_record, **FAST
+    )
+    assert len(results) == len(handled) == 8
+    assert site.request_times[-1] - started < 0.5
+
+
+def test_a_failing_caller_stops_the_batch_and_sees_its_error(site):
+    for n in range(20):
+        site.routes[f"/p{n}"] = page(200, title_page(f"P{n}"))
+
+    def broken_record(url, result):
+        raise RuntimeError("the database went away")
+
+    with pytest.raises(RuntimeError, match="database went away"):
+        check_many(
+            {site.url(f"/p{n}"): False for n in range(20)},
+            per_host=1,
+            on_result=broken_record,
+            **FAST,
+        )
+    assert len(site.requests) < 20  # nothing new started after the failure
+
+
 def test_check_many_starts_nothing_new_after_its_time_budget(site):
     site.routes["/hang"] = hang
     urls = {site.url("/hang"): True, site.url("/next"): True, site.url("/last"): True}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import OrderedDict, deque
@@ -14,6 +15,7 @@ from .limits import HostLimiter, InProcessHostLimiter
 
 # How long the dispatcher sleeps when every host with work is paused or at its limit.
 IDLE_POLL = 0.02
+_DONE = object()  # the dispatcher's last message
 
 
 def _host_key(url: str) -> str:
@@ -53,7 +55,9 @@ def check_many(
     and gets no new fetch until the pause ends. Hosts are served round-robin, so one big
     host does not starve the others. A URL listed twice is fetched once (with its body if
     either asked for it). `on_result(url, result)` is called, in the calling thread, as each
-    result arrives (for progress bars and bulk writes). After `time_budget` seconds no new
+    result arrives (for progress bars and bulk writes), while a dispatcher thread keeps
+    starting fetches; if it raises, nothing new starts and it is raised once the fetches
+    in flight have ended. After `time_budget` seconds no new
     fetch starts: the URLs never started are missing from the result, for the caller to
     queue again (keep it under the task's soft time limit minus one fetch deadline). Once
     `should_stop()` is true (its process is shutting down) the same happens at once: the
@@ -132,24 +136,54 @@ def check_many(
                 progressed = True
 
     stop_at = None if time_budget is None else time.monotonic() + time_budget
-    threads = 2 * max_in_flight
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="linkcheck") as pool:
-        while queues or running:
-            out_of_time = stop_at is not None and time.monotonic() >= stop_at
-            if queues and (out_of_time or (should_stop is not None and should_stop())):
-                queues.clear()  # start nothing new; let the running fetches finish
-            dispatch(pool)
-            if not running and not queues:
+    finished: queue.SimpleQueue = queue.SimpleQueue()  # (url, result); _DONE at the end
+    abort = threading.Event()  # the caller failed: start nothing new
+
+    def run_dispatcher() -> None:
+        """Keep every usable place busy; hand results to the calling thread as they come.
+
+        It runs in a thread of its own so that what the caller does with each result
+        (recording it in the database) never leaves a place idle.
+        """
+        try:
+            with ThreadPoolExecutor(
+                max_workers=2 * max_in_flight, thread_name_prefix="linkcheck"
+            ) as pool:
+                while queues or running:
+                    out_of_time = stop_at is not None and time.monotonic() >= stop_at
+                    stopping = abort.is_set() or (should_stop is not None and should_stop())
+                    if queues and (out_of_time or stopping):
+                        queues.clear()  # start nothing new; let the running fetches finish
+                    dispatch(pool)
+                    if not running and not queues:
+                        break
+                    if not running:
+                        time.sleep(IDLE_POLL)  # every host with work is paused
+                        continue
+                    done, _ = wait(list(running), timeout=IDLE_POLL, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        url, host = running.pop(future)
+                        with lock:
+                            active_per_host[host] -= 1
+                        finished.put((url, future.result()))
+        except BaseException as error:  # noqa: BLE001 - raised again in the calling thread
+            finished.put((_DONE, error))
+        else:
+            finished.put((_DONE, None))
+
+    dispatcher = threading.Thread(target=run_dispatcher, name="linkcheck-dispatch", daemon=True)
+    dispatcher.start()
+    try:
+        while True:
+            url, result = finished.get()
+            if url is _DONE:
+                if result is not None:
+                    raise result
                 break
-            if not running:
-                time.sleep(IDLE_POLL)  # every host with work is paused
-                continue
-            done, _ = wait(list(running), timeout=IDLE_POLL, return_when=FIRST_COMPLETED)
-            for future in done:
-                url, host = running.pop(future)
-                with lock:
-                    active_per_host[host] -= 1
-                results[url] = future.result()
-                if on_result is not None:
-                    on_result(url, results[url])
+            results[url] = result
+            if on_result is not None:
+                on_result(url, result)
+    finally:
+        abort.set()
+        dispatcher.join()
     return results
