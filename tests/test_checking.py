@@ -246,12 +246,18 @@ def test_recording_the_same_batch_twice_keeps_one_history_row(site):
 def test_history_is_bounded_per_source(site, settings):
     settings.CHECK_HISTORY_PER_SOURCE = 2
     site.routes["/a"] = page(body=title_page("A"))
-    source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    site.routes["/b"] = page(body=title_page("B"))
+    first = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    second = Source.objects.create(url=url(site, "/b"), host="127.0.0.2")
+    tokens = []
     for _ in range(3):
-        Source.objects.filter(pk=source.pk).update(next_check_at=None)
+        Source.objects.update(next_check_at=None)
         token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
         assert checking.check_source_batch(source_ids=ids, token=token).recorded == ids
-    assert SourceCheck.objects.filter(source=source).count() == 2
+        tokens.append(token)
+    for source in (first, second):  # each keeps its own two newest checks
+        kept = SourceCheck.objects.filter(source=source).values_list("token", flat=True)
+        assert sorted(kept) == sorted(tokens[1:])
 
 
 def test_a_batch_out_of_time_is_continued_then_given_up(
