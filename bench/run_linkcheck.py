@@ -682,7 +682,15 @@ def run_worker_path(urls: dict[str, Case], args, work: Path) -> dict:
     try:
         worker = rw.spawn(
             "worker",
-            ["worker", "-l", "info", "--hostname", "bench-linkcheck@localhost"],
+            [
+                "worker",
+                "-l",
+                "info",
+                "--concurrency",
+                "1",
+                "--hostname",
+                "bench-linkcheck@localhost",
+            ],
             env,
             work / "worker.log",
         )

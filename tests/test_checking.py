@@ -260,6 +260,41 @@ def test_history_is_bounded_per_source(site, settings):
         assert sorted(kept) == sorted(tokens[1:])
 
 
+def test_a_batch_keeps_no_page_text_once_recorded(site):
+    # Memory stays flat however large a batch is: texts are dropped as results are written.
+    links = [url(site, f"/p{n}") for n in range(25)]
+    for n in range(25):
+        site.routes[f"/p{n}"] = page(body=title_page(f"P{n}", "It is 2.5x faster." * 500))
+    summary, _ = cite(*((f"Claim {n}", link) for n, link in enumerate(links)))
+    Citation.objects.filter(summary=summary).update(key_phrase="2.5x faster")
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=100)
+    seen = []
+    checking.check_source_batch(
+        source_ids=ids, token=token, on_result=lambda source, result: seen.append(result)
+    )
+    assert len(seen) == 25 and all(result.text is None for result in seen)
+    verdicts = set(Citation.objects.filter(summary=summary).values_list("verdict", flat=True))
+    assert verdicts == {"supported"}  # read before the text was dropped
+
+
+def test_sources_slow_last_time_start_first(site, monkeypatch):
+    fast = Source.objects.create(url=url(site, "/fast"), host="127.0.0.2", response_ms=80)
+    hung = Source.objects.create(
+        url=url(site, "/hung"), host="127.0.0.2", error_class="timeout", state="error"
+    )
+    slow = Source.objects.create(url=url(site, "/slow"), host="127.0.0.2", response_ms=4000)
+    asked = []
+
+    def run_checks(needs, **kwargs):
+        asked.extend(needs)
+        return {}
+
+    monkeypatch.setattr(record, "run_checks", run_checks)
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
+    checking.check_source_batch(source_ids=ids, token=token)
+    assert asked == [hung.url, slow.url, fast.url]
+
+
 def test_a_batch_out_of_time_is_continued_then_given_up(
     site, monkeypatch, django_capture_on_commit_callbacks
 ):

@@ -73,7 +73,7 @@ def _queue(token: str, ids: list[int]) -> None:
 
 
 def batch_size() -> int:
-    return int(setting("FETCH_BATCH_SIZE", 50))
+    return int(setting("FETCH_BATCH_SIZE", 2000))
 
 
 def dispatch_due_checks(*, now: datetime | None = None, max_batches: int = 200) -> list[int]:
