@@ -16,7 +16,7 @@ dispatch to the last source's first SourceCheck row being written.
 The hosts are loopback servers as in bench/run_linkcheck.py (a child process, so they share
 no GIL with anything measured), answering HEAD/GET after `--delay` seconds and counting the
 requests each host has in flight. Politeness is the project's default (FETCH_PER_HOST=2,
-FETCH_MAX_IN_FLIGHT=32, FETCH_BATCH_SIZE=50, FETCH_DEADLINE=10), only FETCH_ALLOWED_NETWORKS
+FETCH_MAX_IN_FLIGHT=64, FETCH_BATCH_SIZE=2000, FETCH_DEADLINE=10), only FETCH_ALLOWED_NETWORKS
 covers the benchmark hosts (never 127.0.0.1). All traffic stays on 127.0.0.0/8; every wait
 has a timeout; beat, the worker and the servers are stopped in `finally`.
 """
@@ -47,7 +47,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from run_linkcheck import allowed_networks, host_ip  # noqa: E402
+from run_linkcheck import allowed_networks, host_ip, peak_rss_mib  # noqa: E402
 from servers import StubHandler, start_stub_server, stop_stub_servers  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -335,6 +335,7 @@ class Scenario:
     continued: int = 0
     dispatch_ms: float = 0.0
     batch_ms: list[float] = field(default_factory=list)
+    worker_rss_mib: float = 0.0  # peak resident memory of the worker and its pool
     error: str = ""
 
 
@@ -399,6 +400,7 @@ def run_scenario(args, scenario: Scenario, env: dict[str, str], log_dir: Path, a
                 )
             time.sleep(POLL)
         scenario.worker_cpu = group_cpu_seconds(worker.popen.pid) - cpu_before
+        scenario.worker_rss_mib = peak_rss_mib(worker.popen.pid)
         busy_after = machine_ticks()
         scenario.machine_busy = (busy_after[0] - busy_before[0]) / max(
             1, busy_after[1] - busy_before[1]
@@ -530,7 +532,7 @@ def report(args, scenarios: list[Scenario]) -> bool:
             f" median {statistics.median(s.batch_ms or [0]) / 1000:.2f} s"
             f" (max {max(s.batch_ms or [0]) / 1000:.2f} s), dispatch task"
             f" {s.dispatch_ms:.0f} ms, peak per host counted until after the write"
-            f" {s.open_peak}"
+            f" {s.open_peak}, worker peak RSS {s.worker_rss_mib:.0f} MiB (main process and pool)"
         )
     return ok
 
@@ -560,8 +562,8 @@ def main() -> int:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds each answer takes")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--per-host", type=int, default=2, help="FETCH_PER_HOST")
-    parser.add_argument("--in-flight", type=int, default=32, help="FETCH_MAX_IN_FLIGHT")
-    parser.add_argument("--batch-size", type=int, default=50, help="FETCH_BATCH_SIZE")
+    parser.add_argument("--in-flight", type=int, default=64, help="FETCH_MAX_IN_FLIGHT")
+    parser.add_argument("--batch-size", type=int, default=2000, help="FETCH_BATCH_SIZE")
     parser.add_argument("--deadline", type=float, default=10.0, help="FETCH_DEADLINE")
     parser.add_argument("--dispatch-every", type=int, default=5, help="CHECK_DISPATCH_EVERY")
     parser.add_argument("--run-timeout", type=float, default=240.0, help="seconds per run")
