@@ -8,7 +8,7 @@ from summaries.api.docs import docs_view, schema_view
 from summaries.ops import views as ops
 from summaries.ops.metrics import metrics_view
 from summaries.pagecache.middleware import cached_page
-from summaries.reader import icons
+from summaries.reader import icons, oembed
 from summaries.reader.sitemaps import SITEMAPS
 from summaries.reader.views_seo import robots_txt
 from summaries.thumbnails.serve import media_urlpatterns
@@ -26,6 +26,7 @@ urlpatterns = [
     path("robots.txt", robots_txt, name="robots-txt"),
     path("favicon.ico", icons.favicon_ico, name="favicon"),
     path("manifest.webmanifest", cached_page(icons.manifest), name="web-manifest"),
+    path("oembed", oembed.oembed, name="oembed"),
     # Answered by summaries.ops.middleware.ProbeMiddleware first; named and listed here.
     path("healthz", ops.healthz, name="healthz"),
     path("readyz", ops.readyz, name="readyz"),

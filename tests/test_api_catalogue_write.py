@@ -94,6 +94,27 @@ def test_editor_creates_each_kind(api, kind):
     assert api.get(detail_url(kind, payload["slug"]))["ETag"] == response["ETag"]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("slug", [123, 1.5, True, ["a"], {"a": 1}])
+def test_a_slug_that_is_not_text_is_refused_by_name(api, kind, slug):
+    model, _, payload = KINDS[kind]
+    response = api.post(list_url(kind), {**payload, "slug": slug}, format="json")
+    assert response.status_code == 400
+    message = error_of(response)["fields"]["slug"][0]
+    assert message.startswith("A slug is text")
+    assert not model.objects.exists()
+
+
+def test_references_by_slug_must_be_text_too(api):
+    ChannelFactory(slug="123")  # a number would have found this channel
+    payload = example_payload()
+    payload["video"]["channel"] = 123
+    response = api.post("/api/v1/summaries/", payload, format="json")
+    assert response.status_code == 400
+    assert "A slug is text" in str(error_of(response)["fields"])
+    assert not Video.objects.exists()
+
+
 def test_optional_fields_default_to_empty(api):
     response = api.post(list_url("channels"), {"name": "Bare", "slug": "bare"}, format="json")
     assert response.status_code == 201, response.json()

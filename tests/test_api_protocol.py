@@ -271,6 +271,19 @@ def test_the_schema_is_valid_openapi():
     assert schema["paths"]["/api/v1/summaries/"]["get"]["responses"]["429"]
 
 
+def test_the_schema_says_reads_need_no_credentials_and_writes_do():
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    for path, operations in schema["paths"].items():
+        if not path.startswith("/api/v1/"):
+            continue
+        for method, operation in operations.items():
+            security = operation.get("security", [])
+            if method == "get" and not path.endswith("/working-copy/"):  # editors only
+                assert {} in security, f"GET {path} does not say it is public"
+            else:
+                assert {} not in security and security, f"{method} {path} looks public"
+
+
 def test_schema_and_docs_are_served():
     client = APIClient()
     response = client.get("/api/schema/?format=json")

@@ -283,6 +283,15 @@ def test_page_size_is_capped(client):
     assert len(client.get("/api/v1/channels/?page_size=100000").json()["results"]) == 3
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "1.5", "2; drop"])
+def test_a_page_size_that_is_no_whole_number_is_a_400_naming_it(client, value):
+    ChannelFactory()
+    assert client.get("/api/v1/channels/", {"page_size": ""}).status_code == 200  # default
+    response = client.get("/api/v1/channels/", {"page_size": value})
+    assert response.status_code == 400
+    assert "page_size" in response.json()["error"]["fields"]
+
+
 # --- Conditional GET and caching --------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from summaries.models import SHORT_TEXT, Channel, Organisation, Person, Topic, validate_domains
 
-from .inputs import StrictSerializer, WebURLField, _text
+from .inputs import StrictSerializer, TextSlugField, WebURLField, _text
 
 MAX_DOMAINS = 50
 
@@ -24,7 +24,7 @@ class CatalogueInput(StrictSerializer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["name"] = _text(self.max_length)
-        self.fields["slug"] = serializers.SlugField(
+        self.fields["slug"] = TextSlugField(
             max_length=self.max_length, help_text="Its address; unique among its kind."
         )
 

@@ -124,6 +124,38 @@ class WebURLField(serializers.URLField):
         return value
 
 
+NOT_TEXT = 'A slug is text, e.g. "ai-explained"; got {kind}.'
+
+
+def _refuse_non_text(data) -> None:
+    # DRF reads 123 as the slug "123": a client that sent a number meant something else.
+    if isinstance(data, str):
+        return
+    if isinstance(data, bool):
+        kind = "true/false"
+    elif isinstance(data, int | float):
+        kind = "a number"
+    else:
+        kind = "a list" if isinstance(data, list) else "an object"
+    raise serializers.ValidationError(NOT_TEXT.format(kind=kind))
+
+
+class TextSlugField(serializers.SlugField):
+    """A slug sent as text (a number or a list is refused, not turned into text)."""
+
+    def to_internal_value(self, data):
+        _refuse_non_text(data)
+        return super().to_internal_value(data)
+
+
+class TextSlugRelatedField(serializers.SlugRelatedField):
+    """A reference by slug, sent as text."""
+
+    def to_internal_value(self, data):
+        _refuse_non_text(data)
+        return super().to_internal_value(data)
+
+
 def _not_only_spaces(value: str) -> None:
     if value and not value.strip():
         raise serializers.ValidationError("This field may not be blank.")
@@ -138,8 +170,8 @@ def _text(max_length, *, markdown=False, **kwargs):
 
 
 class AppearanceInput(StrictSerializer):
-    person = serializers.SlugRelatedField(slug_field="slug", queryset=Person.objects.all())
-    organisation = serializers.SlugRelatedField(
+    person = TextSlugRelatedField(slug_field="slug", queryset=Person.objects.all())
+    organisation = TextSlugRelatedField(
         slug_field="slug",
         queryset=Organisation.objects.all(),
         allow_null=True,
@@ -149,11 +181,11 @@ class AppearanceInput(StrictSerializer):
 
 
 class VideoInput(StrictSerializer):
-    slug = serializers.SlugField(
+    slug = TextSlugField(
         max_length=200, help_text="The video's address; also the summary's. Cannot change."
     )
     title = _text(300)
-    channel = serializers.SlugRelatedField(slug_field="slug", queryset=Channel.objects.all())
+    channel = TextSlugRelatedField(slug_field="slug", queryset=Channel.objects.all())
     source_url = WebURLField(max_length=500)
     duration = SecondsField(help_text="The video's length: seconds, m:ss or h:mm:ss.")
     language = serializers.ChoiceField(choices=LANGUAGE_CODES, required=False)
@@ -161,7 +193,7 @@ class VideoInput(StrictSerializer):
     thumbnail_url = WebURLField(max_length=500, allow_blank=True, required=False)
     blurb = _text(300, allow_blank=True, required=False)
     topics = serializers.ListField(
-        child=serializers.SlugRelatedField(slug_field="slug", queryset=Topic.objects.all()),
+        child=TextSlugRelatedField(slug_field="slug", queryset=Topic.objects.all()),
         max_length=MAX_TOPICS,
         required=False,
         help_text="Topic slugs.",

@@ -28,6 +28,18 @@ class CursorPagination(pagination.CursorPagination):
     def max_page_size(self):
         return settings.API_MAX_PAGE_SIZE
 
+    def get_page_size(self, request):
+        """The page size asked for: a whole number from 1 (above the maximum: the maximum);
+        anything else is a 400 naming `page_size`, not quietly the default."""
+        value = request.query_params.get(self.page_size_query_param)
+        if not value:  # absent, or sent empty by a form: the default
+            return self.page_size
+        if not value.isdigit() or int(value) < 1:
+            raise ValidationError(
+                {self.page_size_query_param: ["A whole number of 1 or more is required."]}
+            )
+        return min(int(value), self.max_page_size)
+
     def paginate_queryset(self, queryset, request, view=None):
         self._queryset = queryset
         return super().paginate_queryset(queryset, request, view)

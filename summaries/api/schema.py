@@ -34,8 +34,22 @@ ERRORS = {
 }
 
 
+# Reads that answer only editors (anyone else gets a 404).
+EDITORS_ONLY_READS = ("/working-copy/",)
+
+
 class ApiAutoSchema(AutoSchema):
-    """Adds the API's error responses (one shared shape) to each operation."""
+    """Adds the API's error responses (one shared shape) to each operation, and says that
+    reads need no credentials."""
+
+    def get_auth(self):
+        auth = super().get_auth()
+        # Published content is read without credentials: an empty requirement says so
+        # (drafts stay invisible to such clients; writes still need a token).
+        editors_only = self.path.endswith(EDITORS_ONLY_READS)
+        if self.method in ("GET", "HEAD") and not editors_only and {} not in auth:
+            auth.append({})
+        return auth
 
     def _error_codes(self) -> list[str]:
         detail = "{" in self.path

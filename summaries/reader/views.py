@@ -28,6 +28,7 @@ from summaries.pagecache.middleware import CachedPageMixin, canonical_query
 from . import (
     article,
     cards,
+    oembed,
     page_rows,
     presentation,
     related,
@@ -506,6 +507,7 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             (video.title, video.get_absolute_url()),
         )
         context["social"] = seo.social_meta(self.object, self.request)
+        context["oembed_url"] = oembed.oembed_url(context["social"]["canonical_url"], self.request)
         context["jsonld"] = seo.json_ld_script(
             seo.video_object_jsonld(
                 self.object,

@@ -1,0 +1,143 @@
+"""oEmbed (https://oembed.com/, section 2): a rich card of a published summary.
+
+`GET /oembed?url=<a summary page>&format=json[&maxwidth=N&maxheight=N]` answers the card
+of a live summary; any other URL (another page of the site, a draft, a scheduled or
+unpublished summary, another site) is a 404, as the specification asks. Only JSON is
+served: `format=xml` is a 501. Summary pages name this endpoint in a
+`<link rel="alternate" type="application/json+oembed">`, so that consumers discover it.
+The card's HTML is a quotation of the summary with a link to the page: no script, no
+iframe, nothing from any other site.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode, urlsplit
+
+from django.conf import settings
+from django.http import JsonResponse
+from django.http.request import split_domain_port, validate_host
+from django.urls import Resolver404, resolve, reverse
+from django.utils.html import format_html
+from django.utils.text import Truncator
+from django.views.decorators.http import require_safe
+
+from summaries.models import Summary
+from summaries.pagecache.middleware import canonical_query, mark_cacheable
+
+from .seo import SITE_NAME
+
+DEFAULT_WIDTH = 600
+MIN_WIDTH = 200
+CARD_TEXT_CHARS = 280
+MAX_URL_CHARS = 2000
+
+
+class OEmbedError(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def oembed_url(page_url: str, request) -> str:
+    """The discovery link of a summary page."""
+    query = urlencode({"url": page_url, "format": "json"})
+    return request.build_absolute_uri(reverse("oembed")) + "?" + query
+
+
+def _dimension(request, name: str) -> int | None:
+    value = request.GET.get(name)
+    if value in (None, ""):
+        return None
+    if not value.isdigit() or not 0 < int(value) <= 10_000:
+        raise OEmbedError(400, f"{name} must be a whole number of pixels from 1 to 10000.")
+    return int(value)
+
+
+def _summary_for(url: str) -> Summary:
+    """The live summary whose page `url` is, or OEmbedError(404)."""
+    not_found = OEmbedError(404, "No published summary has this URL.")
+    if not url or len(url) > MAX_URL_CHARS:
+        raise not_found
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise not_found from None
+    host = split_domain_port(parts.netloc.lower())[0]
+    if parts.scheme not in ("http", "https") or not validate_host(host, settings.ALLOWED_HOSTS):
+        raise not_found
+    try:
+        match = resolve(parts.path)
+    except Resolver404:
+        raise not_found from None
+    if match.view_name != "summaries:summary-detail":
+        raise not_found
+    summary = (
+        Summary.objects.published()
+        .filter(video__slug=match.kwargs["slug"])
+        .select_related("video", "video__channel")
+        .first()
+    )
+    if summary is None:
+        raise not_found
+    return summary
+
+
+def card(summary: Summary, request, *, maxwidth: int | None, maxheight: int | None) -> dict:
+    """The oEmbed "rich" response for a summary."""
+    video = summary.video
+    channel = video.channel
+    page = request.build_absolute_uri(video.get_absolute_url())
+    width = max(MIN_WIDTH, min(DEFAULT_WIDTH, maxwidth or DEFAULT_WIDTH))
+    text = Truncator(" ".join(summary.tldr.split())).chars(CARD_TEXT_CHARS)
+    html = format_html(
+        '<blockquote class="curation-summary" cite="{page}" style="max-width:{width}px">'
+        '<p><a href="{page}">{title}</a> — {channel}</p><p>{text}</p>'
+        '<footer>Summary on <a href="{home}">{site}</a></footer></blockquote>',
+        page=page,
+        width=width,
+        title=video.title,
+        channel=channel.name,
+        text=text,
+        home=request.build_absolute_uri("/"),
+        site=SITE_NAME,
+    )
+    data = {
+        "version": "1.0",
+        "type": "rich",
+        "title": video.title,
+        "author_name": channel.name,
+        "author_url": request.build_absolute_uri(channel.get_absolute_url()),
+        "provider_name": SITE_NAME,
+        "provider_url": request.build_absolute_uri("/"),
+        "cache_age": 3600,
+        "html": str(html),
+        "width": width,
+        "height": None,  # the card's height follows its text
+    }
+    thumbnail = video.thumbnail
+    if thumbnail is not None and (maxwidth is None or thumbnail.width <= maxwidth):
+        if maxheight is None or thumbnail.height <= maxheight:
+            data["thumbnail_url"] = request.build_absolute_uri(thumbnail.src)
+            data["thumbnail_width"] = thumbnail.width
+            data["thumbnail_height"] = thumbnail.height
+    return data
+
+
+@require_safe
+def oembed(request):
+    try:
+        response_format = request.GET.get("format", "json")
+        if response_format != "json":
+            raise OEmbedError(501, "Only format=json is served.")
+        maxwidth, maxheight = _dimension(request, "maxwidth"), _dimension(request, "maxheight")
+        url = request.GET.get("url", "")
+        summary = _summary_for(url)
+    except OEmbedError as error:
+        return JsonResponse({"detail": error.detail}, status=error.status)
+    response = JsonResponse(card(summary, request, maxwidth=maxwidth, maxheight=maxheight))
+    if not request.user.is_authenticated:
+        served = [("url", url), ("format", request.GET.get("format", ""))]
+        served += [(name, request.GET.get(name, "")) for name in ("maxwidth", "maxheight")]
+        mark_cacheable(response, canonical_query(served))
+    return response

@@ -1,0 +1,134 @@
+"""oEmbed (issue 16, section 3): a rich card for published summaries only, discoverable
+from each summary page."""
+
+import html
+import re
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from summaries.editing import workflow
+from summaries.models import Summary
+
+from .factories import ChannelFactory, EditorFactory, SummaryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+
+
+def page_url(summary) -> str:
+    return f"http://testserver{summary.video.get_absolute_url()}"
+
+
+def ask(client, url, **params):
+    return client.get(reverse("oembed"), {"url": url, "format": "json", **params})
+
+
+def test_a_published_summary_has_a_rich_card(client):
+    summary = SummaryFactory(
+        live=True,
+        video__title="Fast <b>models</b>",
+        video__channel__name="Matthew & co",
+        tldr="Opus is faster. " * 40,
+    )
+    response = ask(client, page_url(summary))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    card = response.json()
+    assert card["version"] == "1.0" and card["type"] == "rich"
+    assert card["title"] == "Fast <b>models</b>"
+    assert card["author_name"] == "Matthew & co"
+    assert card["author_url"] == "http://testserver" + summary.video.channel.get_absolute_url()
+    assert card["provider_name"] == "Curation"
+    assert card["width"] == 600 and card["height"] is None
+    # The card links to the page, escapes what editors typed, and runs nothing.
+    assert f'<a href="{page_url(summary)}">Fast &lt;b&gt;models&lt;/b&gt;</a>' in card["html"]
+    assert "Matthew &amp; co" in card["html"]
+    assert not re.search(r"<(script|iframe|img|style)", card["html"])
+    assert len(html.unescape(re.sub("<[^>]+>", "", card["html"]))) < 500  # 30 seconds, cut
+
+
+@pytest.mark.parametrize("state", ["draft", "scheduled", "unpublished"])
+def test_summaries_that_are_not_live_have_no_card(client, state):
+    summary = SummaryFactory(live=True)
+    if state == "draft":
+        Summary.objects.filter(pk=summary.pk).update(status=Summary.Status.DRAFT)
+    elif state == "scheduled":
+        workflow.publish_summary(summary=summary, at=summary.publish_at.replace(year=2999))
+    else:
+        workflow.unpublish_summary(summary=summary)
+    assert ask(client, page_url(summary)).status_code == 404
+
+
+def test_an_unpublished_summary_loses_its_cached_card(client):
+    summary = SummaryFactory(live=True)
+    assert ask(client, page_url(summary)).status_code == 200
+    assert ask(client, page_url(summary)).status_code == 200  # from the page cache now
+    workflow.unpublish_summary(summary=summary)
+    assert ask(client, page_url(summary)).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "",
+        "not a url",
+        "http://other.example/videos/{slug}/",  # another site with the same path
+        "ftp://testserver/videos/{slug}/",
+        "http://testserver/videos/no-such-video/",
+        "http://testserver/channels/{channel}/",  # a page of ours that is no summary
+        "http://testserver/preview/{slug}/",
+        "http://testserver/admin/",
+        "http://[::1/videos/{slug}/",
+        "http://testserver/videos/{slug}/" + "x" * 3000,
+    ],
+)
+def test_anything_else_is_a_404(client, url):
+    summary = SummaryFactory(live=True)
+    ChannelFactory()
+    url = url.format(slug=summary.video.slug, channel=summary.video.channel.slug)
+    response = ask(client, url)
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No published summary has this URL."}
+
+
+def test_only_json_is_served(client):
+    summary = SummaryFactory(live=True)
+    response = client.get(reverse("oembed"), {"url": page_url(summary), "format": "xml"})
+    assert response.status_code == 501
+    assert client.get(reverse("oembed"), {"url": page_url(summary)}).status_code == 200
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "0", "1.5", "99999"])
+def test_a_bad_maxwidth_is_a_400_naming_it(client, value):
+    summary = SummaryFactory(live=True)
+    response = ask(client, page_url(summary), maxwidth=value)
+    assert response.status_code == 400
+    assert "maxwidth" in response.json()["detail"]
+
+
+def test_maxwidth_narrows_the_card(client):
+    summary = SummaryFactory(live=True)
+    assert ask(client, page_url(summary), maxwidth="320").json()["width"] == 320
+
+
+def test_each_summary_page_names_its_card_and_the_link_works(client):
+    summary = SummaryFactory(live=True)
+    page = client.get(summary.video.get_absolute_url()).text
+    found = re.search(r'<link rel="alternate" type="application/json\+oembed" href="([^"]+)"', page)
+    assert found, "no oEmbed discovery link"
+    response = client.get(html.unescape(found.group(1)))
+    assert response.status_code == 200
+    assert response.json()["title"] == summary.video.title
+
+
+def test_a_preview_names_no_card(client):
+    summary = SummaryFactory()  # a draft
+    client.force_login(EditorFactory())
+    page = client.get(reverse("summaries:summary-preview", args=[summary.video.slug])).text
+    assert "application/json+oembed" not in page
