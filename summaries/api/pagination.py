@@ -11,6 +11,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from .filters import to_utc
 
 MAX_POSITION_CHARS = 500
+COUNT_PARAM = "count"
 
 
 class CursorPagination(pagination.CursorPagination):
@@ -42,7 +43,44 @@ class CursorPagination(pagination.CursorPagination):
 
     def paginate_queryset(self, queryset, request, view=None):
         self._queryset = queryset
+        self._count_asked = self._wants_count(request)
         return super().paginate_queryset(queryset, request, view)
+
+    def _wants_count(self, request) -> bool:
+        value = request.query_params.get(COUNT_PARAM, "")
+        if value not in ("", "true", "false"):
+            raise ValidationError({COUNT_PARAM: ["Send true or false."]})
+        return value == "true"
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        if self._count_asked:  # one COUNT query, only when asked: lists can be long
+            response.data = {"count": self._queryset.count(), **response.data}
+        return response
+
+    def get_paginated_response_schema(self, schema):
+        paginated = super().get_paginated_response_schema(schema)
+        paginated["properties"] = {
+            "count": {
+                "type": "integer",
+                "description": "With ?count=true only: how many items all the pages hold.",
+            },
+            **paginated["properties"],
+        }
+        return paginated
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        parameters.append(
+            {
+                "name": COUNT_PARAM,
+                "required": False,
+                "in": "query",
+                "description": "true: add `count`, the number of items on all pages.",
+                "schema": {"type": "boolean"},
+            }
+        )
+        return parameters
 
     def decode_cursor(self, request):
         try:

@@ -347,6 +347,37 @@ class SummarySerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(url) if request else url
 
 
+# The parts a list item leaves out unless asked for with ?expand= (they are most of a
+# summary's size: a page of 20 whole summaries is ~500 KB, of lean ones ~40 KB).
+EXPANDABLE = ("key_points", "takeaways", "chapters", "caveats", "citations")
+
+
+class SummaryCountsSerializer(serializers.Serializer):
+    key_points = serializers.IntegerField(source="key_point_count", read_only=True)
+    takeaways = serializers.IntegerField(source="takeaway_count", read_only=True)
+    chapters = serializers.IntegerField(source="chapter_count", read_only=True)
+    caveats = serializers.IntegerField(source="caveat_count", read_only=True)
+    citations = serializers.IntegerField(source="citation_count", read_only=True)
+
+
+class SummaryListItemSerializer(SummarySerializer):
+    """A summary as lists show it: what a card needs (video, channel, people, times, the
+    30-second text) and how many parts it has; the parts named in the context's `expand`
+    (from ?expand=) in full, as the detail endpoint shows them."""
+
+    counts = SummaryCountsSerializer(source="*", read_only=True)
+
+    class Meta(SummarySerializer.Meta):
+        fields = [*SummarySerializer.Meta.fields, "counts"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        expand = self.context.get("expand", ())
+        for name in EXPANDABLE:
+            if name not in expand:
+                self.fields.pop(name, None)
+
+
 class WarningSerializer(serializers.Serializer):
     where = serializers.CharField(help_text="The part it is about, e.g. Chapter 2 “Pricing”.")
     message = serializers.CharField()

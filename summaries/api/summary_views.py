@@ -3,7 +3,7 @@
 from dataclasses import asdict
 
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Prefetch
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -18,15 +18,25 @@ from rest_framework.response import Response
 
 from summaries import checking
 from summaries.editing import copies, derived, rules, save, workflow
-from summaries.models import Appearance, Caveat, Citation, Summary
+from summaries.models import (
+    Appearance,
+    Caveat,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Summary,
+    Takeaway,
+)
 
 from .conditional import check_if_match, summary_tag
 from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
 from .inputs import KeyPhraseInput, SummaryInput
 from .permissions import can_see_unpublished
 from .serializers import (
+    EXPANDABLE,
     PublishSerializer,
     SendBackSerializer,
+    SummaryListItemSerializer,
     SummarySerializer,
     SummaryWrittenSerializer,
 )
@@ -51,25 +61,19 @@ IF_MATCH_ACTION = OpenApiParameter(
 )
 
 
-def summary_details(queryset):
-    """Everything a summary's representation shows, in a fixed number of queries."""
-    return queryset.select_related("video", "video__channel").prefetch_related(
-        Prefetch(
-            "video__appearances",
-            queryset=Appearance.objects.select_related("person", "organisation"),
-        ),
-        "video__topics",
-        "key_points",
-        "takeaways",
-        "chapters",
-        Prefetch(
+def _part_prefetches() -> dict:
+    return {
+        "key_points": "key_points",
+        "takeaways": "takeaways",
+        "chapters": "chapters",
+        "caveats": Prefetch(
             "caveats",
             queryset=Caveat.objects.annotate(
                 chapter_position=F("chapter__position"),
                 takeaway_position=F("takeaway__position"),
             ),
         ),
-        Prefetch(
+        "citations": Prefetch(
             "citations",
             queryset=Citation.objects.select_related("source").annotate(
                 chapter_position=F("chapter__position"),
@@ -77,6 +81,43 @@ def summary_details(queryset):
                 takeaway_position=F("takeaway__position"),
             ),
         ),
+    }
+
+
+def _with_video(queryset):
+    return queryset.select_related("video", "video__channel").prefetch_related(
+        Prefetch(
+            "video__appearances",
+            queryset=Appearance.objects.select_related("person", "organisation"),
+        ),
+        "video__topics",
+    )
+
+
+def summary_details(queryset):
+    """Everything a summary's representation shows, in a fixed number of queries."""
+    return _with_video(queryset).prefetch_related(*_part_prefetches().values())
+
+
+def _count_of(model):
+    rows = model.objects.filter(summary=OuterRef("pk")).order_by().values("summary")
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")), 0)
+
+
+def summary_list_items(queryset, expand=()):
+    """What a list shows: the video, how many parts each summary has (in the same query),
+    and the parts asked for with ?expand=."""
+    parts = _part_prefetches()
+    return (
+        _with_video(queryset)
+        .annotate(
+            key_point_count=_count_of(KeyPoint),
+            takeaway_count=_count_of(Takeaway),
+            chapter_count=_count_of(Chapter),
+            caveat_count=_count_of(Caveat),
+            citation_count=_count_of(Citation),
+        )
+        .prefetch_related(*(parts[name] for name in expand))
     )
 
 
@@ -140,7 +181,43 @@ class SummaryViewSet(
             )
         else:
             summaries = Summary.objects.published().annotate(publish_order=F("publish_at"))
+        if self.action == "list":
+            return summary_list_items(summaries, self._expand())
         return summary_details(summaries)
+
+    def _expand(self) -> tuple[str, ...]:
+        """The parts named in ?expand= (comma-separated), or a 400 naming `expand`."""
+        names = [n.strip() for n in self.request.query_params.get("expand", "").split(",")]
+        names = [name for name in names if name]
+        unknown = [name for name in names if name not in EXPANDABLE]
+        if unknown:
+            raise serializers.ValidationError(
+                {"expand": [f"Unknown part {unknown[0]!r}: choose from {', '.join(EXPANDABLE)}."]}
+            )
+        return tuple(dict.fromkeys(names))
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "expand",
+                str,
+                description=(
+                    "Parts to include in full in each item, comma-separated: "
+                    + ", ".join(EXPANDABLE)
+                    + ". Without it an item has the video, times, the 30-second text and "
+                    "`counts` (how many of each part), not the parts."
+                ),
+            )
+        ],
+        responses=SummaryListItemSerializer(many=True),
+    )
+    def list(self, request, *args, **kwargs):
+        """Summaries, newest first; lean items unless ?expand= asks for parts."""
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        context = {**self.get_serializer_context(), "expand": self._expand()}
+        items = SummaryListItemSerializer(page, many=True, context=context)
+        return self.get_paginated_response(items.data)
 
     # --- Reading -----------------------------------------------------------------------
 

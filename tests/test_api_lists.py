@@ -1,0 +1,130 @@
+"""Lean summary lists (issue 16, section 1): what a card needs by default, parts on
+?expand=, an optional total with ?count=true, in a fixed number of queries."""
+
+import json
+
+import pytest
+from rest_framework.test import APIClient
+
+from summaries.editing import derived
+from summaries.models import Caveat
+
+from .factories import (
+    AppearanceFactory,
+    ChapterFactory,
+    KeyPointFactory,
+    SummaryFactory,
+    TakeawayFactory,
+    TopicFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+PARTS = ["key_points", "takeaways", "chapters", "caveats", "citations"]
+WORDS = "Opus is faster on long tasks, and the benchmark shows where it is not. "
+
+
+@pytest.fixture
+def client():
+    return APIClient()
+
+
+def example_like(n: int):
+    """A live summary the size of the example: 30 seconds of text, 3 people, 3 topics,
+    8 key points, 5 takeaways, 12 chapters of edited transcript citing 36 sources."""
+    summary = SummaryFactory(live=True, video__title=f"Summary {n}", tldr=WORDS * 6)
+    for _ in range(3):
+        AppearanceFactory(video=summary.video)
+        summary.video.topics.add(TopicFactory())
+    for position in range(1, 9):
+        KeyPointFactory(summary=summary, position=position, body=WORDS * 2)
+    takeaways = [TakeawayFactory(summary=summary, position=p, text=WORDS) for p in range(1, 6)]
+    for position in range(1, 13):
+        links = " ".join(
+            f"[source {k}](https://site{n}-{position}-{k}.example/page)" for k in range(3)
+        )
+        ChapterFactory(summary=summary, position=position, body=(WORDS * 12) + links)
+    Caveat.objects.create(summary=summary, takeaway=takeaways[0], text=WORDS, position=1)
+    derived.refresh_derived_data(summary=summary)
+    return summary
+
+
+def test_a_list_item_is_lean_by_default(client):
+    summary = example_like(0)
+    item = client.get("/api/v1/summaries/").json()["results"][0]
+    for part in PARTS:
+        assert part not in item
+    assert item["counts"] == {
+        "key_points": 8,
+        "takeaways": 5,
+        "chapters": 12,
+        "caveats": 1,
+        "citations": 36,
+    }
+    assert item["slug"] == summary.video.slug and item["tldr"] == summary.tldr
+    assert item["video"]["channel"]["slug"] == summary.video.channel.slug
+    assert len(item["video"]["people"]) == 3
+    assert item["publish_at"] and item["html_url"].endswith(summary.video.get_absolute_url())
+
+
+def test_a_default_page_of_20_summaries_stays_under_50_kb(client):
+    for n in range(20):
+        example_like(n)
+    lean = client.get("/api/v1/summaries/")
+    assert len(lean.json()["results"]) == 20
+    assert len(lean.content) < 50_000
+    whole = client.get("/api/v1/summaries/", {"expand": ",".join(PARTS)})
+    assert len(whole.content) > 5 * len(lean.content)  # what the parts weigh
+
+
+def test_expand_brings_the_parts_named_as_the_detail_shows_them(client):
+    summary = example_like(0)
+    item = client.get("/api/v1/summaries/", {"expand": "chapters, citations"}).json()["results"][0]
+    detail = client.get(f"/api/v1/summaries/{summary.video.slug}/").json()
+    assert item["chapters"] == detail["chapters"]
+    assert item["citations"] == detail["citations"]
+    assert "key_points" not in item and "caveats" not in item
+
+
+@pytest.mark.parametrize("value", ["body", "chapters,nope", "all"])
+def test_an_unknown_part_is_a_400_naming_expand(client, value):
+    example_like(0)
+    response = client.get("/api/v1/summaries/", {"expand": value})
+    assert response.status_code == 400
+    assert "expand" in response.json()["error"]["fields"]
+
+
+def test_count_is_there_only_when_asked(client):
+    for n in range(3):
+        SummaryFactory(live=True, video__title=f"S{n}")
+    SummaryFactory()  # a draft: not counted for the public
+    assert "count" not in client.get("/api/v1/summaries/").json()
+    page = client.get("/api/v1/summaries/", {"count": "true", "page_size": 2}).json()
+    assert page["count"] == 3 and len(page["results"]) == 2
+    assert client.get("/api/v1/channels/", {"count": "true"}).json()["count"] == 4
+    assert client.get("/api/v1/summaries/", {"count": "yes"}).status_code == 400
+
+
+@pytest.mark.parametrize("expand", ["", ",".join(PARTS)])
+def test_lists_take_a_fixed_number_of_queries_whatever_they_expand(
+    client, django_assert_num_queries, expand
+):
+    for n in range(2):
+        example_like(n)
+    expected = 3 + (5 if expand else 0)  # summaries with counts, people, topics; each part
+    with django_assert_num_queries(expected):
+        first = client.get("/api/v1/summaries/", {"expand": expand})
+    for n in range(2, 5):
+        example_like(n)
+    with django_assert_num_queries(expected):
+        second = client.get("/api/v1/summaries/", {"expand": expand})
+    assert len(second.json()["results"]) == 5 > len(first.json()["results"])
+
+
+def test_the_schema_documents_expand_count_and_the_lean_item(client):
+    schema = client.get("/api/schema/?format=json").json()
+    operation = schema["paths"]["/api/v1/summaries/"]["get"]
+    names = {parameter["name"] for parameter in operation["parameters"]}
+    assert {"expand", "count", "page_size", "cursor"} <= names
+    text = json.dumps(schema["components"]["schemas"])
+    assert "SummaryListItem" in text and "SummaryCounts" in text
