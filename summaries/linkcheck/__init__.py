@@ -3,7 +3,8 @@
 - `policy`: which URLs and addresses may be contacted (SSRF rules);
 - `fetch`: one URL, safely (redirects, retries, caps) into a `result.CheckResult`;
 - `transport`: connections pinned to a vetted address, ended by a watchdog at the deadline;
-- `page`: title, main text, fingerprint and bot-wall detection of a fetched page;
+- `page`: title, description, main text, fingerprint and bot-wall detection of a fetched
+  page (`pdf`: the title and text of a PDF);
 - `claims`: whether the page still carries the cited phrase;
 - `limits` and `batch`: many URLs at once with global and per-host limits.
 """

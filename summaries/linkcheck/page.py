@@ -35,8 +35,7 @@ BLOCK_TAGS = frozenset(
 SPACING_TAGS = frozenset({"br", "button", "img", "input", "select", "textarea"})
 BLOCK = "\n"  # what separates blocks in Page.text
 # Elements that may be in <head>; any other element starts the body.
-HEAD_TAGS = frozenset({"title", "meta", "link", "style", "script", "base", "noscript"})
-HEAD_TAGS |= {"template"}
+HEAD_TAGS = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template"})
 VOID_TAGS = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
     | {"track", "wbr"}
