@@ -16,6 +16,8 @@ from django.utils.http import http_date, parse_etags
 from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 
+from summaries.pagecache.middleware import canonical_query, mark_cacheable
+
 from .errors import PreconditionFailed, PreconditionRequired, error_body
 
 SAFE = ("GET", "HEAD")
@@ -86,6 +88,10 @@ class ConditionalResponseMixin:
         last_modified = getattr(response, "last_modified", None)
         if last_modified is not None:
             response["Last-Modified"] = http_date(last_modified.timestamp())
+        if not is_private(request):
+            # Anonymous reads are the same for everyone: the page cache may keep them
+            # (stale on any content change or recorded check; pagecache/generation.py).
+            mark_cacheable(response, self.served_query(request), own_headers=True)
         conditional = get_conditional_response(
             request._request,
             etag=response["ETag"],
@@ -98,6 +104,23 @@ class ConditionalResponseMixin:
             if response.has_header(header):
                 conditional[header] = response[header]
         return conditional
+
+    # Query parameters every list reads; views add their filters' names.
+    LIST_PARAMETERS = frozenset({"cursor", "page_size", "count", "search", "ordering", "expand"})
+
+    def served_query(self, request) -> str:
+        """The query string of what was served, in the page cache's spelling: only the
+        parameters this view reads, so made-up ones never add a cache entry."""
+        names = set(self.LIST_PARAMETERS) if getattr(self, "action", "") == "list" else set()
+        filterset = getattr(self, "filterset_class", None)
+        if filterset is not None and names:
+            names |= set(filterset.base_filters)
+        return canonical_query(
+            (name, value)
+            for name, values in request.query_params.lists()
+            if name in names
+            for value in values
+        )
 
     def _as_api_error(self, conditional):
         # A failed If-Match / If-Unmodified-Since on a read: answer in the API's shape.

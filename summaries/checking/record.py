@@ -18,7 +18,7 @@ from summaries import linkcheck
 from summaries.linkcheck import CheckResult, State
 from summaries.models import Citation, Source, SourceCheck
 from summaries.ops import metrics
-from summaries.pagecache.generation import content_changed
+from summaries.pagecache.generation import checks_recorded, content_changed
 
 from .limiter import host_limiter
 from .options import fetch_options, setting
@@ -260,6 +260,7 @@ def record_results(
     _trim_history([s.pk for s in sources])
     metrics.count_checks(s.state for s in sources)
     logger.info("check batch %s: %d results recorded", token, len(sources))
+    checks_recorded()  # API responses show every check's details
     if _shown_on_pages(sources, citations) != shown_before:
         # Written in bulk, so no save signal tells the page cache; most checks find a
         # source as it was and leave cached pages alone.

@@ -19,6 +19,10 @@ from summaries.models import Summary
 logger = logging.getLogger(__name__)
 
 GENERATION_KEY = "content-generation"
+# Moves whenever check results are recorded. API responses show every check's details
+# (its time, response time, status), so they are stored with both numbers; reader pages
+# show only labels, which move the content generation when they change (checking/record.py).
+CHECKS_GENERATION_KEY = "checks-generation"
 # When content last changed (time.time() of the last bump): pages rendered close to it get
 # no Last-Modified (summaries/pagecache/pages.py).
 CHANGED_AT_KEY = "content-changed-at"
@@ -46,14 +50,14 @@ def current_generation() -> int:
     return generation
 
 
-def _increment() -> None:
+def _increment(key: str = GENERATION_KEY) -> None:
     try:
-        cache.incr(GENERATION_KEY)
+        cache.incr(key)
     except ValueError:  # the key is gone (evicted or never set): start again
         # add, not set: another process may have started again and bumped meanwhile, and
         # overwriting its number could bring back one that pages were stored with.
-        if not cache.add(GENERATION_KEY, _first_generation(), timeout=None):
-            cache.incr(GENERATION_KEY)
+        if not cache.add(key, _first_generation(), timeout=None):
+            cache.incr(key)
 
 
 def _bump() -> None:
@@ -79,6 +83,29 @@ def content_changed() -> None:
     """
     _bump()
     transaction.on_commit(_bump)
+
+
+def checks_recorded() -> None:
+    """Make cached API responses stale after check results were written (now and on
+    commit, as content_changed); reader pages are left alone."""
+
+    def bump() -> None:
+        try:
+            _increment(CHECKS_GENERATION_KEY)
+        except Exception:  # noqa: BLE001 - the cache is down: they expire within PAGE_TTL
+            logger.warning("Could not mark cached API responses stale", exc_info=True)
+
+    bump()
+    transaction.on_commit(bump)
+
+
+def _checks_generation(found: dict):
+    value = found.get(CHECKS_GENERATION_KEY)
+    if value is None:
+        first = _first_generation()
+        cache.add(CHECKS_GENERATION_KEY, first, timeout=None)
+        value = cache.get(CHECKS_GENERATION_KEY, first)
+    return value
 
 
 def seconds_until_next_publication() -> float | None:
@@ -118,16 +145,29 @@ def read(key: str) -> tuple[int, tuple | None]:
     return generation, stored
 
 
-def read_with_change_time(key: str) -> tuple[int, float | None, tuple | None]:
+def read_with_change_time(
+    key: str, *, with_checks: bool = False
+) -> tuple[int | tuple, float | None, tuple | None]:
     """As `read`, with the time content last changed, in the same round trip.
+
+    With `with_checks` (API responses) the generation is the pair (content generation,
+    checks generation).
 
     The time is None when the numbering has just started again. When it was evicted, or
     stored by no earlier release, it is counted from now.
     """
-    found = cache.get_many([GENERATION_KEY, CHANGED_AT_KEY, key])
+    keys = [GENERATION_KEY, CHANGED_AT_KEY, key]
+    if with_checks:
+        keys.append(CHECKS_GENERATION_KEY)
+    found = cache.get_many(keys)
     generation = found.get(GENERATION_KEY)
     if generation is None:
-        return current_generation(), None, None
+        generation = current_generation()
+        if with_checks:
+            generation = (generation, _checks_generation(found))
+        return generation, None, None
+    if with_checks:
+        generation = (generation, _checks_generation(found))
     changed_at = found.get(CHANGED_AT_KEY)
     if changed_at is None:
         changed_at = time.time()

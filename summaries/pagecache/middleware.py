@@ -31,6 +31,7 @@ from summaries.ops import metrics
 
 from . import pages
 from .generation import (
+    CHECKS_GENERATION_KEY,
     GENERATION_KEY,
     read_with_change_time,
     seconds_until_next_publication,
@@ -95,16 +96,31 @@ def _other_encoding_key(key: str, encoding: str) -> str:
     return f"{key.rsplit(':', 1)[0]}:{encoding}"
 
 
+API_PREFIX = "/api/"
+
+
+def is_api(request) -> bool:
+    """An API response: stored with the checks generation too (generation.py)."""
+    return request.path.startswith(API_PREFIX)
+
+
+def _accepts_json(request) -> bool:
+    accept = request.META.get("HTTP_ACCEPT", "")
+    return not accept or any(kind in accept for kind in ("json", "*/*", "application/*"))
+
+
 def may_serve_cached(request) -> bool:
     """Only anonymous GET/HEAD requests share cached pages.
 
     Anyone with a session cookie may be logged in (staff see previews and admin links);
-    telling would cost a session read, so they are always served fresh.
+    telling would cost a session read, so they are always served fresh. The API answers
+    only JSON: a request that does not accept it goes to the view (a 406).
     """
     return (
         request.method in ("GET", "HEAD")
         and settings.SESSION_COOKIE_NAME not in request.COOKIES
         and "HTTP_AUTHORIZATION" not in request.META
+        and (not is_api(request) or _accepts_json(request))
     )
 
 
@@ -145,7 +161,16 @@ class LocalPages:
             self.pages[key] = stored
 
 
-def lookup(key: str, local: LocalPages) -> tuple[int, float | None, tuple | None]:
+def _current(with_checks: bool):
+    if not with_checks:
+        return cache.get(GENERATION_KEY)
+    found = cache.get_many([GENERATION_KEY, CHECKS_GENERATION_KEY])
+    return (found.get(GENERATION_KEY), found.get(CHECKS_GENERATION_KEY))
+
+
+def lookup(
+    key: str, local: LocalPages, *, with_checks: bool = False
+) -> tuple[int | tuple, float | None, tuple | None]:
     """(current generation, when content last changed, the stored page or None), in one
     cache round trip; the change time only when the page was not found.
 
@@ -154,10 +179,10 @@ def lookup(key: str, local: LocalPages) -> tuple[int, float | None, tuple | None
     """
     copy = local.get(key)
     if copy is not None:
-        generation = cache.get(GENERATION_KEY)
+        generation = _current(with_checks)
         if generation == copy[0]:
             return generation, None, copy
-    generation, changed_at, stored = read_with_change_time(key)
+    generation, changed_at, stored = read_with_change_time(key, with_checks=with_checks)
     # A tuple of another length was stored by an earlier release.
     if stored is None or len(stored) != _STORED_LENGTH or stored[3] <= time.time():
         return generation, changed_at, None
@@ -223,7 +248,9 @@ class PageCacheMiddleware:
         generation = changed_at = None
         if key is not None:
             try:
-                generation, changed_at, stored = lookup(key, self.local)
+                generation, changed_at, stored = lookup(
+                    key, self.local, with_checks=is_api(request)
+                )
             except Exception:  # noqa: BLE001 - the cache is down: serve the page uncached
                 logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
                 key = None
@@ -246,16 +273,21 @@ class PageCacheMiddleware:
         return pages.answer(request, content, headers, etag, None)
 
 
-def mark_cacheable(response, query: str = ""):
+def mark_cacheable(response, query: str = "", *, own_headers: bool = False):
     """Let the page cache keep this response, and browsers and shared caches as long as
     pages.PAGE_CACHE_CONTROL says.
 
     `query` is the query string of the page served (canonical_query's spelling): a request
     with any other query string gets the page but never stores it, so parameters the view
     does not read, or values it does not serve as written, add nothing to the cache.
+    With `own_headers` (API responses) the response keeps its own Cache-Control, ETag and
+    Last-Modified, cached or not.
     """
     setattr(response, CACHEABLE_ATTRIBUTE, query)
-    pages.mark_shared(response)
+    if own_headers:
+        setattr(response, pages.OWN_VALIDATORS_ATTRIBUTE, True)
+    else:
+        pages.mark_shared(response)
     return response
 
 

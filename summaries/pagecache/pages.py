@@ -30,7 +30,7 @@ import re
 
 from django.http import HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
-from django.utils.http import http_date
+from django.utils.http import http_date, parse_http_date_safe
 
 IDENTITY = "identity"
 GZIP = "gzip"
@@ -112,11 +112,26 @@ def compress(content: bytes) -> bytes:
     return gzip.compress(content, compresslevel=GZIP_LEVEL, mtime=0)
 
 
+# Set on a response whose own ETag and Last-Modified are kept (the API's: they name the
+# version a client may send back in If-Match).
+OWN_VALIDATORS_ATTRIBUTE = "curation_own_validators"
+
+
+def _own_validators(response) -> tuple[str | None, int | None]:
+    if not getattr(response, OWN_VALIDATORS_ATTRIBUTE, False) or not response.has_header("ETag"):
+        return None, None
+    tag = response["ETag"].removeprefix("W/").strip('"')
+    return tag, parse_http_date_safe(response.get("Last-Modified", ""))
+
+
 def representations(response, encodings, modified: int | None) -> dict:
     """{encoding: (content, headers, etag, last modified)} of a rendered page, for each of
     `encodings`. The gzip one is the identity one when compressing would not pay."""
     content = response.content
-    tag = hashlib.blake2b(content, digest_size=16).hexdigest()
+    own_tag, own_modified = _own_validators(response)
+    if own_tag is not None:
+        modified = own_modified
+    tag = own_tag or hashlib.blake2b(content, digest_size=16).hexdigest()
     patch_vary_headers(response, ("Accept-Encoding",))
     headers = [(k, v) for k, v in response.items() if k.lower() not in _REPLACED_HEADERS]
     if modified is not None:
