@@ -5,6 +5,8 @@ the API's own ETag, Last-Modified and Cache-Control."""
 import gzip
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -125,3 +127,14 @@ def test_a_client_that_does_not_accept_json_still_gets_a_406(client):
     summary = cited_summary()
     assert client.get(detail(summary)).status_code == 200
     assert client.get(detail(summary), HTTP_ACCEPT="application/xml").status_code == 406
+
+
+def test_reads_from_a_read_replica_are_not_kept(client, settings, monkeypatch):
+    # A lagging replica's answer, cached after a change, would outlive it.
+    summary = cited_summary()
+    monkeypatch.setitem(settings.DATABASES, "replica", settings.DATABASES["default"])
+    client.get(detail(summary))
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(detail(summary))
+    assert response.status_code == 200
+    assert len(queries) > 0  # rendered again, not served from the page cache

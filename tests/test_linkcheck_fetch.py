@@ -28,6 +28,7 @@ import trustme
 from summaries.linkcheck import (
     CheckResult,
     InProcessHostLimiter,
+    batch,
     check_many,
     fetch,
     fingerprint_text,
@@ -950,6 +951,55 @@ def test_a_failing_caller_stops_the_batch_and_sees_its_error(site):
             **FAST,
         )
     assert len(site.requests) < 20  # nothing new started after the failure
+
+
+class NoSlots:
+    """A shared limiter that cannot be reached: no slot is ever given."""
+
+    def acquire(self, host, *, timeout=None):
+        return False
+
+    def release(self, host):
+        pass
+
+    def pause(self, host, seconds):
+        pass
+
+    def wait_time(self, host):
+        return 0.0
+
+
+def test_a_host_that_gets_no_slot_is_not_tried_url_after_url(site):
+    for n in range(10):
+        site.routes[f"/p{n}"] = page(200, title_page(f"P{n}"))
+    urls = {site.url(f"/p{n}"): False for n in range(10)}
+    results = check_many(urls, per_host=2, host_limiter=NoSlots(), **FAST)
+    # The first two (one per place) waited and got none; the other eight were not started.
+    assert len(results) == 2
+    assert {r.error_class for r in results.values()} == {"no_slot"}
+    assert site.requests == []
+
+
+def test_a_caller_that_cannot_keep_up_stops_new_fetches(site):
+    for n in range(60):
+        site.routes[f"/p{n}"] = page(200, title_page(f"P{n}"))
+    blocked = threading.Event()
+
+    def stuck_then_fine(url, result):
+        if not blocked.is_set():
+            blocked.set()
+            time.sleep(1.0)  # the database is unreachable for a second
+
+    started = time.monotonic()
+    results = check_many(
+        {site.url(f"/p{n}"): False for n in range(60)},
+        per_host=8,
+        on_result=stuck_then_fine,
+        **FAST,
+    )
+    assert len(results) == 60  # all done once the caller caught up
+    during = [at for at in site.request_times if at - started < 0.9]
+    assert len(during) <= batch.BACKLOG + 8 + 1  # waiting results, places, the first
 
 
 def test_check_many_starts_nothing_new_after_its_time_budget(site):

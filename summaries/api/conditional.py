@@ -61,6 +61,13 @@ def is_private(request) -> bool:
     )
 
 
+def reads_are_page_cached() -> bool:
+    """Whether anonymous API reads may be kept by the page cache: not when they come from a
+    read replica (DATABASE_REPLICA_URL), whose answer may lag behind a change and would
+    then be kept past it; the replica takes their load instead."""
+    return "replica" not in settings.DATABASES
+
+
 class ConditionalResponseMixin:
     """Cache headers on every API response, and conditional GET on successful reads.
 
@@ -88,7 +95,7 @@ class ConditionalResponseMixin:
         last_modified = getattr(response, "last_modified", None)
         if last_modified is not None:
             response["Last-Modified"] = http_date(last_modified.timestamp())
-        if not is_private(request):
+        if not is_private(request) and reads_are_page_cached():
             # Anonymous reads are the same for everyone: the page cache may keep them
             # (stale on any content change or recorded check; pagecache/generation.py).
             mark_cacheable(response, self.served_query(request), own_headers=True)

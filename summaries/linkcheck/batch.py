@@ -16,6 +16,12 @@ from .limits import HostLimiter, InProcessHostLimiter
 # How long the dispatcher sleeps when every host with work is paused or at its limit.
 IDLE_POLL = 0.02
 _DONE = object()  # the dispatcher's last message
+# Results the caller has not taken yet beyond which no new fetch starts.
+BACKLOG = 16
+
+
+def _not_started(result: CheckResult) -> bool:
+    return result.error_class == ErrorClass.NO_SLOT and result.attempts == 0
 
 
 def _host_key(url: str) -> str:
@@ -63,6 +69,10 @@ def check_many(
     `should_stop()` is true (its process is shutting down) the same happens at once: the
     fetches in flight end, by their deadline at the latest, and nothing new starts.
     `fetch_options` go to `fetch`.
+    Two brakes for a worker cut off from its services: no new fetch starts while BACKLOG
+    results wait for the caller (it cannot write them), and when a fetch got no slot in its
+    whole deadline (the shared limiter unreachable, or the host's slots held elsewhere) the
+    host's other URLs are not started (missing from the result, for a later attempt).
     Never raises for a URL: a checker bug is recorded as state "error", class "internal".
     """
     if max_in_flight < 1 or per_host < 1:
@@ -79,6 +89,8 @@ def check_many(
     sleeping = [0]
     lock = threading.Lock()
     results: dict[str, CheckResult] = {}
+    finished: queue.SimpleQueue = queue.SimpleQueue()  # (url, result); _DONE at the end
+    abort = threading.Event()  # the caller failed: start nothing new
     sleep = fetch_options.pop("sleep", time.sleep)
 
     def run_one(url: str, host: str) -> CheckResult:
@@ -112,6 +124,10 @@ def check_many(
 
     def room() -> bool:
         # Sleeping fetches hold a thread but no place: up to max_in_flight of them more.
+        # And the caller must keep up: while it cannot write results (its database is
+        # unreachable), at most BACKLOG of them wait, so a cut-off worker stops fetching.
+        if finished.qsize() >= BACKLOG:
+            return False
         with lock:
             return len(running) - min(sleeping[0], max_in_flight) < max_in_flight
 
@@ -136,8 +152,6 @@ def check_many(
                 progressed = True
 
     stop_at = None if time_budget is None else time.monotonic() + time_budget
-    finished: queue.SimpleQueue = queue.SimpleQueue()  # (url, result); _DONE at the end
-    abort = threading.Event()  # the caller failed: start nothing new
 
     def run_dispatcher() -> None:
         """Keep every usable place busy; hand results to the calling thread as they come.
@@ -165,7 +179,13 @@ def check_many(
                         url, host = running.pop(future)
                         with lock:
                             active_per_host[host] -= 1
-                        finished.put((url, future.result()))
+                        result = future.result()
+                        if _not_started(result) and host in queues:
+                            # No slot in a whole deadline (the shared limiter unreachable,
+                            # or every slot held elsewhere): the host's other URLs are not
+                            # started either; the caller hands them to a later attempt.
+                            del queues[host]
+                        finished.put((url, result))
         except BaseException as error:  # noqa: BLE001 - raised again in the calling thread
             finished.put((_DONE, error))
         else:

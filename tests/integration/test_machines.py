@@ -754,7 +754,8 @@ def test_anonymous_api_reads_come_from_the_replica_machine(cluster):
     a, b = c.webs["wa"].address, c.webs["wb"].address
     editor = {"Authorization": f"Token {c.token}", "If-Match": "*"}
     detail = f"/api/v1/summaries/{SLUG}/"
-    assert c.console.http(b, "GET", detail)[0] == 200
+    # The replica has replayed the last test's publish (it lags by a moment).
+    wait_for(lambda: c.console.http(b, "GET", detail)[0] == 200, "the replica caught up", 30)
     c.console.replica_sql(c.replica.url, "SELECT pg_wal_replay_pause()")
     try:
         status, body = c.console.http(a, "POST", f"{detail}unpublish/", editor)
