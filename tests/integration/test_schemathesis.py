@@ -87,5 +87,7 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
     suppress_health_check=list(HealthCheck),
 )
 def test_api_conforms_to_its_schema(case, editor_token):
-    case.call_and_validate(checks=CHECKS)
+    # Anonymous reads may come gzipped from the page cache (Content-Encoding: gzip), which
+    # the WSGI transport does not decode, unlike HTTP clients: ask for them plain.
+    case.call_and_validate(headers={"Accept-Encoding": "identity"}, checks=CHECKS)
     case.call_and_validate(headers={"Authorization": f"Token {editor_token}"}, checks=CHECKS)
