@@ -360,11 +360,32 @@ class SummaryCountsSerializer(serializers.Serializer):
     citations = serializers.IntegerField(source="citation_count", read_only=True)
 
 
+class VideoCardSerializer(VideoSerializer):
+    """A video as a list item shows it: what a card needs (the detail has the rest)."""
+
+    class Meta(VideoSerializer.Meta):
+        fields = [
+            "slug",
+            "title",
+            "url",
+            "html_url",
+            "channel",
+            "duration_seconds",
+            "duration",
+            "language",
+            "published_on",
+            "thumbnail_url",
+            "people",
+            "topics",
+        ]
+
+
 class SummaryListItemSerializer(SummarySerializer):
     """A summary as lists show it: what a card needs (video, channel, people, times, the
     30-second text) and how many parts it has; the parts named in the context's `expand`
     (from ?expand=) in full, as the detail endpoint shows them."""
 
+    video = VideoCardSerializer(read_only=True)
     counts = SummaryCountsSerializer(source="*", read_only=True)
 
     class Meta(SummarySerializer.Meta):
