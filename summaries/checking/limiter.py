@@ -8,7 +8,7 @@ deadline, which bounds how long a request holds its slot). When Redis cannot be 
 a request waits for it (up to its own timeout) rather than going ahead on this process's
 own count: several processes each allowing `per_host` would put a multiple of the limit on
 a site during every Redis restart. A request that gets no slot in time is not sent, and
-the batch hands its source to a later attempt (`checking.record.not_started`).
+the batch hands its source to a later attempt (`linkcheck.batch.not_started`).
 """
 
 from __future__ import annotations

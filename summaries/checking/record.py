@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from summaries import linkcheck
 from summaries.linkcheck import CheckResult, State
+from summaries.linkcheck.batch import not_started
 from summaries.models import Citation, Source, SourceCheck
 from summaries.ops import metrics
 from summaries.pagecache.generation import checks_recorded, content_changed
@@ -140,22 +141,15 @@ def check_source_batch(
     return outcome
 
 
-def not_started(result: CheckResult) -> bool:
-    """Whether a check sent nothing because every slot of its host stayed taken (slots of
-    a killed worker lapse after a while): a later attempt of the batch checks it."""
-    return result.error_class == linkcheck.ErrorClass.NO_SLOT and result.attempts == 0
-
-
 def _citation_verdict(citation: Citation, result: CheckResult) -> tuple[str, str]:
     if not linkcheck.normalise_phrase(citation.key_phrase):
         return Citation.Verdict.NO_PHRASE, ""
     if result.state not in READABLE_STATES or result.text is None:
         return Citation.Verdict.UNAVAILABLE, ""
-    found = linkcheck.verdict(
+    found, excerpt = linkcheck.claim_verdict(
         result.text, citation.key_phrase, citation.confirmed_fingerprint, result.fingerprint
     )
-    excerpt = linkcheck.find_phrase(result.text, citation.key_phrase) or ""
-    return found, excerpt
+    return found, excerpt or ""
 
 
 def _clip(value: str | None, model, name: str) -> str:

@@ -10,7 +10,7 @@
 """
 
 from .batch import check_many
-from .claims import Verdict, find_phrase, normalise_phrase, verdict
+from .claims import Verdict, claim_verdict, find_phrase, normalise_phrase, verdict
 from .fetch import DEFAULT_USER_AGENT, Resolver, default_resolver, fetch, parse_retry_after
 from .limits import HostLimiter, InProcessHostLimiter
 from .page import fingerprint_text, read_page
@@ -29,6 +29,7 @@ __all__ = [
     "Verdict",
     "check_many",
     "check_url",
+    "claim_verdict",
     "default_resolver",
     "fetch",
     "find_phrase",

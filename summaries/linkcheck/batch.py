@@ -20,7 +20,9 @@ _DONE = object()  # the dispatcher's last message
 BACKLOG = 16
 
 
-def _not_started(result: CheckResult) -> bool:
+def not_started(result: CheckResult) -> bool:
+    """Whether a check sent nothing because every slot of its host stayed taken (or the
+    shared limiter was unreachable) for its whole deadline: a later attempt checks it."""
     return result.error_class == ErrorClass.NO_SLOT and result.attempts == 0
 
 
@@ -180,7 +182,7 @@ def check_many(
                         with lock:
                             active_per_host[host] -= 1
                         result = future.result()
-                        if _not_started(result) and host in queues:
+                        if not_started(result) and host in queues:
                             # No slot in a whole deadline (the shared limiter unreachable,
                             # or every slot held elsewhere): the host's other URLs are not
                             # started either; the caller hands them to a later attempt.

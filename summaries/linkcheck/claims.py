@@ -164,14 +164,26 @@ def verdict(
     missing text counts as not found. Raises ValueError for a blank phrase: a citation
     without a key phrase has no verdict.
     """
+    return claim_verdict(result_text, phrase, confirmed_fingerprint, current_fingerprint)[0]
+
+
+def claim_verdict(
+    result_text: str | None,
+    phrase: str,
+    confirmed_fingerprint: str | None,
+    current_fingerprint: str | None,
+) -> tuple[Verdict, str | None]:
+    """`verdict`, and the excerpt where the phrase was found (None when not found), from
+    one search of the text (a PDF's text can be megabytes)."""
     if not normalise_phrase(phrase):
         raise ValueError("a verdict needs a non-blank phrase")
-    if find_phrase(result_text, phrase) is None:
-        return "not_found"
+    excerpt = find_phrase(result_text, phrase)
+    if excerpt is None:
+        return "not_found", None
     if (
         confirmed_fingerprint
         and current_fingerprint
         and confirmed_fingerprint != current_fingerprint
     ):
-        return "changed"
-    return "supported"
+        return "changed", excerpt
+    return "supported", excerpt
