@@ -499,6 +499,31 @@ CELERY_BEAT_SCHEDULE["dispatch-source-checks"] = {
     "schedule": env.int("CHECK_DISPATCH_EVERY", default=300),
     "options": {"expires": 240},
 }
+# --- Webhooks (issue 16 section 2) ------------------------------------------------------
+# Where the site is, for the links in webhook bodies (which are sent with no request).
+SITE_URL = env.str("SITE_URL", default="http://localhost:8000").rstrip("/")
+# Deliveries go out through the source checker's address rules: public addresses only, on
+# the scheme's own port, unless a network is allowed here (comma-separated CIDRs).
+WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+WEBHOOK_DEADLINE = env.float("WEBHOOK_DEADLINE", default=10.0)  # seconds for one attempt
+# A failed attempt (5xx, 408/425/429, timeout, network) is tried again after a wait that
+# starts at WEBHOOK_RETRY_DELAY seconds and doubles (with jitter) up to WEBHOOK_MAX_RETRY_DELAY,
+# at most WEBHOOK_MAX_ATTEMPTS attempts in all (defaults: ~2 hours of trying).
+WEBHOOK_MAX_ATTEMPTS = env.int("WEBHOOK_MAX_ATTEMPTS", default=8)
+WEBHOOK_RETRY_DELAY = env.float("WEBHOOK_RETRY_DELAY", default=30.0)
+WEBHOOK_MAX_RETRY_DELAY = env.float("WEBHOOK_MAX_RETRY_DELAY", default=3600.0)
+# An endpoint whose deliveries failed this many times in a row (each after all its
+# attempts) is disabled until an editor turns it on again.
+WEBHOOK_DISABLE_AFTER = env.int("WEBHOOK_DISABLE_AFTER", default=10)
+# Events (and their delivery logs) are kept this many days.
+WEBHOOK_KEEP_DAYS = env.int("WEBHOOK_KEEP_DAYS", default=30)
+# The sweeper: queues deliveries whose message was lost, marks those whose worker died
+# mid-request "interrupted", and tells of scheduled summaries that went live.
+CELERY_BEAT_SCHEDULE["sweep-webhooks"] = {
+    "task": "summaries.tasks.sweep_webhooks",
+    "schedule": env.int("WEBHOOK_SWEEP_EVERY", default=60),
+    "options": {"expires": 50},
+}
 # Thumbnails still missing (a fetch that failed for a while, or was lost) are queued again:
 # at most THUMBNAIL_SWEEP_BATCH a run, each after a wait that doubles with each failure.
 THUMBNAIL_SWEEP_BATCH = env.int("THUMBNAIL_SWEEP_BATCH", default=100)

@@ -14,11 +14,13 @@ from .checking.tasks import check_source_batch, dispatch_source_checks
 from .editing import copies, derived
 from .models import Summary, Video
 from .reader import related
+from .webhooks.tasks import deliver_webhook, sweep_webhooks
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "check_source_batch",
+    "deliver_webhook",
     "dispatch_source_checks",
     "fetch_thumbnail",
     "publish_due_changes",
@@ -26,6 +28,7 @@ __all__ = [
     "refresh_stale_related",
     "rerender_summary",
     "sweep_thumbnails",
+    "sweep_webhooks",
 ]
 
 

@@ -20,6 +20,7 @@ from summaries.linkcheck.batch import not_started
 from summaries.models import Citation, Source, SourceCheck
 from summaries.ops import metrics
 from summaries.pagecache.generation import checks_recorded, content_changed
+from summaries.webhooks import events as webhook_events
 
 from .limiter import host_limiter
 from .options import fetch_options, setting
@@ -185,6 +186,8 @@ def record_results(
     changed_citations = []
     checks = []
     shown_before = _shown_on_pages(sources, citations)
+    states_before = {source.pk: source.state for source in sources}
+    verdicts_before = {c.pk: c.verdict for cited in citations.values() for c in cited}
     for source in sources:
         result = results[source.pk]
         chain = [[url, status] for url, status in result.redirect_chain]
@@ -259,6 +262,13 @@ def record_results(
         # Written in bulk, so no save signal tells the page cache; most checks find a
         # source as it was and leave cached pages alone.
         content_changed()
+    webhook_events.checks_recorded(
+        sources=sources,
+        states_before=states_before,
+        citations=changed_citations,
+        verdicts_before=verdicts_before,
+        now=now,
+    )
     return [s.pk for s in sources]
 
 

@@ -19,6 +19,7 @@ from summaries import checking
 from summaries.background import queue_after_commit
 from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
 from summaries.pagecache.generation import content_changed
+from summaries.webhooks import events as webhook_events
 
 from .derived import refresh_derived_data
 
@@ -132,6 +133,7 @@ def publish_changes(*, summary: Summary, user=None, at: datetime | None = None) 
         reversion.set_comment("Published changes")
     content_changed()
     queue_after_commit("summaries.tasks.refresh_related_around", live.video_id)
+    webhook_events.summary_updated(live, now=now)
     return live
 
 

@@ -12,6 +12,7 @@ from summaries.models import (
     Summary,
 )
 from summaries.pagecache.generation import content_changed
+from summaries.webhooks import events as webhook_events
 
 from . import copies
 
@@ -70,6 +71,7 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
     _record(summary, user, comment)
     if not scheduled:  # a scheduled one is picked up by the beat refresh once live
         queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
+        webhook_events.summary_published(summary, now=now)
     return summary
 
 
@@ -81,12 +83,14 @@ def unpublish_summary(*, summary: Summary, user=None) -> Summary:
     """
     if summary.is_working_copy:
         summary = summary.working_copy_of
+    was_live = summary.is_live()
     copies.take_back_changes(summary=summary)
     summary.refresh_from_db()
     summary.status = Summary.Status.DRAFT
     summary.publish_at = None
     _record(summary, user, "Unpublished")
     queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
+    webhook_events.summary_unpublished(summary, was_live=was_live)
     return summary
 
 

@@ -42,6 +42,13 @@ from .summary import (
     SummaryQuerySet,
     Takeaway,
 )
+from .webhooks import (
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookEventType,
+    new_webhook_secret,
+)
 
 __all__ = [
     "LANGUAGE_CHOICES",
@@ -74,6 +81,11 @@ __all__ = [
     "VideoQuerySet",
     "VisibleCharField",
     "VisibleTextField",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
+    "WebhookEventType",
+    "new_webhook_secret",
     "validate_domains",
 ]
 

@@ -1,0 +1,160 @@
+"""Sending one POST safely (webhook deliveries): the fetcher's address rules, one attempt.
+
+The URL, and every address its name resolves to, pass the same policy as source checks
+(`policy`), and the connection goes to the vetted address with the name kept for the Host
+header, SNI and certificate checks (no DNS rebinding). Redirects are not followed: a
+receiver that answers 3xx has not taken the delivery. One attempt only; whoever calls
+decides when to try again (Celery, with backoff). `deadline` bounds the whole exchange,
+body included, as for a fetch.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .fetch import DEFAULT_USER_AGENT, Resolver, _Fetch, _Options, default_resolver
+from .policy import Blocked, IPNetwork, parse_networks, parse_target
+from .result import ErrorClass
+from .transport import Guard, NetError, classify, open_connection, read_body
+
+# What a receiver answers is kept for the delivery log only this far.
+RESPONSE_EXCERPT = 1024
+# Statuses worth trying again: the receiver may take it later (others are its refusal).
+RETRIED_STATUSES = frozenset({408, 425, 429})
+# Network trouble that says nothing about the receiver refusing the delivery for good.
+NOT_RETRIED_ERRORS = frozenset({ErrorClass.BLOCKED})
+
+
+@dataclass
+class PostResult:
+    """What one POST got back: a status, or the class of failure with a detail."""
+
+    status: int | None = None
+    error_class: ErrorClass | None = None
+    error: str = ""
+    response_ms: int | None = None
+    response_excerpt: str = ""
+    address: str = ""
+
+    @property
+    def delivered(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def worth_retrying(self) -> bool:
+        """A failure the receiver may recover from: a 5xx, 408/425/429, or a network
+        failure other than a refused address. 3xx and other 4xx are final."""
+        if self.delivered:
+            return False
+        if self.status is not None:
+            return self.status >= 500 or self.status in RETRIED_STATUSES
+        return self.error_class not in NOT_RETRIED_ERRORS
+
+
+def post(
+    url: str,
+    body: bytes,
+    *,
+    headers: dict[str, str],
+    resolver: Resolver = default_resolver,
+    allowed_networks: str | Iterable[str | IPNetwork] = (),
+    deadline: float = 10.0,
+    user_agent: str = DEFAULT_USER_AGENT,
+    ssl_context: ssl.SSLContext | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> PostResult:
+    """POST `body` (with `headers`, JSON assumed) to `url` once; never raises for network
+    trouble. A refused URL or address is error_class "blocked" and nothing is sent."""
+    options = _Options(
+        need_body=False,
+        resolver=resolver,
+        allowed_networks=parse_networks(allowed_networks),
+        timeout=deadline,
+        deadline=deadline,
+        max_body=RESPONSE_EXCERPT,
+        max_redirects=0,
+        user_agent=user_agent,
+        retries=0,
+        backoff=0.0,
+        max_backoff=0.0,
+        sleep=time.sleep,
+        rng=lambda: 0.0,
+        clock=clock,
+        limiter=None,
+        ssl_context=ssl_context,
+    )
+    state = _Fetch(url, options)
+    try:
+        target = parse_target(url)
+        addresses = state.vetted_addresses(target)
+    except Blocked as blocked:
+        return PostResult(error_class=ErrorClass.BLOCKED, error=blocked.reason)
+    except NetError as error:
+        return PostResult(error_class=error.error_class, error=error.detail)
+    started = clock()
+    guard = Guard(deadline)
+    connection = None
+    try:
+        for address in addresses:
+            connection = open_connection(
+                target.scheme,
+                str(address),
+                target.port,
+                server_hostname=target.host,
+                timeout=max(0.001, state.remaining()),
+                guard=guard,
+                ssl_context=ssl_context,
+            )
+            try:
+                connection.connect()
+                break
+            except Exception:  # noqa: BLE001 - try the next address, then report the last
+                connection.close()
+                connection = None
+                if guard.fired or address == addresses[-1]:
+                    raise
+        connection.request(
+            "POST",
+            target.request_target,
+            body=body,
+            headers={
+                **headers,
+                "Host": target.host_header,
+                "User-Agent": user_agent,
+                "Content-Type": "application/json",
+                "Content-Length": str(len(body)),
+                "Connection": "close",
+            },
+            preload_content=False,
+            decode_content=True,
+        )
+        response = connection.getresponse()
+        excerpt, _ = read_body(response, RESPONSE_EXCERPT)
+        if guard.fired:
+            raise NetError(ErrorClass.TIMEOUT, "deadline passed while reading")
+        return PostResult(
+            status=response.status,
+            response_ms=round((clock() - started) * 1000),
+            response_excerpt=excerpt[:RESPONSE_EXCERPT].decode("utf-8", "replace"),
+            address=str(connection.host),
+        )
+    except Exception as exc:  # noqa: BLE001 - every failure is a result, never an exception
+        error = (
+            NetError(ErrorClass.TIMEOUT, f"deadline of {deadline}s passed")
+            if guard.fired
+            else exc
+            if isinstance(exc, NetError)
+            else classify(exc)
+        )
+        return PostResult(
+            error_class=error.error_class,
+            error=error.detail,
+            response_ms=round((clock() - started) * 1000),
+        )
+    finally:
+        guard.disarm()
+        if connection is not None:
+            connection.close()

@@ -1,0 +1,124 @@
+"""Webhooks: endpoints clients register, the events we tell them about, and each delivery.
+
+An event is written in the same transaction as the change it reports (an outbox), with one
+delivery row per subscribed endpoint, so a change that commits is never left untold and a
+change that rolls back is never told. A delivery is claimed (state "sending") before its
+request is sent: a worker killed mid-request leaves it "sending" and it is never sent again
+(at most once per event and endpoint), then marked "interrupted" by the sweeper.
+"""
+
+import base64
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from .base import TimestampedModel
+
+
+class WebhookEventType(models.TextChoices):
+    SUMMARY_PUBLISHED = "summary.published", "A summary went live"
+    SUMMARY_UPDATED = "summary.updated", "A live summary's changes went live"
+    SUMMARY_UNPUBLISHED = "summary.unpublished", "A live summary was taken down"
+    SOURCE_STATE_CHANGED = "source.state_changed", "A cited source changed state"
+    CITATION_VERDICT_CHANGED = "citation.verdict_changed", "A citation's claim verdict changed"
+
+
+def new_webhook_secret() -> str:
+    """A Standard Webhooks secret: "whsec_" and 32 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
+
+
+class WebhookEndpoint(TimestampedModel):
+    url = models.URLField("URL", max_length=2000, help_text="Where deliveries are POSTed.")
+    description = models.CharField(max_length=200, blank=True)
+    events = models.JSONField(
+        default=list, help_text="The event types sent to this endpoint (a list of names)."
+    )
+    secret = models.CharField(
+        max_length=100,
+        default=new_webhook_secret,
+        editable=False,
+        help_text="Signs every delivery (Standard Webhooks, HMAC-SHA256).",
+    )
+    is_active = models.BooleanField(
+        "active", default=True, help_text="Inactive endpoints are sent nothing."
+    )
+    failures_in_a_row = models.PositiveIntegerField(default=0, editable=False)
+    disabled_at = models.DateTimeField(null=True, blank=True, editable=False)
+    disabled_reason = models.CharField(max_length=300, blank=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+    )
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return self.description or self.url
+
+    def wants(self, event_type: str) -> bool:
+        return self.is_active and event_type in (self.events or [])
+
+
+class WebhookEvent(models.Model):
+    """Something that happened, with the JSON body every endpoint is sent, byte for byte."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    type = models.CharField(max_length=40, choices=WebhookEventType.choices)
+    # Set for events that must be told once however often they are looked for (a scheduled
+    # publication noticed by the sweeper and by the publish itself).
+    key = models.CharField(max_length=200, unique=True, null=True, blank=True)
+    body = models.TextField()
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.type} {self.id}"
+
+
+class WebhookDelivery(models.Model):
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting to be sent"
+        SENDING = "sending", "Being sent"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+        # The worker was lost while sending: it may or may not have arrived, and it is
+        # not sent again (at most once).
+        INTERRUPTED = "interrupted", "Interrupted (not sent again)"
+
+    event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    response_ms = models.PositiveIntegerField(null=True, blank=True)
+    # One entry per attempt: when, what came back, how long it took.
+    log = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "webhook deliveries"
+        constraints = [
+            # At most one delivery of an event to an endpoint.
+            models.UniqueConstraint(fields=["event", "endpoint"], name="one_delivery_per_event")
+        ]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="delivery_due")]
+
+    def __str__(self):
+        return f"{self.event.type} → {self.endpoint}"
