@@ -3,6 +3,6 @@
 Importing this package registers every model admin (Django's admin autodiscovery).
 """
 
-from . import catalogue, sources, summary
+from . import catalogue, sources, summary, webhooks
 
-__all__ = ["catalogue", "sources", "summary"]
+__all__ = ["catalogue", "sources", "summary", "webhooks"]

@@ -36,6 +36,8 @@ ERRORS = {
 
 # Reads that answer only editors (anyone else gets a 404).
 EDITORS_ONLY_READS = ("/working-copy/",)
+# Paths only editors read or write (anyone else gets a 401 or 403).
+EDITORS_ONLY_PATHS = ("/api/v1/webhooks/",)
 
 
 class ApiAutoSchema(AutoSchema):
@@ -46,16 +48,21 @@ class ApiAutoSchema(AutoSchema):
         auth = super().get_auth()
         # Published content is read without credentials: an empty requirement says so
         # (drafts stay invisible to such clients; writes still need a token).
-        editors_only = self.path.endswith(EDITORS_ONLY_READS)
+        editors_only = self.path.endswith(EDITORS_ONLY_READS) or self._editors_only_path()
         if self.method in ("GET", "HEAD") and not editors_only and {} not in auth:
             auth.append({})
         return auth
+
+    def _editors_only_path(self) -> bool:
+        return self.path.startswith(EDITORS_ONLY_PATHS)
 
     def _error_codes(self) -> list[str]:
         detail = "{" in self.path
         codes = ["400", "401", "406", "429"]
         if detail:
             codes.append("404")
+        if self.method in ("GET", "HEAD") and self._editors_only_path():
+            codes.append("403")
         if self.method not in ("GET", "HEAD"):
             codes += ["403", "409", "413", "415"]
         if self.method in ("PUT", "PATCH"):

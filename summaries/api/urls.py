@@ -6,6 +6,7 @@ from rest_framework.routers import SimpleRouter
 from . import views
 from .errors import not_found
 from .summary_views import SummaryViewSet
+from .webhooks import WebhookEndpointViewSet
 
 app_name = "api"
 
@@ -16,6 +17,7 @@ router.register("topics", views.TopicViewSet, basename="topic")
 router.register("organisations", views.OrganisationViewSet, basename="organisation")
 router.register("videos", views.VideoViewSet, basename="video")
 router.register("summaries", SummaryViewSet, basename="summary")
+router.register("webhooks", WebhookEndpointViewSet, basename="webhook")
 
 # Any other path (also one with characters a slug cannot have) is a JSON 404.
 urlpatterns = [*router.urls, re_path(r"^", not_found)]

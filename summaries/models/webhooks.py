@@ -12,7 +12,10 @@ import secrets
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from summaries.linkcheck import Blocked, check_url
 
 from .base import TimestampedModel
 
@@ -30,11 +33,45 @@ def new_webhook_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
 
 
+def validate_webhook_url(url: str) -> None:
+    """Refuse what deliveries could never be sent to: other schemes, credentials in the
+    URL, internal addresses and odd ports (unless WEBHOOK_ALLOWED_NETWORKS opens them).
+    A name is checked again against what it resolves to at every delivery."""
+    try:
+        check_url(url, allowed_networks=settings.WEBHOOK_ALLOWED_NETWORKS)
+    except Blocked as blocked:
+        raise ValidationError(
+            f"Deliveries cannot be sent to this URL: {blocked.reason}.", code="blocked"
+        ) from None
+
+
+def validate_event_types(events) -> None:
+    known = set(WebhookEventType.values)
+    if not isinstance(events, list) or not events:
+        raise ValidationError("Choose at least one event type.", code="required")
+    unknown = [e for e in events if not isinstance(e, str) or e not in known]
+    if unknown:
+        raise ValidationError(
+            "Unknown event types: %(unknown)s. Known: %(known)s.",
+            code="invalid",
+            params={"unknown": ", ".join(map(str, unknown)), "known": ", ".join(sorted(known))},
+        )
+    if len(set(events)) != len(events):
+        raise ValidationError("An event type is listed twice.", code="invalid")
+
+
 class WebhookEndpoint(TimestampedModel):
-    url = models.URLField("URL", max_length=2000, help_text="Where deliveries are POSTed.")
+    url = models.URLField(
+        "URL",
+        max_length=2000,
+        validators=[validate_webhook_url],
+        help_text="Where deliveries are POSTed (https, a public address).",
+    )
     description = models.CharField(max_length=200, blank=True)
     events = models.JSONField(
-        default=list, help_text="The event types sent to this endpoint (a list of names)."
+        default=list,
+        validators=[validate_event_types],
+        help_text="The event types sent to this endpoint (a list of names).",
     )
     secret = models.CharField(
         max_length=100,
@@ -62,6 +99,15 @@ class WebhookEndpoint(TimestampedModel):
 
     def __str__(self):
         return self.description or self.url
+
+    def save(self, *args, **kwargs):
+        """Turning a disabled endpoint on again starts its failure count afresh."""
+        if self.is_active and self.disabled_at is not None:
+            self.disabled_at, self.disabled_reason, self.failures_in_a_row = None, "", 0
+            if kwargs.get("update_fields") is not None:
+                fields = {"disabled_at", "disabled_reason", "failures_in_a_row"}
+                kwargs["update_fields"] = {*kwargs["update_fields"], *fields}
+        super().save(*args, **kwargs)
 
     def wants(self, event_type: str) -> bool:
         return self.is_active and event_type in (self.events or [])

@@ -1,0 +1,110 @@
+"""Webhook deliveries through a real broker and real Celery worker processes (issue 16 §2).
+
+The receiver listens on 127.0.0.2, which the workers may send to because
+WEBHOOK_ALLOWED_NETWORKS is set in their environment below.
+"""
+
+import json
+import os
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from summaries.editing import workflow
+from summaries.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from summaries.webhooks import delivery, signing
+from tests.factories import SummaryFactory
+from tests.integration.test_source_checks import (  # noqa: F401 - private_redis is a fixture
+    QUEUE,
+    needs_redis_server,
+    private_redis,
+    wait_until,
+)
+from tests.webhook_receiver import Receiver
+
+pytestmark = pytest.mark.integration
+
+# Read by the worker processes when they start (set when the module is collected, before
+# the session's worker starts in whichever module first needs it).
+os.environ["WEBHOOK_ALLOWED_NETWORKS"] = "127.0.0.2/32"
+os.environ["WEBHOOK_RETRY_DELAY"] = "0.5"
+DELIVER_TASK = "summaries.tasks.deliver_webhook"
+VISIBILITY = 10  # seconds until the broker hands an unacknowledged task out again
+
+
+@pytest.fixture
+def receiver():
+    started = Receiver().start()
+    yield started
+    started.stop()
+
+
+def test_a_published_summary_reaches_the_receiver_after_a_500_signed(
+    transactional_db, celery_worker, receiver, settings
+):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.2/32"]  # for this process's model checks
+    receiver.answers = [500, 200]
+    endpoint = WebhookEndpoint.objects.create(url=receiver.url, events=["summary.published"])
+    summary = SummaryFactory()
+    workflow.publish_summary(summary=summary)  # commits: the task goes to the worker
+    sent = WebhookDelivery.objects.get()
+    wait_until(
+        lambda: WebhookDelivery.objects.filter(pk=sent.pk, state="delivered").exists(),
+        "the delivery was not delivered after its retry",
+        celery_worker,
+    )
+    sent.refresh_from_db()
+    assert sent.attempts == 2 and [e["status_code"] for e in sent.log] == [500, 200]
+    assert len(receiver.received) == 2
+    for request in receiver.received:
+        event = signing.verify(endpoint.secret, request.body, request.headers)
+        assert event["type"] == "summary.published"
+        assert event["data"]["summary"]["slug"] == summary.video.slug
+        assert request.headers["webhook-id"] == str(sent.event_id)
+
+
+def _pending_delivery(endpoint: WebhookEndpoint) -> WebhookDelivery:
+    now = timezone.now()
+    event = WebhookEvent.objects.create(
+        id=uuid.uuid4(),
+        type="summary.published",
+        body=json.dumps({"type": "summary.published", "data": {}}),
+        created_at=now,
+    )
+    return WebhookDelivery.objects.create(
+        event=event, endpoint=endpoint, next_attempt_at=now, created_at=now
+    )
+
+
+@needs_redis_server
+def test_a_worker_killed_mid_delivery_never_sends_it_twice(
+    receiver, private_redis, celery_processes
+):
+    """The receiver holds the request; the worker is SIGKILLed with the task unacknowledged.
+    The broker hands the task to another worker once its visibility timeout passes: it
+    must send nothing (the delivery is claimed), and the sweeper marks it interrupted."""
+    receiver.answers = ["hang"]
+    endpoint = WebhookEndpoint.objects.create(url=receiver.url, events=["summary.published"])
+    sent = _pending_delivery(endpoint)
+    app = private_redis.app
+    environment = {"REDIS_URL": private_redis.url, "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY)}
+    doomed = celery_processes.worker("curation-hook-doomed", queue=QUEUE, app=app, **environment)
+    task = app.send_task(DELIVER_TASK, args=[sent.pk], queue=QUEUE)
+    wait_until(lambda: len(receiver.received) == 1, "the worker sent nothing", doomed)
+    doomed.kill()
+    live = celery_processes.worker("curation-hook-live", queue=QUEUE, app=app, **environment)
+    wait_until(
+        lambda: f"{DELIVER_TASK} {task.id} SUCCESS" in live.log_text(),
+        "the killed worker's task was not handed out again",
+        live,
+        timeout=VISIBILITY * 4,
+    )
+    assert len(receiver.received) == 1
+    sent.refresh_from_db()
+    assert sent.state == WebhookDelivery.State.SENDING and sent.attempts == 1
+    delivery.sweep(now=sent.claimed_at + timedelta(seconds=10 + 61))  # WEBHOOK_DEADLINE 10 s
+    sent.refresh_from_db()
+    assert sent.state == WebhookDelivery.State.INTERRUPTED
+    assert len(receiver.received) == 1

@@ -1,0 +1,125 @@
+"""Registering webhook endpoints through the API, and reading their delivery logs."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from summaries.editing import workflow
+from summaries.models import WebhookDelivery, WebhookEndpoint
+from summaries.webhooks import delivery
+from tests.factories import EditorFactory, SummaryFactory, UserFactory
+from tests.webhook_receiver import Receiver
+
+pytestmark = pytest.mark.django_db
+
+LIST = "/api/v1/webhooks/"
+
+
+@pytest.fixture(autouse=True)
+def webhook_settings(settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.2/32"]
+    settings.WEBHOOK_DEADLINE = 1.0
+
+
+@pytest.fixture
+def editor_client():
+    client = APIClient()
+    client.force_authenticate(EditorFactory())
+    return client
+
+
+def test_anonymous_clients_and_staff_without_the_permission_see_nothing():
+    WebhookEndpoint.objects.create(url="https://hooks.example.com/", events=["summary.published"])
+    assert APIClient().get(LIST).status_code == 401
+    staff = APIClient()
+    staff.force_authenticate(UserFactory(is_staff=True))
+    assert staff.get(LIST).status_code == 403
+    assert staff.post(LIST, {"url": "https://a.example/", "events": []}).status_code == 403
+    outsider = APIClient()
+    outsider.force_authenticate(UserFactory())  # has a token, not staff
+    assert outsider.get(LIST).status_code == 403
+
+
+def test_an_editor_registers_an_endpoint_and_gets_its_secret_once(editor_client):
+    answer = editor_client.post(
+        LIST,
+        {"url": "https://hooks.example.com/curation", "events": ["summary.published"]},
+        format="json",
+    )
+    assert answer.status_code == 201, answer.json()
+    created = answer.json()
+    endpoint = WebhookEndpoint.objects.get(pk=created["id"])
+    assert created["secret"] == endpoint.secret and endpoint.secret.startswith("whsec_")
+    assert endpoint.events == ["summary.published"] and endpoint.created_by is not None
+    shown = editor_client.get(f"{LIST}{endpoint.pk}/").json()
+    assert "secret" not in shown and shown["is_active"] is True
+    assert editor_client.get(LIST).json()["results"][0]["id"] == endpoint.pk
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"url": "http://127.0.0.1:8000/", "events": ["summary.published"]}, "url"),
+        ({"url": "http://10.0.0.5/hook", "events": ["summary.published"]}, "url"),
+        ({"url": "ftp://hooks.example.com/", "events": ["summary.published"]}, "url"),
+        ({"url": "https://user:pw@hooks.example.com/", "events": ["summary.published"]}, "url"),
+        ({"url": "https://hooks.example.com/", "events": []}, "events"),
+        ({"url": "https://hooks.example.com/", "events": ["summary.deleted"]}, "events"),
+        ({"url": "https://hooks.example.com/", "events": "summary.published"}, "events"),
+        ({"url": "https://hooks.example.com/", "events": ["summary.published"] * 2}, "events"),
+        ({"events": ["summary.published"]}, "url"),
+    ],
+)
+def test_bad_registrations_are_a_400_naming_the_field(editor_client, payload, field):
+    answer = editor_client.post(LIST, payload, format="json")
+    assert answer.status_code == 400
+    assert field in answer.json()["errors"] if "errors" in answer.json() else answer.json()
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_turning_a_disabled_endpoint_on_again_clears_its_failures(editor_client):
+    endpoint = WebhookEndpoint.objects.create(
+        url="https://hooks.example.com/", events=["summary.published"]
+    )
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+        is_active=False, failures_in_a_row=10, disabled_reason="10 deliveries in a row failed"
+    )
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(disabled_at="2026-12-01T00:00Z")
+    answer = editor_client.patch(f"{LIST}{endpoint.pk}/", {"is_active": True}, format="json")
+    assert answer.status_code == 200
+    assert answer.json()["failures_in_a_row"] == 0 and answer.json()["disabled_reason"] == ""
+
+
+def test_the_delivery_log_shows_each_attempt(editor_client):
+    receiver = Receiver().start()
+    try:
+        receiver.answers = [500, 200]
+        endpoint = WebhookEndpoint.objects.create(url=receiver.url, events=["summary.published"])
+        workflow.publish_summary(summary=SummaryFactory())
+        sent = WebhookDelivery.objects.get()
+        delivery.deliver(delivery_id=sent.pk)
+        sent.refresh_from_db()
+        delivery.deliver(delivery_id=sent.pk, now=sent.next_attempt_at)
+    finally:
+        receiver.stop()
+    answer = editor_client.get(f"{LIST}{endpoint.pk}/deliveries/")
+    assert answer.status_code == 200
+    (shown,) = answer.json()["results"]
+    assert shown["event_type"] == "summary.published" and shown["state"] == "delivered"
+    assert shown["event_id"] == str(sent.event_id) and shown["attempts"] == 2
+    assert [entry["status_code"] for entry in shown["log"]] == [500, 200]
+
+
+def test_an_editor_removes_an_endpoint_with_its_log(editor_client):
+    endpoint = WebhookEndpoint.objects.create(
+        url="https://hooks.example.com/", events=["summary.published"]
+    )
+    assert editor_client.delete(f"{LIST}{endpoint.pk}/").status_code == 204
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_the_schema_documents_the_signature_and_that_reads_need_credentials(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    listing = schema["paths"]["/api/v1/webhooks/"]["get"]
+    assert "webhook-signature" in listing["description"]
+    assert {} not in listing.get("security", [])
+    assert "403" in listing["responses"]
