@@ -16,10 +16,10 @@ from summaries.editing import workflow
 from summaries.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from summaries.webhooks import delivery, signing
 from tests.factories import SummaryFactory
-from tests.integration.test_source_checks import (  # noqa: F401 - private_redis is a fixture
+from tests.integration.test_source_checks import (
     QUEUE,
+    PrivateRedis,
     needs_redis_server,
-    private_redis,
     wait_until,
 )
 from tests.webhook_receiver import Receiver
@@ -65,6 +65,19 @@ def test_a_published_summary_reaches_the_receiver_after_a_500_signed(
         assert request.headers["webhook-id"] == str(sent.event_id)
 
 
+@pytest.fixture
+def broker():
+    """A redis-server of this test only (the broker of the workers it kills and starts).
+    Requested before celery_processes, so that it outlives them."""
+    server = PrivateRedis()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        server.app.close()
+
+
 def _pending_delivery(endpoint: WebhookEndpoint) -> WebhookDelivery:
     now = timezone.now()
     event = WebhookEvent.objects.create(
@@ -79,17 +92,15 @@ def _pending_delivery(endpoint: WebhookEndpoint) -> WebhookDelivery:
 
 
 @needs_redis_server
-def test_a_worker_killed_mid_delivery_never_sends_it_twice(
-    receiver, private_redis, celery_processes
-):
+def test_a_worker_killed_mid_delivery_never_sends_it_twice(receiver, broker, celery_processes):
     """The receiver holds the request; the worker is SIGKILLed with the task unacknowledged.
     The broker hands the task to another worker once its visibility timeout passes: it
     must send nothing (the delivery is claimed), and the sweeper marks it interrupted."""
     receiver.answers = ["hang"]
     endpoint = WebhookEndpoint.objects.create(url=receiver.url, events=["summary.published"])
     sent = _pending_delivery(endpoint)
-    app = private_redis.app
-    environment = {"REDIS_URL": private_redis.url, "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY)}
+    app = broker.app
+    environment = {"REDIS_URL": broker.url, "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY)}
     doomed = celery_processes.worker("curation-hook-doomed", queue=QUEUE, app=app, **environment)
     task = app.send_task(DELIVER_TASK, args=[sent.pk], queue=QUEUE)
     wait_until(lambda: len(receiver.received) == 1, "the worker sent nothing", doomed)
