@@ -28,8 +28,9 @@ Refuse a timestamp more than 5 minutes from your clock (the replay window), comp
 signatures in constant time, and answer 2xx within 10 seconds. Anything else (a 5xx, 408,
 425, 429, a timeout, a refused connection) is tried again with exponential backoff (30 s
 doubling, at most 8 attempts); 3xx and other 4xx answers are final. An endpoint whose
-deliveries fail 10 times in a row is turned off until an editor turns it on again. Each
-event reaches an endpoint at most once. Events: `summary.published`, `summary.updated`
+deliveries fail 10 times in a row is turned off until an editor turns it on again. An
+event is never sent twice by a worker lost mid-request; a timed-out attempt (which you may
+have taken) is tried again with the same `webhook-id`. Events: `summary.published`, `summary.updated`
 (changes to a live summary went live), `summary.unpublished`, `source.state_changed` and
 `citation.verdict_changed` (for sources and citations of live summaries, when a known
 state or verdict changes). Drafts, scheduled summaries and unpublished changes are never
