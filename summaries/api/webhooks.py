@@ -32,9 +32,9 @@ deliveries fail 10 times in a row is turned off until an editor turns it on agai
 event is never sent twice by a worker lost mid-request; a timed-out attempt (which you may
 have taken) is tried again with the same `webhook-id`. Events: `summary.published`,
 `summary.updated` (changes to a live summary went live), `summary.unpublished`,
-`source.state_changed` and `citation.verdict_changed` (for sources and citations of live summaries, when a known
-state or verdict changes). Drafts, scheduled summaries and unpublished changes are never
-told of.
+`source.state_changed` and `citation.verdict_changed` (for sources and citations of live
+summaries, when a known state or verdict changes). Drafts, scheduled summaries and
+unpublished changes are never told of.
 """
 
 
