@@ -14,8 +14,9 @@ from summaries import checking
 from summaries.editing import derived, workflow
 from summaries.linkcheck import CheckResult, State
 from summaries.models import Source
+from summaries.pagecache import tokens
 
-from .factories import ChapterFactory, EditorFactory, SummaryFactory
+from .factories import ChapterFactory, EditorFactory, SummaryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -138,3 +139,65 @@ def test_reads_from_a_read_replica_are_not_kept(client, settings, monkeypatch):
         response = client.get(detail(summary))
     assert response.status_code == 200
     assert len(queries) > 0  # rendered again, not served from the page cache
+
+
+# --- Read-only tokens (issue 16 section 1: "anonymous and read-only token GETs") ---------
+
+
+@pytest.fixture
+def reader():
+    """A client with the token of a user who is no editor: it reads what everyone reads."""
+    tokens.forget_all()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=UserFactory())}")
+    yield client
+    tokens.forget_all()
+
+
+def test_a_read_only_token_is_served_the_cached_read(client, reader, django_assert_num_queries):
+    summary = cited_summary()
+    anonymous = client.get(detail(summary))
+    with django_assert_num_queries(1):  # which user the token is, once per process
+        first = reader.get(detail(summary))
+    with django_assert_num_queries(0):
+        again = reader.get(detail(summary))
+    assert first.content == again.content == anonymous.content
+    assert "public" in again["Cache-Control"] and again["ETag"] == anonymous["ETag"]
+
+
+def test_a_read_only_tokens_read_is_kept_for_everyone(client, reader, django_assert_num_queries):
+    summary = cited_summary()
+    SummaryFactory()  # a draft: nobody here may see it
+    fresh = reader.get("/api/v1/summaries/")
+    assert [item["slug"] for item in fresh.json()["results"]] == [summary.video.slug]
+    assert "public" in fresh["Cache-Control"]
+    with django_assert_num_queries(0):
+        assert client.get("/api/v1/summaries/").content == fresh.content
+
+
+def test_an_editors_token_read_is_never_kept_or_served_from_the_cache(client, reader):
+    summary = cited_summary()
+    draft = SummaryFactory()
+    editor = APIClient()
+    editor.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=EditorFactory())}")
+    for _ in range(2):
+        response = editor.get("/api/v1/summaries/")
+        slugs = {item["slug"] for item in response.json()["results"]}
+        assert slugs == {summary.video.slug, draft.video.slug}
+        assert "private" in response["Cache-Control"]
+    for other in (client, reader):
+        slugs = [item["slug"] for item in other.get("/api/v1/summaries/").json()["results"]]
+        assert slugs == [summary.video.slug]
+
+
+@pytest.mark.parametrize("token", ["no-such-token", "inactive"])
+def test_a_bad_token_is_refused_even_when_the_read_is_cached(client, token):
+    summary = cited_summary()
+    tokens.forget_all()
+    assert client.get(detail(summary)).status_code == 200  # cached now
+    if token == "inactive":
+        token = Token.objects.create(user=UserFactory(is_active=False)).key
+    stranger = APIClient()
+    stranger.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    for _ in range(2):
+        assert stranger.get(detail(summary)).status_code == 401

@@ -13,12 +13,14 @@ from django.conf import settings
 from django.http import HttpResponseNotModified
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date, parse_etags
+from rest_framework.authentication import TokenAuthentication
 from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 
 from summaries.pagecache.middleware import canonical_query, mark_cacheable
 
 from .errors import PreconditionFailed, PreconditionRequired, error_body
+from .permissions import can_see_unpublished
 
 SAFE = ("GET", "HEAD")
 
@@ -55,10 +57,18 @@ def check_if_match(request, current_tag: str, *, required: bool) -> None:
 
 
 def is_private(request) -> bool:
+    """Whether the answer may show what anonymous clients do not see, so it is never shared.
+
+    A token of a user who cannot see unpublished work (a read-only token) reads exactly
+    what anonymous clients read: its answers are public and page-cached like theirs. Judged
+    on the user this request authenticated as, never on the page cache's memory of tokens.
+    Session users are private (the browsable API, editors' tools).
+    """
     user = getattr(request, "user", None)
-    return bool(
-        (user is not None and user.is_authenticated) or request.META.get("HTTP_AUTHORIZATION")
-    )
+    signed_in = user is not None and user.is_authenticated
+    if isinstance(getattr(request, "successful_authenticator", None), TokenAuthentication):
+        return can_see_unpublished(user)
+    return bool(signed_in or request.META.get("HTTP_AUTHORIZATION"))
 
 
 def reads_are_page_cached() -> bool:

@@ -6,6 +6,10 @@ needs; the "Editors" group carries all of them, superusers have them all.
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from summaries.models.access import can_see_unpublished, is_staff
+
+__all__ = ["ReadOrEditorWrite", "can_see_unpublished", "is_staff"]
+
 # Unsafe method -> permission, for views that do not say otherwise.
 METHOD_PERMISSIONS = {
     "POST": "add",
@@ -13,15 +17,6 @@ METHOD_PERMISSIONS = {
     "PATCH": "change",
     "DELETE": "delete",
 }
-
-
-def is_staff(user) -> bool:
-    return bool(user and user.is_authenticated and user.is_active and user.is_staff)
-
-
-def can_see_unpublished(user) -> bool:
-    """Editors see drafts, summaries in review and scheduled ones; everyone else does not."""
-    return is_staff(user) and user.has_perm("summaries.view_summary")
 
 
 class ReadOrEditorWrite(BasePermission):

@@ -29,7 +29,7 @@ from django.http.request import split_domain_port
 
 from summaries.ops import metrics
 
-from . import pages
+from . import pages, tokens
 from .generation import (
     CHECKS_GENERATION_KEY,
     GENERATION_KEY,
@@ -110,18 +110,22 @@ def _accepts_json(request) -> bool:
 
 
 def may_serve_cached(request) -> bool:
-    """Only anonymous GET/HEAD requests share cached pages.
+    """Only anonymous GET/HEAD requests, and API reads with a read-only token, share
+    cached pages.
 
     Anyone with a session cookie may be logged in (staff see previews and admin links);
-    telling would cost a session read, so they are always served fresh. The API answers
-    only JSON: a request that does not accept it goes to the view (a 406).
+    telling would cost a session read, so they are always served fresh. An API token of a
+    user who cannot see unpublished work reads what anonymous clients read (tokens.py).
+    The API answers only JSON: a request that does not accept it goes to the view (a 406).
     """
-    return (
-        request.method in ("GET", "HEAD")
-        and settings.SESSION_COOKIE_NAME not in request.COOKIES
-        and "HTTP_AUTHORIZATION" not in request.META
-        and (not is_api(request) or _accepts_json(request))
-    )
+    if request.method not in ("GET", "HEAD") or settings.SESSION_COOKIE_NAME in request.COOKIES:
+        return False
+    if not is_api(request):
+        return "HTTP_AUTHORIZATION" not in request.META
+    authorization = request.META.get("HTTP_AUTHORIZATION")
+    if authorization is not None and not tokens.is_reader_token(authorization):
+        return False
+    return _accepts_json(request)
 
 
 # What a page is stored as, under its key of each encoding.
@@ -224,7 +228,11 @@ def is_shared(request, response) -> bool:
         and response.status_code == 200
         and not response.streaming
         and not response.cookies
-        and not getattr(getattr(request, "user", None), "is_authenticated", False)
+        and (
+            # A read-only token's user is signed in, and the view judged its answer public.
+            "HTTP_AUTHORIZATION" in request.META
+            or not getattr(getattr(request, "user", None), "is_authenticated", False)
+        )
     )
 
 
