@@ -522,11 +522,16 @@ class Cluster:
             return False
         return waiting == 0 and unacked == 0
 
-    def queued_tokens(self) -> set[str]:
-        """The tokens of the check batches waiting in the broker."""
+    def queued_tokens(self, *, taken: bool = False) -> set[str]:
+        """The tokens of the check batches waiting in the broker; with `taken`, also of
+        those a worker has taken and not acknowledged (kombu keeps them in its "unacked"
+        hash, and hands them out again if the worker is lost): both are kept by Redis."""
 
         def read(client):
-            return client.lrange("celery", 0, -1)
+            waiting = client.lrange("celery", 0, -1)
+            unacked = client.hvals("unacked") if taken else []
+            # An unacknowledged entry is [message, exchange, routing key].
+            return waiting + [json.dumps(json.loads(raw)[0]) for raw in unacked]
 
         tokens = set()
         for raw in self.console.redis(read):
@@ -846,7 +851,8 @@ def _restart_in_a_due_time(c: Cluster, service: str, readers: Readers) -> dict:
         time.sleep(DOWN_SECONDS)
         c.redis.start()
         wait_for(c._redis_answers, "Redis did not come back", 30)
-        kept = c.queued_tokens()
+        # A batch a worker took between the count and the stop is kept too (unacked).
+        kept = c.queued_tokens(taken=True)
         assert queued <= kept | _recorded_tokens(c, last_id), "batches were lost"
     else:
         c.postgres.stop()
