@@ -15,6 +15,8 @@ from django.db.models import F
 from summaries.models import Appearance, Video
 from summaries.models.base import slug_url
 
+from .compiled import CompiledQuery
+
 # The Video columns a card reads; thumbnail_files for its `thumbnail`.
 CARD_FIELDS = (
     "pk",
@@ -118,6 +120,42 @@ def card_of_video(video: Video) -> dict:
     return result
 
 
+# The most cards a page shows at once (a list page; a summary page shows 16).
+MAX_CARDS = 20
+
+_PEOPLE = CompiledQuery(
+    Appearance,
+    lambda video_ids: (
+        Appearance.objects.filter(video_id__in=video_ids)
+        .order_by("video_id", "position", "id")
+        .values_list("video_id", "person__name", "person__slug", "organisation__name")
+    ),
+    id_lists={"video_ids": MAX_CARDS},
+)
+
+# Cards under "More from this channel" on a summary page.
+MORE_COUNT = 6
+
+_MORE_FROM_CHANNEL = CompiledQuery(
+    Video,
+    lambda channel_id, video_id, now: card_values(
+        Video.objects.published(now)
+        .filter(channel_id=channel_id)
+        .exclude(pk=video_id)
+        .order_by("-published_on", "-id")
+    )[:MORE_COUNT],
+    ids=("channel_id", "video_id"),
+    now=True,
+)
+
+
+def more_from_channel(video) -> list[dict]:
+    """Cards of the MORE_COUNT newest live videos of `video`'s channel other than itself,
+    without their people (`add_people`)."""
+    rows = _MORE_FROM_CHANNEL.run(channel_id=video.channel_id, video_id=video.pk)
+    return [card(row) for row in rows]
+
+
 def add_people(cards: list[dict]) -> list[dict]:
     """Fill `appearances.all` of each card (person and organisation, in Appearance's
     order) in one query for all of them; cards made by `card_of_video` are left as they are."""
@@ -127,12 +165,7 @@ def add_people(cards: list[dict]) -> list[dict]:
             by_video.setdefault(item["pk"], []).append(item["appearances"]["all"])
     if not by_video:
         return cards
-    rows = (
-        Appearance.objects.filter(video_id__in=list(by_video))
-        .order_by("video_id", "position", "id")
-        .values_list("video_id", "person__name", "person__slug", "organisation__name")
-    )
-    for video_id, name, slug, organisation in rows:
+    for video_id, name, slug, organisation in _PEOPLE.run(video_ids=list(by_video)):
         appearance = _appearance(name, slug, organisation)
         for people in by_video[video_id]:
             people.append(appearance)

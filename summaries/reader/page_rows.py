@@ -16,6 +16,8 @@ from summaries.models import Appearance, Citation, Video
 from summaries.models.base import slug_url
 from summaries.models.catalogue import split_domains
 
+from .compiled import CompiledQuery
+
 _SOURCE_FIELDS = (
     "url",
     "host",
@@ -84,36 +86,29 @@ class PageCitation:
     source_label: object = field(default=None)  # set by presentation.label_sources
 
 
-def people(video_id: int) -> list[PageAppearance]:
-    """The video's people in their order on it, with their organisations."""
-    rows = (
+_PEOPLE = CompiledQuery(
+    Appearance,
+    lambda video_id: (
         Appearance.objects.filter(video_id=video_id)
         .order_by("position", "id")
         .values_list("person__name", "person__slug", "organisation__name", "organisation__domains")
-    )
-    return [
-        PageAppearance(
-            PagePerson(name, slug),
-            PageOrganisation(organisation, domains) if organisation is not None else None,
-        )
-        for name, slug, organisation, domains in rows
-    ]
+    ),
+    ids=("video_id",),
+)
 
-
-def topics(video_id: int) -> list[PageTopic]:
-    """The video's topics by name."""
-    rows = (
+_TOPICS = CompiledQuery(
+    Video.topics.through,
+    lambda video_id: (
         Video.topics.through.objects.filter(video_id=video_id)
         .order_by("topic__name", "topic__slug")
         .values_list("topic__name", "topic__slug")
-    )
-    return [PageTopic(name, slug) for name, slug in rows]
+    ),
+    ids=("video_id",),
+)
 
-
-def citations(summary_id: int) -> list[PageCitation]:
-    """The summary's citations in their order in its text, each with its source's latest
-    check."""
-    rows = (
+_CITATIONS = CompiledQuery(
+    Citation,
+    lambda summary_id: (
         Citation.objects.filter(summary_id=summary_id)
         .order_by("position", "id")
         .values(
@@ -124,7 +119,30 @@ def citations(summary_id: int) -> list[PageCitation]:
             "verdict",
             *(f"source__{name}" for name in _SOURCE_FIELDS),
         )
-    )
+    ),
+    ids=("summary_id",),
+)
+
+
+def people(video_id: int) -> list[PageAppearance]:
+    """The video's people in their order on it, with their organisations."""
+    return [
+        PageAppearance(
+            PagePerson(name, slug),
+            PageOrganisation(organisation, domains) if organisation is not None else None,
+        )
+        for name, slug, organisation, domains in _PEOPLE.run(video_id=video_id)
+    ]
+
+
+def topics(video_id: int) -> list[PageTopic]:
+    """The video's topics by name."""
+    return [PageTopic(name, slug) for name, slug in _TOPICS.run(video_id=video_id)]
+
+
+def citations(summary_id: int) -> list[PageCitation]:
+    """The summary's citations in their order in its text, each with its source's latest
+    check."""
     return [
         PageCitation(
             url=row["url"],
@@ -134,5 +152,5 @@ def citations(summary_id: int) -> list[PageCitation]:
             verdict=row["verdict"],
             source=PageSource(**{name: row[f"source__{name}"] for name in _SOURCE_FIELDS}),
         )
-        for row in rows
+        for row in _CITATIONS.run(summary_id=summary_id)
     ]

@@ -1,5 +1,6 @@
 """Related videos across channels, ranked by what they share with a video, with the reasons."""
 
+import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from summaries.models import Appearance, Citation, RelatedLink, Source, Video
 from summaries.pagecache.generation import content_changed
 
 from .cards import card, card_of_video, card_values
+from .compiled import CompiledQuery
 
 # Scoring weights. A shared person is the strongest sign that two videos belong together
 # (the same voice, the same line of work); citing the same page means both discuss the same
@@ -323,6 +325,32 @@ def stale_videos(*, limit: int, now=None) -> list[int]:
     )
 
 
+@functools.lru_cache(maxsize=16)
+def _stored_cards_query(size: int) -> CompiledQuery:
+    """The first `size` live stored entries of a video, as card rows with score and reasons."""
+    return CompiledQuery(
+        RelatedLink,
+        lambda video_id, now: card_values(
+            RelatedLink.objects.filter(
+                video_id=video_id, related__in=Video.objects.published(now).values("pk")
+            ).order_by("position"),
+            "related",
+            ("score", "reasons"),
+        )[:size],
+        ids=("video_id",),
+        now=True,
+    )
+
+
+def _stored_cards(video: Video, limit: int, exclude: Collection[int]) -> list[RelatedVideo]:
+    # The videos in `exclude` are dropped here rather than in SQL, so that the query's
+    # shape (and its compiled SQL) depends on their number only.
+    excluded = set(exclude)
+    rows = _stored_cards_query(limit + len(excluded)).run(video_id=video.pk)
+    rows = [row for row in rows if row["card_pk"] not in excluded][:limit]
+    return [RelatedVideo(card(row), row["score"], row["reasons"]) for row in rows]
+
+
 def related_for_page(
     video: Video,
     *,
@@ -351,6 +379,8 @@ def related_for_page(
                 for item in computed
             ]
         return computed
+    if cards:
+        return _stored_cards(video, limit, exclude)
     live = Video.objects.published().values("pk")
     prefetch = []
     if people:
@@ -365,9 +395,6 @@ def related_for_page(
     links = RelatedLink.objects.filter(video=video, related__in=live)
     if exclude:
         links = links.exclude(related__in=list(exclude))
-    if cards:
-        rows = card_values(links.order_by("position"), "related", ("score", "reasons"))[:limit]
-        return [RelatedVideo(card(row), row["score"], row["reasons"]) for row in rows]
     links = (
         links.select_related("related__channel")
         .prefetch_related(*prefetch)

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.db import connections
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.utils.functional import cached_property
@@ -38,6 +39,7 @@ from . import (
     search_suggest,
     seo,
 )
+from .compiled import CompiledQuery
 from .navigation import SectionMixin, breadcrumbs, section_crumb
 
 PAGE_SIZE = 20
@@ -444,24 +446,35 @@ class SearchView(ListView):
         return context
 
 
+def summary_page_query(summaries):
+    """What a summary page reads of its summary: the video and channel, the stored article."""
+    return summaries.defer("search_document").select_related("video", "video__channel", "page")
+
+
+_LIVE_SUMMARY = CompiledQuery(
+    Summary,
+    lambda slug, now: summary_page_query(Summary.objects.published(now)).filter(video__slug=slug),
+    texts=("slug",),
+    now=True,
+)
+
+
 class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
     """A summary page; a summary that is not live answers 404."""
 
     template_name = "summaries/summary_detail.html"
     context_object_name = "summary"
-    slug_field = "video__slug"
     section = "channels"  # the breadcrumbs lead through the channel
 
-    def summaries(self):
-        return Summary.objects.published()
+    def find_summary(self):
+        """The live summary of the video at this address; 404 if there is none."""
+        found = _LIVE_SUMMARY.run(slug=self.kwargs[self.slug_url_kwarg])
+        if not found:
+            raise Http404("No live summary at this address.")
+        return found[0]
 
     def get_object(self, queryset=None):
-        queryset = (
-            self.summaries()
-            .defer("search_document")  # the whole text again, for search only
-            .select_related("video", "video__channel", "page")
-        )
-        summary = super().get_object(queryset)
+        summary = self.find_summary()
         # The video's people and topics, shown whatever version of the summary the page is.
         self.people = page_rows.people(summary.video_id)
         self.topics = page_rows.topics(summary.video_id)
@@ -478,10 +491,7 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
         context = super().get_context_data(**kwargs)
         video = self.object.video
         context["video"] = video
-        more = [
-            cards.card(row)
-            for row in published_videos().filter(channel=video.channel).exclude(pk=video.pk)[:6]
-        ]
+        more = cards.more_from_channel(video)
         context["more_from_channel"] = more
         page_article = self.summary_article()
         context["article"] = page_article
@@ -525,8 +535,11 @@ class SummaryPreviewView(SummaryDetailView):
 
     page_cache = False
 
-    def summaries(self):
-        return Summary.objects.all()
+    def find_summary(self):
+        """The summary of the video at this address, in any state."""
+        return get_object_or_404(
+            summary_page_query(Summary.objects.all()), video__slug=self.kwargs[self.slug_url_kwarg]
+        )
 
     def get_object(self, queryset=None):
         """The summary, or the unpublished changes to it when it has a working copy."""
