@@ -154,6 +154,12 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Reader pages run their queries as statements PostgreSQL plans once per connection
+    # (summaries/reader/compiled.py: only those bind parameters on the server; psycopg
+    # prepares nothing bound in the client). Off (0) behind a pooler that cannot keep
+    # prepared statements, such as PgBouncer in transaction mode before 1.21.
+    if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
+        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
 # A PostgreSQL read replica for anonymous API reads (curation/replica.py says which reads).
 _replica_url = env.str("DATABASE_REPLICA_URL", default="")
 if _replica_url:

@@ -6,10 +6,11 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
-from summaries.models import Appearance, Summary, Video
+from summaries.models import Appearance, Summary, Topic, Video
 from summaries.reader import cards, page_rows
 from summaries.reader.compiled import CompiledQuery
 
@@ -176,3 +177,19 @@ def test_a_summary_page_asks_for_a_live_summary_each_time(client):
     Summary.objects.filter(pk=summary.pk).update(status=Summary.Status.DRAFT)
     assert client.get(url, {"n": "2"}).status_code == 404
     assert client.get("/videos/nothing-here/").status_code == 404
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's prepared statements")
+def test_on_postgresql_a_compiled_query_is_planned_once_per_connection():
+    query = people_query()
+    videos = [SummaryFactory(live=True).video for _ in range(3)]
+    topic = TopicFactory()
+    for video in videos:
+        assert query.run(video_id=video.pk) == reference_people(video.pk)
+        assert list(Topic.objects.filter(pk=topic.pk).values_list("slug")) == [(topic.slug,)]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        statements = [row[0] for row in cursor.fetchall()]
+    # One statement for the three runs; the ORM's own queries are never prepared.
+    assert sum('"summaries_appearance"."position"' in sql for sql in statements) == 1
+    assert not any('FROM "summaries_topic"' in sql for sql in statements)

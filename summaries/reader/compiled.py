@@ -11,7 +11,14 @@ those places.
 
 It runs through Django's cursor, so query counting and logging still see it, and its rows
 go through the same converters as the queryset's own (JSON, dates on SQLite), shaped as
-values() (dicts) or values_list() (tuples) would shape them.
+model instances, values() (dicts) or values_list() (tuples) as the queryset would be.
+
+On PostgreSQL its parameters are bound on the server (the ORM's own queries are bound in
+the client, as Django does by default), so that PostgreSQL plans each compiled query once
+per connection: a prepared statement, when the connection's `prepare_threshold` allows
+it (settings: DATABASE_PREPARED_STATEMENTS). The summary page's seven queries spent
+about 2 ms being planned again on every request, and client-side binding another 1-2 ms
+quoting values into the SQL text.
 """
 
 from __future__ import annotations
@@ -151,7 +158,7 @@ class CompiledQuery:
         alias = router.db_for_read(self.model)
         compiled = self._compiled(alias)
         connection = connections[alias]
-        with connection.cursor() as cursor:
+        with _cursor(connection) as cursor:
             cursor.execute(compiled.sql, self._params(compiled, connection, values))
             rows = cursor.fetchall()
         compiler = compiled.compiler
@@ -164,6 +171,20 @@ class CompiledQuery:
             names = compiled.names
             return [dict(zip(names, row, strict=True)) for row in rows]
         return list(rows)
+
+
+def _cursor(connection):
+    """A Django cursor (logged and counted as any other); on PostgreSQL one binding
+    parameters on the server, which psycopg prepares as the connection's threshold says."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    from django.db.backends.postgresql.base import ServerBindingCursor  # psycopg 3 only
+
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        # What connection.cursor() does, with this cursor class instead of the default.
+        return connection._prepare_cursor(ServerBindingCursor(connection.connection))
 
 
 def _instances(compiler, rows, alias: str) -> list:
