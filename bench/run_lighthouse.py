@@ -136,6 +136,9 @@ def export_commit(commit: str, into: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
 
 
+AUDIT_ATTEMPTS = 3
+
+
 def audit(binary: Path, url: str, mode: str, out: Path, save_assets: bool = False) -> dict:
     command = [
         str(binary),
@@ -151,8 +154,13 @@ def audit(binary: Path, url: str, mode: str, out: Path, save_assets: bool = Fals
     if save_assets:
         command.append("--save-assets")  # the trace and DevTools log beside the report
     env = {**os.environ, "CHROME_PATH": CHROMIUM}
-    subprocess.run(command, cwd=ROOT, env=env, check=True)
-    return json.loads(out.read_text())
+    for attempt in range(1, AUDIT_ATTEMPTS + 1):
+        # Lighthouse sometimes fails to record the page load's trace ("NO_NAVSTART") and
+        # exits 1 without a report: that says nothing about the page, so audit it again.
+        if subprocess.run(command, cwd=ROOT, env=env).returncode == 0:
+            return json.loads(out.read_text())
+        say(f"    Lighthouse failed (attempt {attempt} of {AUDIT_ATTEMPTS})")
+    raise SystemExit(f"Lighthouse failed {AUDIT_ATTEMPTS} times on {url} ({mode})")
 
 
 def scores(report: dict) -> dict[str, int]:
