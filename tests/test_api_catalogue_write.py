@@ -115,6 +115,35 @@ def test_references_by_slug_must_be_text_too(api):
     assert not Video.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "place",
+    ["channel", "topics", "person"],
+)
+def test_a_reference_with_a_nul_character_is_a_400_not_a_500(api, place):
+    # PostgreSQL text cannot hold NUL: looking the slug up failed with a DataError (a 500),
+    # found by the schema fuzzer.
+    payload = example_payload()
+    if place == "channel":
+        payload["video"]["channel"] = "two\x00minute"
+    elif place == "topics":
+        payload["video"]["topics"] = ["bench\x00marks"]
+    else:
+        payload["video"]["people"] = [{"person": "ada\x00lovelace"}]
+    response = api.post("/api/v1/summaries/", payload, format="json")
+    assert response.status_code == 400
+    assert "Null characters are not allowed" in str(error_of(response)["fields"])
+    assert not Video.objects.exists()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_slug_with_a_nul_character_is_refused_by_name(api, kind):
+    model, _, payload = KINDS[kind]
+    response = api.post(list_url(kind), {**payload, "slug": "a\x00b"}, format="json")
+    assert response.status_code == 400
+    assert "Null characters are not allowed" in error_of(response)["fields"]["slug"][0]
+    assert not model.objects.exists()
+
+
 def test_optional_fields_default_to_empty(api):
     response = api.post(list_url("channels"), {"name": "Bare", "slug": "bare"}, format="json")
     assert response.status_code == 201, response.json()

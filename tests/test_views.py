@@ -341,3 +341,17 @@ def test_the_preview_banner_tells_the_summary_state(client):
     scheduled = SummaryFactory(status=Summary.Status.PUBLISHED, publish_at=soon)
     url = reverse("summaries:summary-preview", kwargs={"slug": scheduled.video.slug})
     assert "Readers cannot see this page until" in client.get(url).content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["topic", "person", "language"])
+def test_a_list_filter_holding_a_nul_character_shows_no_videos_rather_than_failing(client, name):
+    # PostgreSQL refuses text with NUL in a comparison (a DataError: a 500 before).
+    summary = SummaryFactory(live=True)
+    topic = TopicFactory()
+    summary.video.topics.add(topic)
+    for url in (summary.video.channel.get_absolute_url(), topic.get_absolute_url()):
+        response = client.get(url, {name: "ab\x00c"})
+        assert response.status_code == 200
+        assert summary.video.title not in response.content.decode()
+        assert client.get(url).status_code == 200

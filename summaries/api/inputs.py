@@ -153,6 +153,10 @@ class TextSlugRelatedField(serializers.SlugRelatedField):
 
     def to_internal_value(self, data):
         _refuse_non_text(data)
+        # Looked up as it is: PostgreSQL refuses text holding NUL (a DataError, a 500), and
+        # no slug holds one. DRF's CharField says the same for the fields it reads.
+        if "\x00" in data:
+            raise serializers.ValidationError("Null characters are not allowed.")
         return super().to_internal_value(data)
 
 

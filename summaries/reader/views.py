@@ -247,6 +247,9 @@ class VideoListView(SectionMixin, CardListMixin, CachedListMixin, ListView):
                 videos = videos.filter(**{lookup: self.filters[name]})
         if "language" in self.filters:
             videos = videos.filter(language=self.filters["language"])
+        if any("\x00" in value for value in self.filters.values()):
+            # No slug or language holds NUL, and PostgreSQL refuses to compare text with it.
+            videos = videos.none()
         # Only joins through people or topics can repeat a video; DISTINCT over every
         # column is costly on a long list, so it is added only then.
         if (
