@@ -133,17 +133,20 @@ _PEOPLE = CompiledQuery(
     id_lists={"video_ids": MAX_CARDS},
 )
 
+
+def live_card_rows(now=None):
+    """Live videos, newest first, as card rows (`card_values`)."""
+    return card_values(Video.objects.published(now).order_by("-published_on", "-id"))
+
+
 # Cards under "More from this channel" on a summary page.
 MORE_COUNT = 6
 
 _MORE_FROM_CHANNEL = CompiledQuery(
     Video,
-    lambda channel_id, video_id, now: card_values(
-        Video.objects.published(now)
-        .filter(channel_id=channel_id)
-        .exclude(pk=video_id)
-        .order_by("-published_on", "-id")
-    )[:MORE_COUNT],
+    lambda channel_id, video_id, now: (
+        live_card_rows(now).filter(channel_id=channel_id).exclude(pk=video_id)[:MORE_COUNT]
+    ),
     ids=("channel_id", "video_id"),
     now=True,
 )

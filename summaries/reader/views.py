@@ -49,7 +49,7 @@ RELATED_COUNT = 10
 
 def published_videos():
     """Live videos, newest first, as the rows cards are made of (cards.card_values)."""
-    return cards.card_values(Video.objects.published().order_by("-published_on", "-id"))
+    return cards.live_card_rows()
 
 
 class CachedCountPaginator(Paginator):
@@ -450,7 +450,8 @@ class SearchView(ListView):
 
 
 def summary_page_query(summaries):
-    """What a summary page reads of its summary: the video and channel, the stored article."""
+    """What a summary page reads of its summary: the video and channel, the stored article;
+    not the search document (the whole text again, for search only)."""
     return summaries.defer("search_document").select_related("video", "video__channel", "page")
 
 
