@@ -318,6 +318,50 @@ def test_a_batch_for_a_deleted_or_reclaimed_source_does_nothing(site):
     assert site.hits["/a"] == 0
 
 
+def test_a_batch_renews_its_claim_when_it_starts_so_no_one_else_fetches_its_sources(
+    site, monkeypatch
+):
+    """A batch that waited in the queue almost as long as the lease: while it fetches, the
+    sweeper must not hand its sources to another batch, which would fetch them again."""
+    source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    lease = timedelta(seconds=setting("CHECK_CLAIM_SECONDS", 0))
+    claimed_at = timezone.now() - lease + timedelta(seconds=1)
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10, now=claimed_at)
+    swept = []
+    fetch = record.run_checks
+
+    def sweep_then_fetch(needs, **kwargs):
+        # The first claim has lapsed by now: the sweeper runs while the batch fetches.
+        swept.extend(checking.sweep_sources(now=claimed_at + lease + timedelta(seconds=2)))
+        return fetch(needs, **kwargs)
+
+    monkeypatch.setattr(record, "run_checks", sweep_then_fetch)
+    outcome = checking.check_source_batch(source_ids=ids, token=token)
+    assert swept == []
+    assert outcome.recorded == [source.pk] and site.hits["/a"] == 1
+
+
+def test_a_batch_starts_no_fetch_its_claim_would_not_cover(site, settings, monkeypatch):
+    """Fetches start only while the renewed lease still covers them (a fetch ends by its
+    deadline, then its chunk is written); the rest are handed on, still claimed."""
+    settings.CHECK_CLAIM_SECONDS = 30
+    Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    budgets = []
+
+    def run_checks(needs, *, time_budget=None, **kwargs):
+        budgets.append(time_budget)
+        return {}
+
+    monkeypatch.setattr(record, "run_checks", run_checks)
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
+    outcome = checking.check_source_batch(source_ids=ids, token=token, time_budget=100.0)
+    deadline = FETCH_SETTINGS["FETCH_DEADLINE"]
+    assert budgets == [30 - deadline - record.LEASE_MARGIN]
+    assert outcome.remaining == ids
+    checking.check_source_batch(source_ids=ids, token=token, time_budget=5.0)
+    assert budgets[-1] == 5.0  # the task's own budget, when it is the smaller
+
+
 # --- Dispatch and sweep -----------------------------------------------------------------
 
 

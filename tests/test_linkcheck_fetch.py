@@ -980,6 +980,28 @@ def test_a_host_that_gets_no_slot_is_not_tried_url_after_url(site):
     assert site.requests == []
 
 
+class SlotAtTheDeadline(NoSlots):
+    """A slot comes free only as the fetch's deadline runs out (another worker's batch
+    held it, say)."""
+
+    def acquire(self, host, *, timeout=None):
+        time.sleep(timeout or 0)
+        return True
+
+
+def test_a_slot_that_comes_too_late_for_a_request_is_not_a_timeout_of_the_site(site):
+    """Nothing was sent, so nothing is known of the site: the URL is left for a later
+    attempt rather than recorded as a site that timed out."""
+    site.routes["/a"] = page(200, title_page("A"))
+    options = {**FAST, "deadline": 0.3, "timeout": 0.3}
+    results = check_many(
+        {site.url("/a"): False}, per_host=1, host_limiter=SlotAtTheDeadline(), **options
+    )
+    result = results[site.url("/a")]
+    assert batch.not_started(result), (result.error_class, result.attempts, result.error)
+    assert site.requests == []
+
+
 def test_a_caller_that_cannot_keep_up_stops_new_fetches(site):
     for n in range(60):
         site.routes[f"/p{n}"] = page(200, title_page(f"P{n}"))

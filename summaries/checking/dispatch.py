@@ -27,6 +27,12 @@ def _claimable(now: datetime) -> Q:
     return Q(ignored=False) & (Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
 
 
+def lease() -> timedelta:
+    """How long a claim holds its sources (CHECK_CLAIM_SECONDS) before the sweeper may
+    hand them to another batch."""
+    return timedelta(seconds=int(setting("CHECK_CLAIM_SECONDS", 900)))
+
+
 def _due(now: datetime) -> Q:
     return Q(next_check_at__isnull=True) | Q(next_check_at__lte=now)
 
@@ -55,9 +61,8 @@ def claim_sources(
         ids = list(candidates.values_list("pk", flat=True)[:limit])
         if not ids:
             return token, []
-        lease = timedelta(seconds=int(setting("CHECK_CLAIM_SECONDS", 900)))
         Source.objects.filter(_claimable(now), pk__in=ids).update(
-            check_token=token, claimed_until=now + lease
+            check_token=token, claimed_until=now + lease()
         )
         claimed = list(
             Source.objects.filter(pk__in=ids, check_token=token)
@@ -165,9 +170,12 @@ def ignore_source(*, source: Source, ignored: bool = True) -> Source:
 
 
 def extend_claim(*, source_ids: list[int], token: str, now: datetime | None = None) -> int:
-    """Renew the lease of sources still claimed with `token` (a batch continued later)."""
+    """Renew the lease of sources still claimed with `token`: when their batch starts
+    (it may have waited in the queue for most of the lease) and when it is continued.
+
+    Only the holder renews: a source the sweeper gave to another batch keeps that claim.
+    """
     now = now or timezone.now()
-    lease = timedelta(seconds=int(setting("CHECK_CLAIM_SECONDS", 900)))
     return Source.objects.filter(pk__in=source_ids, check_token=token).update(
-        claimed_until=now + lease
+        claimed_until=now + lease()
     )
