@@ -66,7 +66,7 @@ from summaries.models import (  # noqa: E402
     Video,
 )
 from summaries.pagecache.generation import content_changed  # noqa: E402
-from summaries.reader import related  # noqa: E402
+from summaries.reader import facets, related  # noqa: E402
 from summaries.text import platforms  # noqa: E402
 from summaries.text.citations import extract_citations  # noqa: E402
 from summaries.text.markdown import html_to_text, render_inline_markdown, render_markdown  # noqa: E402
@@ -861,7 +861,9 @@ def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> i
     analyse()
     store_related(context, workers)
     analyse()
-    content_changed()  # bulk_create sends no signals: make cached pages stale
+    # bulk_create sends no signals: make cached pages stale, and stored filter choices.
+    content_changed()
+    facets.forget_all()
     elapsed = time.perf_counter() - started
     print("created:", ", ".join(f"{name} {n}" for name, n in counts.items()))
     print(

@@ -52,7 +52,7 @@ _LITERAL = re.compile(r"'(?:[^']|'')*'(?:::\w+)?|\b\d+(?:\.\d+)?\b")
 
 def _shape(sql: str) -> str:
     """The query with its literals replaced, so that runs of the same query group together."""
-    return _LITERAL.sub("?", sql)
+    return _LITERAL.sub("?", sql or "(compiled query, run with bound parameters)")
 
 
 def _get(client, path: str, n: int):

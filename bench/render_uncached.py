@@ -37,6 +37,8 @@ inprocess.setup_django()
 from django.db import connection  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
+from summaries.reader import facets  # noqa: E402
+
 TARGET_MEDIAN_MS = 10.0
 GENERATED_PREFIX = "bench-"
 
@@ -67,6 +69,17 @@ def pick_pages() -> list[tuple[str, str]]:
     return [("summary", f"/videos/{slug}/"), ("channel", f"/channels/{channel}/"), ("home", "/")]
 
 
+def forget_choices() -> None:
+    """As a save to one of the channel's videos does, before the worker computed them
+    again: the next request computes the channel's filter choices (reader.facets)."""
+    facets.forget_all()
+
+
+# Measured as well, but not held to the target: the channel page for a reader who comes
+# after a save and before the worker (summaries.tasks.refresh_list_facets).
+AFTER_A_SAVE = "channel, choices forgotten"
+
+
 def count_queries(client, path: str, requests: int = 5) -> tuple[int, int, int]:
     """(fewest, most) queries over a few requests, and the page's size: counted apart from
     the timed requests, whose time would otherwise include the capture's own work
@@ -79,9 +92,11 @@ def count_queries(client, path: str, requests: int = 5) -> tuple[int, int, int]:
     return min(counts), max(counts), size
 
 
-def timed(client, path: str, requests: int, round_number: int) -> list[float]:
+def timed(client, path: str, requests: int, round_number: int, prepare=None) -> list[float]:
     times = []
     for n in range(requests):
+        if prepare is not None:
+            prepare()
         started = time.perf_counter()
         inprocess.uncached_get(client, path, f"r{round_number}-{n}")
         times.append((time.perf_counter() - started) * 1000)
@@ -89,25 +104,32 @@ def timed(client, path: str, requests: int, round_number: int) -> list[float]:
 
 
 def measure(pages: list[tuple[str, str]], requests: int, rounds: int) -> dict[str, dict]:
-    """Per page: the times of `requests` requests in each of `rounds` rounds, the pages
-    taking turns, so that a noisy spell of a shared machine falls on every page alike."""
-    clients = {path: inprocess.warm_client(path, 5) for _, path in pages}
-    times = {path: [] for _, path in pages}
-    round_medians = {path: [] for _, path in pages}
+    """Per page (by name): the times of `requests` requests in each of `rounds` rounds, the
+    pages taking turns, so that a noisy spell of a shared machine falls on every page alike."""
+    clients = {name: inprocess.warm_client(path, 5) for name, path in pages}
+    # As gunicorn.conf.py does once a worker has answered its first requests: what they
+    # built (compiled templates, resolvers, compiled queries) out of later collections.
+    gc.collect()
+    gc.freeze()
+    prepare = {name: forget_choices if name == AFTER_A_SAVE else None for name, _ in pages}
+    times = {name: [] for name, _ in pages}
+    round_medians = {name: [] for name, _ in pages}
     for round_number in range(rounds):
-        for _, path in pages:
-            got = timed(clients[path], path, requests, round_number)
-            times[path].extend(got)
-            round_medians[path].append(statistics.median(got))
+        for name, path in pages:
+            got = timed(clients[name], path, requests, round_number, prepare[name])
+            times[name].extend(got)
+            round_medians[name].append(statistics.median(got))
     results = {}
-    for _, path in pages:
-        all_times = sorted(times[path])
-        low, high, size = count_queries(clients[path], path)
-        results[path] = {
+    for name, path in pages:
+        all_times = sorted(times[name])
+        if prepare[name] is not None:
+            prepare[name]()  # counted on one request that computes the choices
+        low, high, size = count_queries(clients[name], path, 1 if prepare[name] else 5)
+        results[name] = {
             "median": statistics.median(all_times),
             "p90": all_times[min(len(all_times) - 1, int(len(all_times) * 0.9))],
             "min": all_times[0],
-            "round_medians": round_medians[path],
+            "round_medians": round_medians[name],
             "query_range": (low, high),
             "bytes": size,
         }
@@ -124,30 +146,33 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     pages = [(path, path) for path in args.paths] or pick_pages()
+    if not args.paths:
+        channel = dict(pages)["channel"]
+        pages.insert(2, (AFTER_A_SAVE, channel))
     # As gunicorn.conf.py does in each worker: long-lived objects out of the collector's way.
     gc.collect()
     gc.freeze()
     mode = "fragment cache on (warm)" if args.fragments else "page and fragment caches off"
     print(f"in-process render, {mode}; {args.rounds} rounds of {args.requests} requests per page")
     print(
-        f"| {'page':<8} | {'median ms':>9} | {'p90 ms':>8} | {'min ms':>8} | "
+        f"| {'page':<26} | {'median ms':>9} | {'p90 ms':>8} | {'min ms':>8} | "
         f"{'round medians':>20} | {'queries':>7} | {'bytes':>7} | path"
     )
-    print(f"|{'-' * 10}|{'-' * 11}|{'-' * 10}|{'-' * 10}|{'-' * 22}|{'-' * 9}|{'-' * 9}|------")
+    print(f"|{'-' * 28}|{'-' * 11}|{'-' * 10}|{'-' * 10}|{'-' * 22}|{'-' * 9}|{'-' * 9}|------")
     missed = []
     with override_settings(PAGE_CACHE_FRAGMENTS=args.fragments):
         results = measure(pages, args.requests, args.rounds)
         for name, path in pages:
-            result = results[path]
+            result = results[name]
             low, high = result["query_range"]
             spread = f"{low}" if low == high else f"{low}-{high}"
             rounds = " / ".join(f"{median:.1f}" for median in result["round_medians"])
             print(
-                f"| {name:<8} | {result['median']:>9.2f} | {result['p90']:>8.2f} | "
+                f"| {name:<26} | {result['median']:>9.2f} | {result['p90']:>8.2f} | "
                 f"{result['min']:>8.2f} | {rounds:>20} | {spread:>7} | {result['bytes']:>7,} "
                 f"| {path}"
             )
-            if result["median"] > TARGET_MEDIAN_MS:
+            if result["median"] > TARGET_MEDIAN_MS and name != AFTER_A_SAVE:
                 missed.append(name)
     print(
         f"target: median <= {TARGET_MEDIAN_MS:.0f} ms with every cache off: "

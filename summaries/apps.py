@@ -9,3 +9,6 @@ class SummariesConfig(AppConfig):
         # Register the Celery tasks in every process, so that services can queue them by
         # name (summaries.background) without importing them.
         from . import tasks  # noqa: F401
+
+        # Stored filter choices are forgotten by receivers of model signals.
+        from .reader import facets  # noqa: F401

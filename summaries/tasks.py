@@ -13,7 +13,7 @@ from .background import TRANSIENT_ERRORS, background_task
 from .checking.tasks import check_source_batch, dispatch_source_checks
 from .editing import copies, derived
 from .models import Summary, Video
-from .reader import related
+from .reader import facets, related
 from .webhooks.tasks import deliver_webhook, sweep_webhooks
 
 logger = logging.getLogger(__name__)
@@ -24,6 +24,7 @@ __all__ = [
     "dispatch_source_checks",
     "fetch_thumbnail",
     "publish_due_changes",
+    "refresh_list_facets",
     "refresh_related_around",
     "refresh_stale_related",
     "rerender_summary",
@@ -39,6 +40,13 @@ def rerender_summary(summary_id: int) -> None:
     if summary is None:
         return
     derived.rerender_summary(summary=summary)
+
+
+@background_task(soft_time_limit=60)
+def refresh_list_facets(owners: list[list]) -> None:
+    """Compute again the filter choices of list pages a save forgot: `owners` are
+    [kind, owner id] pairs (idempotent: choices still stored are kept)."""
+    facets.refresh(owners)
 
 
 # --- Related videos -----------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The filter choices of a channel, person or topic page (reader.views.filter_choices):
-what a reader can narrow the list by, taken from the owner's live videos only."""
+"""The filter choices of a channel, person or topic page (reader.facets.choices): what a
+reader can narrow the list by, taken from the owner's live videos only."""
 
 import datetime
 
@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from summaries.models import Summary
-from summaries.reader.views import filter_choices
+from summaries.reader.facets import choices as filter_choices
 
 from .factories import (
     AppearanceFactory,

@@ -88,6 +88,7 @@ def test_publishing_tells_each_subscribed_endpoint_once_after_commit(
     assert sent.endpoint == endpoint and sent.state == Delivery.PENDING
     assert not other.deliveries.exists() and not off.deliveries.exists()
     assert [c.task.name for c in callbacks if hasattr(c, "task")] == [
+        "summaries.tasks.refresh_list_facets",  # the filter choices of the video's owners
         "summaries.tasks.refresh_related_around",
         "summaries.tasks.deliver_webhook",
     ]

@@ -345,3 +345,36 @@ class Appearance(models.Model):
         if self.organisation_id:
             return f"{self.person} · {self.organisation}"
         return str(self.person)
+
+
+class ListFacets(models.Model):
+    """The filter choices of one channel's, person's or topic's list page, stored.
+
+    What a reader can narrow the list by (the topics, people and languages of the owner's
+    live videos) and how many live videos it has. Finding them means reading every live
+    video of the owner (7 ms of a 15 ms page for the largest generated channel), so they
+    are stored and computed again only after a change: `reader.facets` writes them on the
+    first read and forgets them (`version` moves on, `choices` emptied) in the same
+    transaction as any save that could change them. `valid_until` is the owner's next
+    scheduled publication, when the choices change with no save at all.
+    """
+
+    class Kind(models.TextChoices):
+        CHANNEL = "channel"
+        PERSON = "person"
+        TOPIC = "topic"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    owner_id = models.BigIntegerField()  # a Channel's, Person's or Topic's id
+    version = models.PositiveIntegerField(default=0)
+    choices = models.JSONField(null=True, blank=True)  # None: to be computed again
+    valid_until = models.DateTimeField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "owner_id"], name="list_facets_owner"),
+        ]
+
+    def __str__(self):
+        return f"Filter choices of {self.kind} {self.owner_id} (version {self.version})"
