@@ -341,27 +341,6 @@ def test_a_batch_renews_its_claim_when_it_starts_so_no_one_else_fetches_its_sour
     assert outcome.recorded == [source.pk] and site.hits["/a"] == 1
 
 
-def test_a_batch_starts_no_fetch_its_claim_would_not_cover(site, settings, monkeypatch):
-    """Fetches start only while the renewed lease still covers them (a fetch ends by its
-    deadline, then its chunk is written); the rest are handed on, still claimed."""
-    settings.CHECK_CLAIM_SECONDS = 30
-    Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
-    budgets = []
-
-    def run_checks(needs, *, time_budget=None, **kwargs):
-        budgets.append(time_budget)
-        return {}
-
-    monkeypatch.setattr(record, "run_checks", run_checks)
-    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
-    outcome = checking.check_source_batch(source_ids=ids, token=token, time_budget=100.0)
-    deadline = FETCH_SETTINGS["FETCH_DEADLINE"]
-    assert budgets == [30 - deadline - record.LEASE_MARGIN]
-    assert outcome.remaining == ids
-    checking.check_source_batch(source_ids=ids, token=token, time_budget=5.0)
-    assert budgets[-1] == 5.0  # the task's own budget, when it is the smaller
-
-
 # --- Dispatch and sweep -----------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from summaries.ops import metrics
 from summaries.pagecache.generation import checks_recorded, content_changed
 from summaries.webhooks import events as webhook_events
 
-from .dispatch import extend_claim, lease
+from .dispatch import extend_claim
 from .limiter import host_limiter
 from .options import fetch_options, setting
 from .source_labels import label_of
@@ -36,10 +36,6 @@ PROBLEM_VERDICTS = frozenset({Citation.Verdict.NOT_FOUND, Citation.Verdict.CHANG
 # Results are written in chunks of this size while a batch runs, so that a worker killed
 # mid-batch loses at most one chunk of work (which is redone).
 RECORD_EVERY = 10
-# Seconds kept between the last fetch's deadline and the end of the batch's lease, for
-# writing its chunk (and clocks a little apart): no fetch starts that the lease might not
-# cover, since a lapsed source may be given to another batch and fetched again.
-LEASE_MARGIN = 5.0
 
 
 def run_checks(
@@ -98,19 +94,19 @@ def check_source_batch(
 
     Sources no longer claimed with `token` (already recorded by an earlier delivery of the
     same batch, re-claimed after the lease lapsed, or ignored) are skipped: redelivering a
-    batch is harmless. The others' lease is renewed as the batch starts, and no fetch starts
-    that it would not cover. Results are written every RECORD_EVERY sources. URLs not
-    started within `time_budget` (or the lease), or not sent because their host had no
-    free slot in time, are returned as `remaining`, still claimed, for the caller to queue.
+    batch is harmless. The others' lease is renewed as the batch starts. Results are written
+    every RECORD_EVERY sources. URLs not started within `time_budget`, or not sent because
+    their host had no free slot in time, are returned as `remaining`, still claimed, for
+    the caller to queue.
     Once `stop_requested()` is true no new fetch starts: the fetches in flight end (by their
     deadline at the latest) and are recorded, the others are `remaining` and the outcome is
     `stopped`.
     """
     outcome = BatchOutcome()
     # The lease counted from the claim, and the batch may have waited in the queue for most
-    # of it: renewed now, it lasts the fetches started within the budget below.
+    # of it: renewed now, it lasts the batch (CHECK_CLAIM_SECONDS outlasts the task's hard
+    # time limit), so the sweeper does not hand its sources to another batch meanwhile.
     extend_claim(source_ids=source_ids, token=token)
-    time_budget = _within_lease(time_budget)
     sources = list(Source.objects.filter(pk__in=source_ids, check_token=token).order_by("id"))
     outcome.skipped = sorted(set(source_ids) - {s.pk for s in sources})
     if not sources:
@@ -151,14 +147,6 @@ def check_source_batch(
     )
     outcome.stopped = bool(outcome.remaining) and stop_requested is not None and stop_requested()
     return outcome
-
-
-def _within_lease(time_budget: float | None) -> float:
-    """Seconds in which fetches may start: a started fetch ends by its deadline and is
-    written before the lease renewed at the batch's start lapses."""
-    deadline = float(fetch_options()["deadline"])
-    covered = max(0.0, lease().total_seconds() - deadline - LEASE_MARGIN)
-    return covered if time_budget is None else min(time_budget, covered)
 
 
 def _citation_verdict(citation: Citation, result: CheckResult) -> tuple[str, str]:

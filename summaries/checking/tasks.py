@@ -22,8 +22,7 @@ logger = logging.getLogger(__name__)
 # A check batch stops starting fetches CHECK_BATCH_MARGIN seconds plus one fetch deadline
 # before its soft time limit, so the fetches in flight end (at their deadline) in time to be
 # recorded. The claim lease (CHECK_CLAIM_SECONDS, 15 min), renewed as the batch starts,
-# outlasts the hard limit (with a shorter lease the batch stops starting fetches sooner:
-# record.LEASE_MARGIN), and the
+# outlasts the hard limit, and the
 # Redis broker's visibility timeout (1 h) outlasts the lease: a redelivered batch finds its
 # sources recorded or claimed by a newer batch, and does nothing.
 CHECK_SOFT_TIME_LIMIT = 150
