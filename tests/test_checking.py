@@ -341,6 +341,28 @@ def test_a_batch_renews_its_claim_when_it_starts_so_no_one_else_fetches_its_sour
     assert outcome.recorded == [source.pk] and site.hits["/a"] == 1
 
 
+class SlowSlots(InProcessHostLimiter):
+    """A host slot comes free only after 1.5 s (another worker holds them meanwhile)."""
+
+    def acquire(self, host, *, timeout=None):
+        time.sleep(1.5)
+        return True
+
+
+def test_a_batch_sends_nothing_after_its_claim_ends(site, monkeypatch, fetch_settings):
+    """A batch still running when its lease ends (its worker was cut off for longer than
+    the lease, say) may have had its sources swept to another batch: it sends no more
+    requests, and leaves what it did not send, still claimed, for a later attempt."""
+    site.routes["/a"] = page(body=title_page("A"))
+    source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
+    fetch_settings.CHECK_CLAIM_SECONDS = 1
+    token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10)
+    monkeypatch.setattr(record, "host_limiter", lambda: SlowSlots(2))
+    outcome = checking.check_source_batch(source_ids=ids, token=token)
+    assert outcome.recorded == [] and outcome.remaining == [source.pk]
+    assert site.hits["/a"] == 0
+
+
 # --- Dispatch and sweep -----------------------------------------------------------------
 
 

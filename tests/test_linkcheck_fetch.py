@@ -1002,6 +1002,31 @@ def test_a_slot_that_comes_too_late_for_a_request_is_not_a_timeout_of_the_site(s
     assert site.requests == []
 
 
+class SlotAfter(NoSlots):
+    """A slot comes free after `seconds`."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def acquire(self, host, *, timeout=None):
+        time.sleep(self.seconds)
+        return True
+
+
+@pytest.mark.parametrize("limiter", [SlotAfter(0.3), None], ids=["slot-late", "no-limiter"])
+def test_no_request_is_sent_once_send_until_has_passed(site, limiter):
+    """A batch's claim on its URLs ends at `send_until`: after that another batch may hold
+    them, so nothing more is sent (the URL is left, not started, for whoever holds it)."""
+    site.routes["/a"] = page(200, title_page("A"))
+    send_until = time.monotonic() + (0.1 if limiter else -1.0)
+    results = check_many(
+        {site.url("/a"): False}, per_host=1, host_limiter=limiter, send_until=send_until, **FAST
+    )
+    result = results[site.url("/a")]
+    assert batch.not_started(result), (result.error_class, result.attempts, result.error)
+    assert site.requests == []
+
+
 def test_a_caller_that_cannot_keep_up_stops_new_fetches(site):
     for n in range(60):
         site.routes[f"/p{n}"] = page(200, title_page(f"P{n}"))

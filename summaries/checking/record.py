@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from summaries.ops import metrics
 from summaries.pagecache.generation import checks_recorded, content_changed
 from summaries.webhooks import events as webhook_events
 
-from .dispatch import extend_claim
+from .dispatch import extend_claim, lease
 from .limiter import host_limiter
 from .options import fetch_options, setting
 from .source_labels import label_of
@@ -44,12 +45,13 @@ def run_checks(
     on_result: Callable[[str, CheckResult], None] | None = None,
     time_budget: float | None = None,
     stop_requested: Callable[[], bool] | None = None,
+    send_until: float | None = None,
 ) -> dict[str, CheckResult]:
     """Fetch URLs (url -> need_body) with the configured policy, limits and deadline.
 
     The one network path of workers and the `check_sources` command. URLs not started
     within `time_budget` seconds, or once `stop_requested()` is true, are missing from
-    the result.
+    the result; no request is sent once time.monotonic() reaches `send_until`.
     """
     per_host = int(setting("FETCH_PER_HOST", 2))
     return linkcheck.check_many(
@@ -60,6 +62,7 @@ def run_checks(
         on_result=on_result,
         time_budget=time_budget,
         should_stop=stop_requested,
+        send_until=send_until,
         **fetch_options(),
     )
 
@@ -94,11 +97,11 @@ def check_source_batch(
 
     Sources no longer claimed with `token` (already recorded by an earlier delivery of the
     same batch, re-claimed after the lease lapsed, or ignored) are skipped: redelivering a
-    batch is harmless. The others' lease is renewed as the batch starts. Results are written
-    every RECORD_EVERY sources. URLs not started within `time_budget`, or not sent because
-    their host had no free slot in time, are returned as `remaining`, still claimed, for
-    the caller to queue.
-    Once `stop_requested()` is true no new fetch starts: the fetches in flight end (by their
+    batch is harmless. The others' lease is renewed as the batch starts, and no request is
+    sent after it ends. Results are written every RECORD_EVERY sources. URLs not started
+    within `time_budget`, or not sent because their host had no free slot in time, are
+    returned as `remaining`, still claimed, for the caller to queue. Once
+    `stop_requested()` is true no new fetch starts: the fetches in flight end (by their
     deadline at the latest) and are recorded, the others are `remaining` and the outcome is
     `stopped`.
     """
@@ -106,6 +109,9 @@ def check_source_batch(
     # The lease counted from the claim, and the batch may have waited in the queue for most
     # of it: renewed now, it lasts the batch (CHECK_CLAIM_SECONDS outlasts the task's hard
     # time limit), so the sweeper does not hand its sources to another batch meanwhile.
+    # Should the batch outlast it (a worker cut off from the network for longer), it sends
+    # no request after the lease ends: by then the sources may be another batch's.
+    send_until = time.monotonic() + lease().total_seconds()
     extend_claim(source_ids=source_ids, token=token)
     sources = list(Source.objects.filter(pk__in=source_ids, check_token=token).order_by("id"))
     outcome.skipped = sorted(set(source_ids) - {s.pk for s in sources})
@@ -139,7 +145,11 @@ def check_source_batch(
     slow_first = sorted(sources, key=lambda s: (s.error_class != "timeout", -(s.response_ms or 0)))
     needs = {s.url: s.pk in with_body for s in slow_first}
     results = run_checks(
-        needs, on_result=collect, time_budget=time_budget, stop_requested=stop_requested
+        needs,
+        on_result=collect,
+        time_budget=time_budget,
+        stop_requested=stop_requested,
+        send_until=send_until,
     )
     flush()
     outcome.remaining = sorted(

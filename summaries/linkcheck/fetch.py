@@ -178,6 +178,7 @@ class _Options:
     ssl_context: ssl.SSLContext | None
     keep_body: bool = False
     accept: str = DEFAULT_ACCEPT
+    send_until: float | None = None
 
 
 class _Fetch:
@@ -192,6 +193,19 @@ class _Fetch:
 
     def remaining(self) -> float:
         return self.deadline_at - self.options.clock()
+
+    def past_send_until(self) -> bool:
+        """Past `send_until`: the batch's claim on the URL may have lapsed."""
+        send_until = self.options.send_until
+        return send_until is not None and self.options.clock() >= send_until
+
+    def too_late(self) -> bool:
+        """Whether a request that just got its host slot may no longer be sent: past
+        `send_until`, or, for a first request, with less than a fair share of the deadline
+        left (a timeout then would say nothing of the site)."""
+        if self.past_send_until():
+            return True
+        return self.attempts == 0 and self.remaining() < FAIR_SHARE * self.options.deadline
 
     # -- resolution -----------------------------------------------------------------------
 
@@ -247,9 +261,11 @@ class _Fetch:
         if limiter is not None:
             if not limiter.acquire(target.host, timeout=max(0.0, self.remaining())):
                 raise NetError(ErrorClass.NO_SLOT, f"no free slot for {target.host} in time")
-            if self.attempts == 0 and self.remaining() < FAIR_SHARE * options.deadline:
+            if self.too_late():
                 limiter.release(target.host)
                 raise NetError(ErrorClass.NO_SLOT, f"no free slot for {target.host} in time")
+        elif self.past_send_until():
+            raise NetError(ErrorClass.NO_SLOT, "no request may be sent any more")
         try:
             return self._exchange(target, addresses)
         finally:
@@ -555,6 +571,7 @@ def fetch(
     ssl_context: ssl.SSLContext | None = None,
     keep_body: bool = False,
     accept: str = DEFAULT_ACCEPT,
+    send_until: float | None = None,
 ) -> CheckResult:
     """Check one URL and return what was found; never raises for network trouble.
 
@@ -583,7 +600,8 @@ def fetch(
     requests per host; `ssl_context` replaces the default verifying context (it must keep
     check_hostname on). `keep_body` (with `need_body`) keeps a 2xx body's bytes, within
     `max_body`, in `CheckResult.body` (thumbnails: summaries/thumbnails); `accept` is the
-    Accept header sent.
+    Accept header sent. No request is sent once `clock()` reaches `send_until` (a batch's
+    claim on the URL may have lapsed by then): the fetch ends as "no slot in time".
     """
     options = _Options(
         need_body=need_body,
@@ -604,5 +622,6 @@ def fetch(
         ssl_context=ssl_context,
         keep_body=keep_body,
         accept=accept,
+        send_until=send_until,
     )
     return _Fetch(url, options).run()

@@ -91,7 +91,7 @@ def _shaped(stored: dict) -> dict:
     return {
         "topic": [tuple(pair) for pair in stored["topic"]],
         "person": [tuple(pair) for pair in stored["person"]],
-        "language": [(code, _LANGUAGE_NAMES[code]) for code in stored["language"]],
+        "language": [(code, _LANGUAGE_NAMES.get(code, code)) for code in stored["language"]],
         "total": stored["total"],
     }
 
