@@ -628,7 +628,8 @@ def test_a_worker_cut_off_mid_batch_loses_and_repeats_nothing(cluster):
     Its claims lapse after the lease and the sweeper (beat on w1) gives them to w1: every
     source gets exactly one history row this due time, within the lease and a sweep of
     the cut. Requests: each source is fetched once, except the few w2 had fetched and not
-    recorded when it was cut (at most a chunk and its requests in flight), fetched once
+    recorded when it was cut (a chunk, the results waiting behind it, its requests in
+    flight), fetched once
     more by w1. When w2's link comes back, w2 (alive, with its batch) records nothing and
     sends nothing. Then it is killed, and started again for the next tests.
     """
