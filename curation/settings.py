@@ -231,12 +231,17 @@ if REDIS_URL:
     # A task taken but never acknowledged (its worker was killed) is delivered again after
     # this many seconds. Keep it above every task's time limit: a task still running past
     # it is delivered a second time. Workers look for such tasks every tenth of it (at
-    # most every 100 s, kombu's default period; at least every second).
+    # most every 100 s, kombu's default period; at least every second), one worker at a
+    # time: under a lock in Redis that a worker killed while holding it keeps for
+    # `unacked_mutex_expire` (kombu: 300 s), so it lasts a tenth of the timeout too (at
+    # least 5 s: a look takes milliseconds, and a message is never handed out twice
+    # anyway, as kombu moves it back in a transaction).
     _visibility_timeout = env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": _visibility_timeout,
         "unacked_restore_interval": max(1, min(100, _visibility_timeout // 10)),
         "unacked_restore_throttle": 1,
+        "unacked_mutex_expire": max(5, min(300, _visibility_timeout // 10)),
     }
 else:
     # Zero-config broker: kombu's file-system transport, consumed by a real worker process.
