@@ -23,18 +23,14 @@ from .factories import (
     SummaryFactory,
     TopicFactory,
 )
+from .test_filter_choices import video
 
 pytestmark = pytest.mark.django_db
 
 
-def live_video(channel, *, people=(), topics=(), language="en", **summary):
-    summary = SummaryFactory(
-        video__channel=channel, video__language=language, **({"live": True} | summary)
-    )
-    for person in people:
-        AppearanceFactory(video=summary.video, person=person)
-    summary.video.topics.add(*topics)
-    return summary.video
+def live_video(channel, **options):
+    """A video of `channel` (with people, topics, language), live unless told otherwise."""
+    return video(channel, **({"live": True} | options))
 
 
 def people(owner, lookup="channel"):

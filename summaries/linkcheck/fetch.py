@@ -52,11 +52,11 @@ UNVERIFIABLE_STATUSES = frozenset({401, 403, 407, 429})
 PUSHBACK_STATUSES = frozenset({429, 503})
 NOT_RETRIED_5XX = frozenset({501, 505})  # "not implemented", "version not supported"
 MAX_PAUSE = 60.0  # the longest a host is paused for everyone after pushing back
-# Error pages are read only this far, to recognise a challenge page.
 # A first request needs at least this share of the deadline left when its host slot comes
 # free; with less, a timeout would say nothing of the site, so the fetch counts as not
 # started (no slot in time) and is tried again later.
 FAIR_SHARE = 0.25
+# Error pages are read only this far, to recognise a challenge page.
 ERROR_BODY_LIMIT = 256 * 1024
 DEFAULT_ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8"
 # A page checked without a claim is read up to the end of its head (title, description),
