@@ -193,3 +193,20 @@ def test_on_postgresql_a_compiled_query_is_planned_once_per_connection():
     # One statement for the three runs; the ORM's own queries are never prepared.
     assert sum('"summaries_appearance"."position"' in sql for sql in statements) == 1
     assert not any('FROM "summaries_topic"' in sql for sql in statements)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's prepared statements")
+def test_on_postgresql_a_compiled_query_is_never_planned_again_for_new_values():
+    # Left to choose, PostgreSQL plans a prepared statement afresh for its first five runs
+    # and, for most reader queries, on every run after: 0.1-0.4 ms each time.
+    query = people_query()
+    for _ in range(7):
+        video = SummaryFactory(live=True).video
+        assert query.run(video_id=video.pk) == reference_people(video.pk)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE %s",
+            ['%"summaries_appearance"."position"%'],
+        )
+        assert cursor.fetchall() == [(7, 0)]  # seven runs of the one generic plan
