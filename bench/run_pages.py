@@ -22,12 +22,12 @@ What it sets up (all idempotent):
 
 Uncached measurement: every request carries a query string that no other request used
 (`?nocache=<run>-<thread>-<n>`, made by a wrk Lua script). The page cache key is built from
-the full path including the query string, and the pages measured ignore that parameter, so
-each request misses the cache and runs the whole render path a first visitor gets: cache
-look-up (miss), the view's queries, template rendering, and storing the page in Redis. The
-script checks this: the number of new keys in the cache database must match the number of
-requests (shown as "new keys"). Cached runs warm the page with one request first and must
-add no keys.
+the path and the query string, so each request misses the cache and runs the render path a
+first visitor gets: cache look-up (miss), the view's queries and template rendering. The
+pages measured read no such parameter, so the page cache stores none of them (a page is
+kept only under the query string its view reads: summaries/pagecache/middleware.py); the
+script checks this, warning when an uncached run adds keys ("new keys": 0 expected).
+Cached runs warm the page with one request first and must add no keys either.
 
 Latency and concurrency: wrk -c32 against 2 sync workers keeps 30 requests queued, so its
 latencies are mostly waiting time (Little's law: latency = connections / throughput).

@@ -16,9 +16,10 @@ model instances, values() (dicts) or values_list() (tuples) as the queryset woul
 On PostgreSQL its parameters are bound on the server (the ORM's own queries are bound in
 the client, as Django does by default), so that PostgreSQL plans each compiled query once
 per connection: a prepared statement, when the connection's `prepare_threshold` allows
-it (settings: DATABASE_PREPARED_STATEMENTS). The summary page's seven queries spent
-about 2 ms being planned again on every request, and client-side binding another 1-2 ms
-quoting values into the SQL text.
+it, with one generic plan (`plan_cache_mode=force_generic_plan`; settings:
+DATABASE_PREPARED_STATEMENTS). The summary page's seven queries spent about 2 ms being
+planned again on every request, and client-side binding another 1-2 ms quoting values into
+the SQL text.
 """
 
 from __future__ import annotations
