@@ -17,6 +17,7 @@ CONFIG_VARIABLES = [
     "ALLOWED_HOSTS",
     "CSRF_TRUSTED_ORIGINS",
     "DATABASE_URL",
+    "DATABASE_PREPARED_STATEMENTS",
     "REDIS_URL",
     "CACHE_URL",
     "BEHIND_TLS_PROXY",
@@ -105,6 +106,25 @@ def test_a_replica_needs_postgresql_for_the_primary():
         "check", DATABASE_REPLICA_URL="postgres://postgres@127.0.0.1:5432/replica"
     )  # DATABASE_URL: the SQLite default
     assert_one_line_error(result, "DATABASE_REPLICA_URL")
+
+
+def database_options(**variables: str) -> str:
+    result = manage(
+        "shell",
+        "-c",
+        "from django.conf import settings; print(sorted(settings.DATABASES['default']['OPTIONS']))",
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/curation",
+        **variables,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]  # after the shell's auto-import notice
+
+
+def test_on_postgresql_prepared_statements_are_planned_once_unless_turned_off():
+    # Behind a pooler that cannot keep prepared statements (DATABASE_PREPARED_STATEMENTS=0)
+    # the connection must not send `options` either: PgBouncer refuses it by default.
+    assert database_options() == "['options', 'prepare_threshold']"
+    assert database_options(DATABASE_PREPARED_STATEMENTS="0") == "[]"
 
 
 def test_beat_creates_the_folder_of_its_schedule_file(tmp_path):
