@@ -165,7 +165,9 @@ else:
         # plan looked cheaper than the generic one), 0.1-0.4 ms each: a third of the
         # summary page's SQL time. They all look rows up by id, slug or channel through
         # an index, which the generic plan does whatever the values.
-        options["options"] = "-c plan_cache_mode=force_generic_plan"
+        # Added to any `options` the DATABASE_URL carries (…?options=-c%20…).
+        given = options.get("options", "")
+        options["options"] = f"{given} -c plan_cache_mode=force_generic_plan".strip()
 # A PostgreSQL read replica for anonymous API reads (curation/replica.py says which reads).
 _replica_url = env.str("DATABASE_REPLICA_URL", default="")
 if _replica_url:

@@ -108,12 +108,12 @@ def test_a_replica_needs_postgresql_for_the_primary():
     assert_one_line_error(result, "DATABASE_REPLICA_URL")
 
 
-def database_options(**variables: str) -> str:
+def database_options(url: str = "postgres://postgres@127.0.0.1:5432/curation", **variables: str):
     result = manage(
         "shell",
         "-c",
-        "from django.conf import settings; print(sorted(settings.DATABASES['default']['OPTIONS']))",
-        DATABASE_URL="postgres://postgres@127.0.0.1:5432/curation",
+        "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS'])",
+        DATABASE_URL=url,
         **variables,
     )
     assert result.returncode == 0, result.stderr
@@ -123,8 +123,13 @@ def database_options(**variables: str) -> str:
 def test_on_postgresql_prepared_statements_are_planned_once_unless_turned_off():
     # Behind a pooler that cannot keep prepared statements (DATABASE_PREPARED_STATEMENTS=0)
     # the connection must not send `options` either: PgBouncer refuses it by default.
-    assert database_options() == "['options', 'prepare_threshold']"
-    assert database_options(DATABASE_PREPARED_STATEMENTS="0") == "[]"
+    generic = "-c plan_cache_mode=force_generic_plan"
+    assert database_options() == str({"prepare_threshold": 0, "options": generic})
+    assert database_options(DATABASE_PREPARED_STATEMENTS="0") == "{}"
+    # Options of the address's own are kept.
+    url = "postgres://postgres@127.0.0.1:5432/curation?options=-c%20statement_timeout%3D5000"
+    expected = {"options": f"-c statement_timeout=5000 {generic}", "prepare_threshold": 0}
+    assert database_options(url) == str(expected)
 
 
 def test_beat_creates_the_folder_of_its_schedule_file(tmp_path):
