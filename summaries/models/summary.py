@@ -158,6 +158,13 @@ class Summary(TimestampedModel):
         editable=False,
     )
     review_note_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # On a working copy: the video's fields as the changes would make them (title, blurb,
+    # topics, people…), applied to the video when the changes are published. Readers see
+    # the video as it is until then.
+    video_changes = models.JSONField(default=dict, blank=True, editable=False)
+    # On a working copy scheduled to go live: its lock_version when a reviewer scheduled
+    # it. Any later save moves lock_version on, so what goes live is what was reviewed.
+    scheduled_version = models.PositiveIntegerField(null=True, blank=True, editable=False)
 
     objects = SummaryQuerySet.as_manager()
 
