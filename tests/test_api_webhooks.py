@@ -49,7 +49,7 @@ def test_an_editor_registers_an_endpoint_and_gets_its_secret_once(editor_client)
     created = answer.json()
     endpoint = WebhookEndpoint.objects.get(pk=created["id"])
     assert created["secret"] == endpoint.secret and endpoint.secret.startswith("whsec_")
-    assert endpoint.events == ["summary.published"] and endpoint.created_by is not None
+    assert endpoint.events == ["summary.published"] and endpoint.owner is not None
     shown = editor_client.get(f"{LIST}{endpoint.pk}/").json()
     assert "secret" not in shown and shown["is_active"] is True
     assert editor_client.get(LIST).json()["results"][0]["id"] == endpoint.pk

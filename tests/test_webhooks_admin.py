@@ -187,7 +187,7 @@ def test_adding_an_endpoint_stores_its_events_as_a_list_and_who_added_it(client,
     assert response.status_code == 302, response.text
     endpoint = WebhookEndpoint.objects.get(url="https://hooks.example.org/new")
     assert endpoint.events == ["summary.published", "citation.verdict_changed"]
-    assert endpoint.created_by == editor
+    assert endpoint.owner == editor
     assert endpoint.is_active
     assert endpoint.secret.startswith("whsec_")
 
@@ -216,7 +216,7 @@ def test_the_form_shows_why_an_internal_url_is_refused(client, editor):
 
 def test_editing_an_endpoint_keeps_who_added_it(client, editor):
     author = UserFactory()
-    endpoint = make_endpoint(created_by=author)
+    endpoint = make_endpoint(owner=author)
     secret = endpoint.secret
     data = form_fields(client.get(endpoint_url(endpoint)), form_id="webhookendpoint_form")
     data.update(events=[WebhookEventType.SUMMARY_UPDATED.value], description="Renamed")
@@ -226,7 +226,7 @@ def test_editing_an_endpoint_keeps_who_added_it(client, editor):
     endpoint.refresh_from_db()
     assert endpoint.description == "Renamed"
     assert endpoint.events == ["summary.updated"]
-    assert endpoint.created_by == author
+    assert endpoint.owner == author
     assert endpoint.secret == secret
 
 

@@ -103,7 +103,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         "failures_in_a_row",
         "disabled_at",
         "disabled_reason",
-        "created_by",
+        "owner",
         "created_at",
         "recent_deliveries",
     ]
@@ -122,7 +122,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         return [
             *fieldsets,
             ("Health", {"fields": ["failures_in_a_row", "disabled_at", "disabled_reason"]}),
-            (None, {"fields": ["created_by", "created_at"]}),
+            (None, {"fields": ["owner", "created_at"]}),
             ("Latest deliveries", {"fields": ["recent_deliveries"]}),
         ]
 
@@ -133,7 +133,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         return (
             super()
             .get_queryset(request)
-            .select_related("created_by")
+            .select_related("owner")
             .annotate(
                 last_delivery_state=Subquery(latest.values("state")[:1]),
                 last_delivery_at=Subquery(latest.values("created_at")[:1]),
@@ -206,7 +206,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not change:
-            obj.created_by = request.user
+            obj.owner = request.user
         # (Turning a disabled endpoint on again clears its failures: WebhookEndpoint.save.)
         super().save_model(request, obj, form, change)
 

@@ -142,7 +142,7 @@ class WebhookEndpointViewSet(viewsets.ModelViewSet):
         return WebhookEndpointSerializer
 
     def perform_create(self, serializer):
-        serializer.save(created_by=self.request.user)
+        serializer.save(owner=self.request.user)
 
     @extend_schema(
         summary="An endpoint's delivery log, newest first",

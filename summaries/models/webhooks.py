@@ -8,12 +8,14 @@ request is sent: a worker killed mid-request leaves it "sending" and it is never
 """
 
 import base64
+import json
 import secrets
 import uuid
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Exists, OuterRef
 
 from summaries.linkcheck import Blocked, check_url
 
@@ -26,6 +28,13 @@ class WebhookEventType(models.TextChoices):
     SUMMARY_UNPUBLISHED = "summary.unpublished", "A live summary was taken down"
     SOURCE_STATE_CHANGED = "source.state_changed", "A cited source changed state"
     CITATION_VERDICT_CHANGED = "citation.verdict_changed", "A citation's claim verdict changed"
+    # Sent to one endpoint when its owner asks for a test; never subscribed to.
+    PING = "ping", "A test event (sent on request)"
+
+
+# What an endpoint may subscribe to: every type but the test event.
+SUBSCRIBABLE_EVENT_TYPES = [c for c in WebhookEventType.choices if c[0] != WebhookEventType.PING]
+MANAGE_ALL_ENDPOINTS = "summaries.manage_all_webhookendpoints"
 
 
 def new_webhook_secret() -> str:
@@ -46,7 +55,7 @@ def validate_webhook_url(url: str) -> None:
 
 
 def validate_event_types(events) -> None:
-    known = set(WebhookEventType.values)
+    known = {value for value, _ in SUBSCRIBABLE_EVENT_TYPES}
     if not isinstance(events, list) or not events:
         raise ValidationError("Choose at least one event type.", code="required")
     unknown = [e for e in events if not isinstance(e, str) or e not in known]
@@ -58,6 +67,24 @@ def validate_event_types(events) -> None:
         )
     if len(set(events)) != len(events):
         raise ValidationError("An event type is listed twice.", code="invalid")
+
+
+def manages_all_endpoints(user) -> bool:
+    """Whether `user` reaches every endpoint, whoever owns it (superusers do)."""
+    return bool(user and user.is_authenticated and user.is_active) and user.has_perm(
+        MANAGE_ALL_ENDPOINTS
+    )
+
+
+class WebhookEndpointQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        """The endpoints `user` may read and change: their own, or every one with "manage
+        all webhook endpoints". An endpoint with no owner is reached only that way."""
+        if manages_all_endpoints(user):
+            return self
+        if not (user and user.is_authenticated and user.is_active):
+            return self.none()
+        return self.filter(owner=user)
 
 
 class WebhookEndpoint(TimestampedModel):
@@ -79,23 +106,33 @@ class WebhookEndpoint(TimestampedModel):
         editable=False,
         help_text="Signs every delivery (Standard Webhooks, HMAC-SHA256).",
     )
+    # After a rotation the replaced secret still signs deliveries (beside the new one)
+    # until this time, so that receivers can switch without refusing any.
+    previous_secret = models.CharField(max_length=100, blank=True, editable=False)
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     is_active = models.BooleanField(
         "active", default=True, help_text="Inactive endpoints are sent nothing."
     )
     failures_in_a_row = models.PositiveIntegerField(default=0, editable=False)
     disabled_at = models.DateTimeField(null=True, blank=True, editable=False)
     disabled_reason = models.CharField(max_length=300, blank=True, editable=False)
-    created_by = models.ForeignKey(
+    # Who registered the endpoint, and alone reaches it (its secret, settings and delivery
+    # log) besides holders of "manage all webhook endpoints". An endpoint whose owner is
+    # gone is left to those.
+    owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
-        related_name="+",
-        editable=False,
+        related_name="webhook_endpoints",
+        help_text="The user who registered the endpoint and may change it.",
     )
+
+    objects = WebhookEndpointQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]
+        permissions = [("manage_all_webhookendpoints", "Can manage all webhook endpoints")]
 
     def __str__(self):
         return self.description or self.url
@@ -112,6 +149,36 @@ class WebhookEndpoint(TimestampedModel):
     def wants(self, event_type: str) -> bool:
         return self.is_active and event_type in (self.events or [])
 
+    def is_reachable_by(self, user) -> bool:
+        """The object-level form of WebhookEndpointQuerySet.visible_to."""
+        if manages_all_endpoints(user):
+            return True
+        return (
+            self.owner_id is not None
+            and bool(user and user.is_active)
+            and (self.owner_id == user.pk)
+        )
+
+    def signing_secrets(self, now) -> list[str]:
+        """The secrets a delivery at `now` is signed with: the current one, and the one it
+        replaced while its overlap lasts."""
+        keys = [self.secret]
+        expires = self.previous_secret_expires_at
+        if self.previous_secret and expires is not None and now < expires:
+            keys.append(self.previous_secret)
+        return keys
+
+
+class WebhookEventQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        """Events with a delivery to an endpoint `user` may reach (all, for managers)."""
+        if manages_all_endpoints(user):
+            return self
+        endpoints = WebhookEndpoint.objects.visible_to(user)
+        return self.filter(
+            Exists(WebhookDelivery.objects.filter(event=OuterRef("pk"), endpoint__in=endpoints))
+        )
+
 
 class WebhookEvent(models.Model):
     """Something that happened, with the JSON body every endpoint is sent, byte for byte."""
@@ -124,11 +191,35 @@ class WebhookEvent(models.Model):
     body = models.TextField()
     created_at = models.DateTimeField(db_index=True)
 
+    objects = WebhookEventQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self):
         return f"{self.type} {self.id}"
+
+    def summaries(self) -> list[dict]:
+        """The summaries the event is about, as its body told them (id, slug, title): one
+        for summary and citation events, those citing the source for a source's."""
+        try:
+            data = json.loads(self.body).get("data") or {}
+        except (ValueError, AttributeError):
+            return []
+        found = data.get("summaries") or ([data["summary"]] if data.get("summary") else [])
+        return [
+            {"id": s.get("id"), "slug": s.get("slug"), "title": s.get("title")}
+            for s in found
+            if isinstance(s, dict)
+        ]
+
+
+class WebhookDeliveryQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        """Deliveries to the endpoints `user` may reach."""
+        if manages_all_endpoints(user):
+            return self
+        return self.filter(endpoint__in=WebhookEndpoint.objects.visible_to(user))
 
 
 class WebhookDelivery(models.Model):
@@ -156,6 +247,8 @@ class WebhookDelivery(models.Model):
     # One entry per attempt: when, what came back, how long it took.
     log = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField()
+
+    objects = WebhookDeliveryQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
