@@ -31,6 +31,13 @@ from .catalogue import (
     VideoQuerySet,
     validate_domains,
 )
+from .notifications import (
+    Notification,
+    NotificationEvent,
+    NotificationKind,
+    NotificationPreferences,
+    NotificationQuerySet,
+)
 from .sources import Citation, Source, SourceCheck
 from .summary import (
     Caveat,
@@ -65,6 +72,11 @@ __all__ = [
     "Citation",
     "EditConflict",
     "KeyPoint",
+    "Notification",
+    "NotificationEvent",
+    "NotificationKind",
+    "NotificationPreferences",
+    "NotificationQuerySet",
     "Organisation",
     "Person",
     "PublicationStatus",
