@@ -543,6 +543,49 @@ CELERY_BEAT_SCHEDULE["sweep-webhooks"] = {
     "schedule": env.int("WEBHOOK_SWEEP_EVERY", default=60),
     "options": {"expires": 50},
 }
+# --- E-mail and notifications ------------------------------------------------------------
+# Django's mail framework. EMAIL_URL (smtp://USER:PASSWORD@HOST:587, smtp+tls://…,
+# smtps://… for implicit TLS, consolemail://) wins; else EMAIL_HOST and its companions
+# select SMTP; else mail is printed to the console, so a fresh clone needs no mail server.
+_email_url = env.str("EMAIL_URL", default="")
+EMAIL_HOST = env.str("EMAIL_HOST", default="")
+if _email_url:
+    try:
+        globals().update(env.email_url_config(_email_url))
+    except Exception as exc:  # django-environ raises several kinds on a malformed URL
+        raise ImproperlyConfigured(f"EMAIL_URL is invalid: {exc}") from exc
+elif EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env.int("EMAIL_PORT", default=587)
+    EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+    EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+    EMAIL_USE_TLS = _bool("EMAIL_USE_TLS", True)
+    EMAIL_USE_SSL = _bool("EMAIL_USE_SSL", False)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+# Seconds an SMTP connection may block (the notification task's time limit follows it).
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Curation <curation@localhost>")
+SERVER_EMAIL = env.str("SERVER_EMAIL", default=DEFAULT_FROM_EMAIL)
+EMAIL_SUBJECT_PREFIX = env.str("EMAIL_SUBJECT_PREFIX", default="[Curation] ")
+# Attempts at e-mailing one notification while the mail server cannot be reached or
+# answers 4xx (nothing sent); then it is marked failed (the inbox still has it).
+NOTIFICATION_EMAIL_MAX_ATTEMPTS = env.int("NOTIFICATION_EMAIL_MAX_ATTEMPTS", default=4)
+# Notifications (read or not) are kept this many days.
+NOTIFICATION_KEEP_DAYS = env.int("NOTIFICATION_KEEP_DAYS", default=180)
+# The sweeper: tells of scheduled summaries that went live, queues e-mails whose message
+# was lost and marks those whose worker died mid-send "interrupted" (never sent twice).
+CELERY_BEAT_SCHEDULE["sweep-notifications"] = {
+    "task": "summaries.tasks.sweep_notifications",
+    "schedule": env.int("NOTIFICATION_SWEEP_EVERY", default=60),
+    "options": {"expires": 50},
+}
+# Password resets from the admin login page, per client address and per e-mail address
+# asked for (django-ratelimit rates: N/s, N/m, N/h or N/d); past either, a 429.
+PASSWORD_RESET_RATE_IP = env.str("PASSWORD_RESET_RATE_IP", default="10/h")
+PASSWORD_RESET_RATE_EMAIL = env.str("PASSWORD_RESET_RATE_EMAIL", default="3/h")
+# A reset link works this many seconds (Django's default is 3 days).
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3600)
 # Thumbnails still missing (a fetch that failed for a while, or was lost) are queued again:
 # at most THUMBNAIL_SWEEP_BATCH a run, each after a wait that doubles with each failure.
 THUMBNAIL_SWEEP_BATCH = env.int("THUMBNAIL_SWEEP_BATCH", default=100)

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
+from summaries.admin import password_reset
 from summaries.api.docs import docs_view, schema_view
 from summaries.ops import views as ops
 from summaries.ops.metrics import metrics_view
@@ -18,6 +19,8 @@ admin.site.site_title = "Curation"
 admin.site.index_title = "Summaries and sources"
 
 urlpatterns = [
+    # "Forgot your password?" on the admin login page (before the admin's own URLs).
+    path("admin/", include(password_reset.urlpatterns)),
     path("admin/", admin.site.urls),
     path("api/v1/", include("summaries.api.urls")),
     path("api/schema/", schema_view, name="api-schema"),

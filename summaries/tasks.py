@@ -13,6 +13,11 @@ from .background import TRANSIENT_ERRORS, background_task
 from .checking.tasks import check_source_batch, dispatch_source_checks
 from .editing import copies, derived
 from .models import Summary, Video
+from .notifications.tasks import (
+    send_notification_email,
+    send_password_reset,
+    sweep_notifications,
+)
 from .reader import facets, related
 from .webhooks.tasks import deliver_webhook, sweep_webhooks
 
@@ -28,6 +33,9 @@ __all__ = [
     "refresh_related_around",
     "refresh_stale_related",
     "rerender_summary",
+    "send_notification_email",
+    "send_password_reset",
+    "sweep_notifications",
     "sweep_thumbnails",
     "sweep_webhooks",
 ]

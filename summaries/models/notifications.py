@@ -99,6 +99,8 @@ class Notification(models.Model):
     objects = NotificationQuerySet.as_manager()
 
     class Meta:
+        verbose_name = "notification"
+        verbose_name_plural = "inbox"
         ordering = ["-created_at", "-id"]
         constraints = [
             # At most once per event and person, whatever runs twice.
