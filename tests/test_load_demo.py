@@ -2,13 +2,30 @@ import datetime
 import io
 
 import pytest
+import reversion
 from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
+from django.core import serializers
 from django.core.management import call_command
+from django.urls import reverse
 from reversion.models import Revision, Version
 
 from summaries.demo import load_demo
-from summaries.editing import rules
-from summaries.models import Caveat, Chapter, Citation, Source, Summary, Video
+from summaries.editing import rules, save, workflow
+from summaries.models import (
+    Appearance,
+    Caveat,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Source,
+    Summary,
+    Takeaway,
+    Video,
+)
+
+from .admin_forms import form_fields
 
 MAIN_SLUG = "speed-maxis-unite-why-fast-ai-models-matter-for-agents"
 ANTHROPIC_LINK = "https://www.anthropic.com/research/measuring-agent-autonomy"
@@ -221,13 +238,39 @@ def test_demo_summaries_are_published_and_live(summary):
     assert live.count() == 7
 
 
-def test_load_is_recorded_in_one_revision(summary):
-    revision = Revision.objects.get()
-    assert revision.comment == "Loaded demo data"
-    recorded = {(v.content_type.model, v.object_id) for v in revision.version_set.all()}
-    assert ("summary", str(summary.pk)) in recorded
-    for chapter in summary.chapters.all():
-        assert ("chapter", str(chapter.pk)) in recorded
+PARTS = (KeyPoint, Takeaway, Chapter, Caveat, Citation)
+
+
+def belongings(summary: Summary) -> set[tuple[type, int]]:
+    """The summary, its parts, its video and the video's appearances, as (model, pk)."""
+    owned = {(Summary, summary.pk), (Video, summary.video_id)}
+    for model in PARTS:
+        owned |= {
+            (model, pk) for pk in model.objects.filter(summary=summary).values_list("pk", flat=True)
+        }
+    appearances = Appearance.objects.filter(video=summary.video_id).values_list("pk", flat=True)
+    return owned | {(Appearance, pk) for pk in appearances}
+
+
+def held(revision: Revision) -> set[tuple[type, int]]:
+    return {(v.content_type.model_class(), int(v.object_id)) for v in revision.version_set.all()}
+
+
+def test_each_demo_summary_gets_a_revision_holding_only_itself_and_what_belongs_to_it(summary):
+    summary_type = ContentType.objects.get_for_model(Summary)
+    with_summaries = Revision.objects.filter(version__content_type=summary_type).distinct()
+
+    assert with_summaries.count() == Summary.objects.count() == 7
+    for revision in with_summaries:
+        summaries = [model_pk for model_pk in held(revision) if model_pk[0] is Summary]
+        assert len(summaries) == 1, revision.get_comment()
+        own = Summary.objects.get(pk=summaries[0][1])
+        assert held(revision) <= belongings(own)
+        assert {(Chapter, c.pk) for c in own.chapters.all()} <= held(revision)
+        assert (Video, own.video_id) in held(revision)
+        assert revision.get_comment() == "Loaded the demo content"
+    for demo_summary in Summary.objects.all():
+        assert Version.objects.get_for_object(demo_summary).count() == 1
 
 
 def test_second_run_changes_nothing(summary):
@@ -247,16 +290,19 @@ def test_rerun_restores_edited_demo_content_in_a_new_revision(summary):
     chapter = summary.chapters.get(position=1)
     Chapter.objects.filter(pk=chapter.pk).update(title="Edited")
     Caveat.objects.filter(summary=summary, position=3).delete()
+    before = Revision.objects.count()
 
     counts = load_demo()
 
     assert counts["updated"] == {"Chapter": 1}
     assert counts["created"] == {"Caveat": 1}
     assert summary.chapters.get(position=1).title == "Why speed matters"
-    assert Revision.objects.count() == 2
+    # One new revision, of the one summary that changed.
+    assert Revision.objects.count() == before + 1
     latest = Revision.objects.latest("pk")
-    assert latest.comment == "Loaded demo data"
-    assert latest.version_set.filter(content_type__model="summary").exists()
+    assert latest.comment == "Loaded the demo content"
+    assert held(latest) <= belongings(summary)
+    assert (Summary, summary.pk) in held(latest)
     assert Citation.objects.filter(summary=summary).count() == 2
 
 
@@ -299,3 +345,84 @@ def test_the_demo_editor_writes_and_reviews(tmp_path, settings):
     assert {group.name for group in editor.groups.all()} == {"Editors", "Reviewers"}
     assert editor.has_perm("summaries.publish_summary")
     assert editor.has_perm("summaries.change_summary")
+
+
+# --- Restoring any demo revision changes only its own summary ----------------------------
+
+
+def rows(queryset) -> list[dict]:
+    """Every field of every row (Markdown, HTML, times, many-to-many ids), as serialized."""
+    return serializers.serialize("python", queryset.order_by("pk"))
+
+
+def others(restored: Summary) -> dict:
+    """Every row of the summaries other than `restored` (and its working copy), of their
+    parts, and of every other video with its appearances."""
+    summaries = Summary.objects.exclude(pk=restored.pk).exclude(working_copy_of=restored.pk)
+    videos = Video.objects.exclude(pk=restored.video_id)
+    tables = {
+        "Summary": rows(summaries),
+        "Video": rows(videos),
+        "Appearance": rows(Appearance.objects.filter(video__in=videos)),
+    }
+    for model in PARTS:
+        tables[model.__name__] = rows(model.objects.filter(summary__in=summaries))
+    return tables
+
+
+def publication() -> dict:
+    """Each summary's status, publish time and first publication."""
+    fields = ("pk", "status", "publish_at", "first_published_at")
+    return {row[0]: row[1:] for row in Summary.objects.originals().values_list(*fields)}
+
+
+@pytest.fixture
+def edited_demo():
+    """The demo as its users left it: a reviewer unpublished the main summary, which was
+    then rewritten (its video too), and another video was retitled on its own page.
+    Returns that superuser."""
+    run_load_demo()
+    superuser = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    main = Summary.objects.get(video__slug=MAIN_SLUG)
+    workflow.unpublish_summary(summary=main, user=superuser)
+    save.update_summary(
+        summary=Summary.objects.get(pk=main.pk),
+        data={"tldr": "Rewritten while unpublished.", "video": {"title": "Retitled draft"}},
+        user=superuser,
+        partial=True,
+    )
+    video = Video.objects.exclude(slug=MAIN_SLUG).order_by("pk").first()
+    with reversion.create_revision():  # as the video's admin page saves it
+        video.title = "Retitled on the video's page"
+        video.save()
+        reversion.set_user(superuser)
+    return superuser
+
+
+def test_restoring_any_demo_revision_leaves_other_summaries_videos_and_publication_alone(
+    client, edited_demo
+):
+    """Each revision of each demo summary, restored through the admin's restore page: every
+    other summary, its parts and every other video stay byte for byte as they were, and no
+    summary's publication changes (the restored summary's own text is not checked: where a
+    restore of a published summary lands is the restore's business)."""
+    client.force_login(edited_demo)
+    restores = [
+        (summary, version)
+        for summary in Summary.objects.originals().order_by("pk")
+        for version in Version.objects.get_for_object(summary).order_by("pk")
+    ]
+    assert len(restores) >= 9  # the 7 loaded, and the main summary's unpublish and rewrite
+
+    for summary, version in restores:
+        before, published = others(summary), publication()
+        url = reverse("admin:summaries_summary_revision", args=[summary.pk, version.pk])
+        form = client.get(url)
+        assert form.status_code == 200
+
+        response = client.post(url, form_fields(form))
+
+        what = f"restoring “{version.revision.get_comment()}” of {summary.video.slug}"
+        assert response.status_code == 302, (what, response.content.decode()[:3000])
+        assert others(summary) == before, what
+        assert publication() == published, what

@@ -25,7 +25,7 @@ from summaries.pagecache.generation import content_changed
 from . import data as demo_data
 from .thumbnails import store_demo_thumbnails
 
-REVISION_COMMENT = "Loaded demo data"
+REVISION_COMMENT = "Loaded the demo content"
 
 
 class _Loader:
@@ -94,7 +94,10 @@ def _publish_at(date: datetime.date) -> datetime.datetime:
     return datetime.datetime.combine(date, demo_data.PUBLISH_TIME)
 
 
-def _load_video(loader: _Loader, data: dict, channel, people, organisations, topics) -> Video:
+def _load_video(
+    loader: _Loader, data: dict, channel, people, organisations, topics
+) -> tuple[Video, bool]:
+    """The video with its appearances and topics; whether any of them changed."""
     fields = {k: v for k, v in data.items() if k not in ("slug", "appearances", "topics")}
     video, changed = loader.upsert(Video, {"slug": data["slug"]}, {**fields, "channel": channel})
     wanted_people = []
@@ -109,14 +112,12 @@ def _load_video(loader: _Loader, data: dict, channel, people, organisations, top
         changed |= appearance_changed
     changed |= loader.delete(video.appearances.exclude(person__in=wanted_people))
     changed |= loader.set_topics(video, [topics[slug] for slug in data["topics"]])
-    if changed:
-        # The video's revision follows its appearances, so its history shows the whole card.
-        reversion.add_to_revision(video)
-    return video
+    return video, changed
 
 
-def _load_summary(loader: _Loader, video: Video, data: dict) -> Summary:
-    """The summary of a video with its ordered parts; items past the data's end are deleted."""
+def _load_summary(loader: _Loader, video: Video, data: dict) -> tuple[Summary, bool]:
+    """The summary of a video with its ordered parts; items past the data's end are deleted.
+    Returns the summary and whether it or any part changed."""
     publish_at = _publish_at(video.published_on)
     summary, changed = loader.upsert(
         Summary,
@@ -155,10 +156,7 @@ def _load_summary(loader: _Loader, video: Video, data: dict) -> Summary:
             for caveat in data.get("caveats", [])
         ],
     )
-    if changed:
-        # A summary's revision follows its parts, so restoring it restores all of them.
-        reversion.add_to_revision(summary)
-    return summary
+    return summary, changed
 
 
 def store_thumbnails() -> int:
@@ -178,48 +176,23 @@ def load_demo() -> dict:
     Idempotent: rows are matched on slugs (and on summary + position for ordered parts), and
     an object whose values already match is not saved, so a second run writes nothing, keeps
     every updated_at and records no revision. Everything it writes is validated with
-    full_clean() and recorded in one revision, "Loaded demo data". Citations and their
-    sources are rebuilt from the Markdown links (derived.sync_citations).
+    full_clean(). History, each revision commented "Loaded the demo content": one per
+    summary that changed, holding that summary with its parts and its video (with the
+    video's appearances), as an editor's save does, so that restoring it in the admin
+    touches no other summary or video; and one holding the catalogue rows that changed
+    (channel, organisations, people, topics). Citations and their sources are rebuilt from
+    the Markdown links (derived.sync_citations).
     Returns {"created"|"updated"|"deleted": {model name: count}}; all empty when nothing
     changed.
     """
     loader = _Loader()
-    with transaction.atomic(), reversion.create_revision():
-        reversion.set_comment(REVISION_COMMENT)
-        channel, _ = loader.upsert(
-            Channel, {"slug": demo_data.CHANNEL["slug"]}, _without_slug(demo_data.CHANNEL)
-        )
-        organisations = {
-            row["slug"]: loader.upsert(Organisation, {"slug": row["slug"]}, _without_slug(row))[0]
-            for row in demo_data.ORGANISATIONS
-        }
-        people = {
-            row["slug"]: loader.upsert(Person, {"slug": row["slug"]}, _without_slug(row))[0]
-            for row in demo_data.PEOPLE
-        }
-        topics = {
-            row["slug"]: loader.upsert(Topic, {"slug": row["slug"]}, _without_slug(row))[0]
-            for row in demo_data.TOPICS
-        }
+    with transaction.atomic():
+        catalogue = _load_catalogue(loader)
         # Oldest first: cards with the same date are listed newest id first, so creating
         # them in this order keeps the page's order.
-        loaded = []
         for data in reversed(demo_data.MORE_VIDEOS):
-            video = _load_video(loader, data, channel, people, organisations, topics)
-            loaded.append(_load_summary(loader, video, {"tldr": data["blurb"]}))
-        video = _load_video(loader, demo_data.MAIN_VIDEO, channel, people, organisations, topics)
-        summary = _load_summary(loader, video, demo_data.MAIN_SUMMARY)
-        for other in loaded + [summary]:
-            derived.update_search_document(summary=other)
-
-        before = set(summary.citations.values_list("pk", flat=True))
-        citations = derived.sync_citations(summary=summary)
-        new = sum(1 for citation in citations if citation.pk not in before)
-        gone = len(before - {citation.pk for citation in citations})
-        if new:
-            loader.created["Citation"] += new
-        if gone:
-            loader.deleted["Citation"] += gone
+            _load_entry(loader, data, {"tldr": data["blurb"]}, catalogue)
+        _load_entry(loader, demo_data.MAIN_VIDEO, demo_data.MAIN_SUMMARY, catalogue)
         if any(loader.report().values()):
             content_changed()
         # Drawn, not fetched: the demo's YouTube ids are made up (the worker then has
@@ -228,6 +201,61 @@ def load_demo() -> dict:
         if drawn:
             loader.created["Thumbnail"] += drawn
     return loader.report()
+
+
+def _load_catalogue(loader: _Loader) -> dict:
+    """The channel, organisations, people and topics, by kind and slug; those that changed
+    are recorded in one revision of their own."""
+    # Managed manually: only what is added below is recorded, never a row saved on the way.
+    with reversion.create_revision(manage_manually=True):
+        reversion.set_comment(REVISION_COMMENT)
+        catalogue = {}
+        for kind, model, rows in (
+            ("channels", Channel, [demo_data.CHANNEL]),
+            ("organisations", Organisation, demo_data.ORGANISATIONS),
+            ("people", Person, demo_data.PEOPLE),
+            ("topics", Topic, demo_data.TOPICS),
+        ):
+            catalogue[kind] = {}
+            for row in rows:
+                obj, changed = loader.upsert(model, {"slug": row["slug"]}, _without_slug(row))
+                catalogue[kind][row["slug"]] = obj
+                if changed:
+                    reversion.add_to_revision(obj)
+    return catalogue
+
+
+def _load_entry(loader: _Loader, video_data: dict, summary_data: dict, catalogue: dict):
+    """One video and its summary, recorded (when anything changed) in a revision of their
+    own: a revision shared by several summaries would, restored on one, bring back every
+    other one as it was, publication included."""
+    with reversion.create_revision(manage_manually=True):
+        reversion.set_comment(REVISION_COMMENT)
+        video, video_changed = _load_video(
+            loader,
+            video_data,
+            catalogue["channels"][demo_data.CHANNEL["slug"]],
+            catalogue["people"],
+            catalogue["organisations"],
+            catalogue["topics"],
+        )
+        summary, summary_changed = _load_summary(loader, video, summary_data)
+        before = set(summary.citations.values_list("pk", flat=True))
+        citations = derived.sync_citations(summary=summary)
+        derived.update_search_document(summary=summary)
+        new = sum(1 for citation in citations if citation.pk not in before)
+        gone = len(before - {citation.pk for citation in citations})
+        if new:
+            loader.created["Citation"] += new
+        if gone:
+            loader.deleted["Citation"] += gone
+        if video_changed or summary_changed:
+            # Added last, so that the revision holds the rows as saved. The summary follows
+            # its parts and the video its appearances: restoring the revision brings back
+            # the whole summary and its video card.
+            reversion.add_to_revision(summary)
+            reversion.add_to_revision(video)
+    return summary
 
 
 def _without_slug(row: dict) -> dict:
