@@ -94,12 +94,13 @@ def page(client, url):
     return response.text
 
 
-def disabled_endpoint():
+def disabled_endpoint(**values):
     return make_endpoint(
         is_active=False,
         failures_in_a_row=10,
         disabled_at=timezone.now(),
         disabled_reason="10 deliveries in a row failed; the last: HTTP 503",
+        **values,
     )
 
 
@@ -107,14 +108,14 @@ def disabled_endpoint():
 
 
 def test_endpoint_list_shows_events_health_and_last_delivery(client, editor):
-    endpoint = disabled_endpoint()
+    endpoint = disabled_endpoint(owner=editor)
     endpoint.events = [
         WebhookEventType.SUMMARY_PUBLISHED.value,
         WebhookEventType.SOURCE_STATE_CHANGED.value,
     ]
     endpoint.save(update_fields=["events"])
     make_delivery(endpoint, state=State.FAILED, attempts=8, status_code=503)
-    quiet = make_endpoint(url="https://quiet.example.org/", description="")
+    quiet = make_endpoint(url="https://quiet.example.org/", description="", owner=editor)
 
     text = page(client, ENDPOINTS)
 
@@ -128,7 +129,7 @@ def test_endpoint_list_shows_events_health_and_last_delivery(client, editor):
 
 
 def test_endpoint_page_shows_secret_health_and_latest_deliveries(client, editor):
-    endpoint = disabled_endpoint()
+    endpoint = disabled_endpoint(owner=editor)
     failed = make_delivery(
         endpoint, state=State.FAILED, attempts=8, status_code=503, error="HTTP 503"
     )
@@ -154,7 +155,7 @@ def test_endpoint_page_shows_secret_health_and_latest_deliveries(client, editor)
 
 
 def test_endpoint_page_lists_only_the_latest_twenty_deliveries(client, editor):
-    endpoint = make_endpoint()
+    endpoint = make_endpoint(owner=editor)
     deliveries = [make_delivery(endpoint) for _ in range(22)]
     text = page(client, endpoint_url(endpoint))
     assert f'href="{delivery_url(deliveries[-1])}"' in text
@@ -214,7 +215,8 @@ def test_the_form_shows_why_an_internal_url_is_refused(client, editor):
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_editing_an_endpoint_keeps_who_added_it(client, editor):
+def test_a_manager_editing_an_endpoint_keeps_its_owner(client, editor):
+    editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
     author = UserFactory()
     endpoint = make_endpoint(owner=author)
     secret = endpoint.secret
@@ -231,7 +233,7 @@ def test_editing_an_endpoint_keeps_who_added_it(client, editor):
 
 
 def test_turning_on_a_disabled_endpoint_in_its_form_forgets_its_failures(client, editor):
-    endpoint = disabled_endpoint()
+    endpoint = disabled_endpoint(owner=editor)
     data = form_fields(client.get(endpoint_url(endpoint)), form_id="webhookendpoint_form")
     data.update(events=endpoint.events, is_active="on")
 
@@ -255,8 +257,8 @@ def run_action(client, action, *endpoints):
 
 
 def test_turn_on_again_action_resets_the_failures(client, editor):
-    endpoint = disabled_endpoint()
-    active = make_endpoint(url="https://other.example.org/", failures_in_a_row=2)
+    endpoint = disabled_endpoint(owner=editor)
+    active = make_endpoint(url="https://other.example.org/", failures_in_a_row=2, owner=editor)
 
     response = run_action(client, "turn_on", endpoint, active)
 
@@ -272,7 +274,7 @@ def test_turn_on_again_action_resets_the_failures(client, editor):
 
 
 def test_turn_off_action(client, editor):
-    endpoint = make_endpoint()
+    endpoint = make_endpoint(owner=editor)
     response = run_action(client, "turn_off", endpoint)
     assert "Turned off 1 endpoint(s)." in response.text
     endpoint.refresh_from_db()
@@ -281,7 +283,7 @@ def test_turn_off_action(client, editor):
 
 
 def test_an_editor_may_delete_an_endpoint_with_its_deliveries(client, editor):
-    endpoint = make_endpoint()
+    endpoint = make_endpoint(owner=editor)
     make_delivery(endpoint, state=State.DELIVERED)
     url = reverse("admin:summaries_webhookendpoint_delete", args=[endpoint.pk])
 
@@ -297,7 +299,7 @@ def test_an_editor_may_delete_an_endpoint_with_its_deliveries(client, editor):
 
 
 def test_editors_see_endpoints_and_deliveries(client, editor):
-    endpoint = make_endpoint()
+    endpoint = make_endpoint(owner=editor)
     delivery = make_delivery(endpoint)
     assert client.get(ENDPOINTS).status_code == 200
     assert client.get(reverse("admin:summaries_webhookendpoint_add")).status_code == 200
@@ -322,7 +324,7 @@ def test_the_secret_is_shown_only_to_those_who_may_change_the_endpoint(client):
     viewer.save()  # with the password the factory set after creating it
     viewer.user_permissions.add(Permission.objects.get(codename="view_webhookendpoint"))
     client.force_login(viewer)
-    endpoint = make_endpoint()
+    endpoint = make_endpoint(owner=viewer)
     text = page(client, endpoint_url(endpoint))
     assert endpoint.secret not in text
 
@@ -331,7 +333,7 @@ def test_the_secret_is_shown_only_to_those_who_may_change_the_endpoint(client):
 
 
 def test_delivery_list_and_filters(client, editor):
-    endpoint = make_endpoint()
+    endpoint = make_endpoint(owner=editor)
     make_delivery(endpoint, state=State.FAILED, attempts=3, status_code=500, error="HTTP 500")
     text = page(client, DELIVERIES + "?state__exact=failed")
     assert "A summary went live" in text
@@ -341,8 +343,10 @@ def test_delivery_list_and_filters(client, editor):
 
 
 def test_deliveries_are_found_by_event_id_and_endpoint_url(client, editor):
-    first = make_delivery(make_endpoint(description="First"))
-    second = make_delivery(make_endpoint(url="https://second.example.net/", description="Two"))
+    first = make_delivery(make_endpoint(description="First", owner=editor))
+    second = make_delivery(
+        make_endpoint(url="https://second.example.net/", description="Two", owner=editor)
+    )
 
     text = page(client, DELIVERIES + f"?q={first.event_id}")
     assert f'href="{delivery_url(first)}' in text
@@ -354,7 +358,7 @@ def test_deliveries_are_found_by_event_id_and_endpoint_url(client, editor):
 
 
 def test_delivery_page_shows_the_body_and_every_attempt(client, editor):
-    endpoint = make_endpoint()
+    endpoint = make_endpoint(owner=editor)
     delivery = make_delivery(
         endpoint,
         body='{"type":"summary.published","data":{"id":7}}',
@@ -412,7 +416,7 @@ def test_deliveries_cannot_be_added_changed_or_deleted(client, superuser):
 
 
 def test_events_are_read_only_with_their_deliveries(client, editor):
-    delivery = make_delivery(make_endpoint())
+    delivery = make_delivery(make_endpoint(owner=editor))
     url = reverse("admin:summaries_webhookevent_change", args=[delivery.event_id])
     text = page(client, url)
     assert "Partner site" in text
@@ -421,7 +425,7 @@ def test_events_are_read_only_with_their_deliveries(client, editor):
 
 
 def test_html_in_deliveries_is_escaped(client, editor):
-    endpoint = make_endpoint(description="<script>alert('d')</script>")
+    endpoint = make_endpoint(description="<script>alert('d')</script>", owner=editor)
     delivery = make_delivery(
         endpoint,
         body=json.dumps({"title": "<script>alert('b')</script>"}),
@@ -451,3 +455,124 @@ def test_html_in_deliveries_is_escaped(client, editor):
         assert "<script>alert(" not in text, url
     text = page(client, delivery_url(delivery))
     assert "&lt;script&gt;alert(" in text
+
+
+# --- Ownership: another editor's endpoint is out of reach ----------------------------------
+
+
+@pytest.fixture
+def someone_elses():
+    """An endpoint another editor registered, with a delivery in its log."""
+    endpoint = make_endpoint(
+        url="https://victim.example.org/hook", description="Victim's hook", owner=EditorFactory()
+    )
+    delivery = make_delivery(endpoint, state=State.FAILED, error="victim-error-text")
+    return endpoint, delivery
+
+
+def test_the_endpoint_list_hides_other_editors_endpoints(client, editor, someone_elses):
+    mine = make_endpoint(url="https://mine.example.org/", description="Mine", owner=editor)
+    text = page(client, ENDPOINTS)
+    assert mine.url in text
+    assert "victim.example.org" not in text and "Victim's hook" not in text
+
+
+def test_another_editors_endpoint_page_and_secret_are_out_of_reach(client, editor, someone_elses):
+    endpoint, _ = someone_elses
+    response = client.get(endpoint_url(endpoint), follow=True)
+    assert endpoint.secret not in response.text
+    assert "victim.example.org" not in response.text
+    history = reverse("admin:summaries_webhookendpoint_history", args=[endpoint.pk])
+    assert "Victim's hook" not in client.get(history, follow=True).text
+
+
+def test_another_editors_endpoint_cannot_be_re_pointed_in_the_admin(client, editor, someone_elses):
+    endpoint, _ = someone_elses
+    data = {
+        "url": "https://attacker.example.net/",
+        "description": "mine now",
+        "events": ["summary.published"],
+        "is_active": "on",
+    }
+    client.post(endpoint_url(endpoint), data)
+    endpoint.refresh_from_db()
+    assert endpoint.url == "https://victim.example.org/hook"
+    assert endpoint.description == "Victim's hook"
+
+
+def test_another_editors_endpoint_cannot_be_deleted_in_the_admin(client, editor, someone_elses):
+    endpoint, _ = someone_elses
+    url = reverse("admin:summaries_webhookendpoint_delete", args=[endpoint.pk])
+    assert "Victim's hook" not in client.get(url, follow=True).text
+    client.post(url, {"post": "yes"})
+    assert WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
+
+
+@pytest.mark.parametrize("action", ["turn_off", "delete_selected"])
+def test_bulk_actions_skip_other_editors_endpoints(client, editor, someone_elses, action):
+    endpoint, _ = someone_elses
+    client.post(
+        ENDPOINTS, {"action": action, "_selected_action": [str(endpoint.pk)], "post": "yes"}
+    )
+    endpoint.refresh_from_db()  # still there
+    assert endpoint.is_active
+
+
+def test_the_delivery_log_hides_deliveries_to_other_editors_endpoints(
+    client, editor, someone_elses
+):
+    endpoint, delivery = someone_elses
+    mine = make_delivery(make_endpoint(url="https://mine.example.org/", owner=editor))
+    text = page(client, DELIVERIES)
+    assert f'href="{delivery_url(mine)}' in text
+    assert f'href="{delivery_url(delivery)}' not in text
+    assert "Victim's hook" not in text  # not even in the endpoint filter
+    filtered = client.get(DELIVERIES + f"?endpoint__id__exact={endpoint.pk}", follow=True).text
+    assert "victim-error-text" not in filtered
+    response = client.get(delivery_url(delivery), follow=True)
+    assert "victim-error-text" not in response.text and str(delivery.event_id) not in response.text
+
+
+def test_an_events_page_lists_only_deliveries_to_the_editors_own_endpoints(
+    client, editor, someone_elses
+):
+    _, delivery = someone_elses
+    WebhookDelivery.objects.create(
+        event=delivery.event,
+        endpoint=make_endpoint(url="https://mine.example.org/", description="Mine", owner=editor),
+        created_at=timezone.now(),
+    )
+    url = reverse("admin:summaries_webhookevent_change", args=[delivery.event_id])
+    text = page(client, url)
+    assert "Mine" in text
+    assert "Victim's hook" not in text and "victim-error-text" not in text
+
+
+def test_events_sent_only_to_other_editors_endpoints_are_not_listed(client, editor, someone_elses):
+    _, delivery = someone_elses
+    events = reverse("admin:summaries_webhookevent_changelist")
+    assert str(delivery.event_id) not in page(client, events)
+    url = reverse("admin:summaries_webhookevent_change", args=[delivery.event_id])
+    assert client.get(url).status_code == 302  # "does not exist", back to the list
+
+
+def test_an_endpoint_without_an_owner_is_only_for_those_who_manage_all(client, editor):
+    unowned = make_endpoint(url="https://orphan.example.org/", description="Orphan")
+    assert "orphan.example.org" not in page(client, ENDPOINTS)
+    assert client.get(endpoint_url(unowned)).status_code == 302
+
+
+def test_the_manage_all_permission_reaches_every_endpoint(client, editor, someone_elses):
+    endpoint, delivery = someone_elses
+    unowned = make_endpoint(url="https://orphan.example.org/")
+    editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
+    text = page(client, ENDPOINTS)
+    assert "victim.example.org" in text and "orphan.example.org" in text
+    assert endpoint.secret in page(client, endpoint_url(endpoint))
+    assert unowned.secret in page(client, endpoint_url(unowned))
+    assert "victim-error-text" in page(client, delivery_url(delivery))
+
+
+def test_superusers_manage_every_endpoint(client, superuser, someone_elses):
+    endpoint, _ = someone_elses
+    assert endpoint.secret in page(client, endpoint_url(endpoint))

@@ -130,9 +130,12 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         latest = WebhookDelivery.objects.filter(endpoint=OuterRef("pk")).order_by(
             "-created_at", "-id"
         )
+        # Every road (list, page, history, delete, actions) starts here: another editor's
+        # endpoint "does not exist" for those without "manage all webhook endpoints".
         return (
             super()
             .get_queryset(request)
+            .visible_to(request.user)
             .select_related("owner")
             .annotate(
                 last_delivery_state=Subquery(latest.values("state")[:1]),
@@ -204,6 +207,18 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             endpoint.pk,
         )
 
+    def _reaches(self, request, obj) -> bool:
+        return obj is None or obj.is_reachable_by(request.user)
+
+    def has_view_permission(self, request, obj=None):
+        return super().has_view_permission(request, obj) and self._reaches(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and self._reaches(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and self._reaches(request, obj)
+
     def save_model(self, request, obj, form, change):
         if not change:
             obj.owner = request.user
@@ -263,7 +278,8 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         "created_at",
         "delivered_at",
     ]
-    list_filter = ["state", "event__type", "endpoint"]
+    # Only endpoints with deliveries in the visible log: another editor's are not named.
+    list_filter = ["state", "event__type", ("endpoint", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["event", "endpoint"]
     search_fields = ["event__id", "endpoint__url", "endpoint__description"]
     date_hierarchy = "created_at"
@@ -290,7 +306,12 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     readonly_fields = [f for _, options in fieldsets for f in options["fields"]]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("event", "endpoint")
+        return (
+            super()
+            .get_queryset(request)
+            .visible_to(request.user)
+            .select_related("event", "endpoint")
+        )
 
     @admin.display(description="Event", ordering="event__type")
     def event_type(self, delivery):
@@ -361,6 +382,9 @@ class DeliveryOfEventInline(admin.TabularInline):
     readonly_fields = fields
     verbose_name_plural = "Deliveries"
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).visible_to(request.user).select_related("endpoint")
+
     def has_add_permission(self, request, obj=None):
         return False
 
@@ -380,6 +404,9 @@ class WebhookEventAdmin(ReadOnlyAdmin):
     fields = ["id", "event_type", "key", "created_at", "body_shown"]
     readonly_fields = fields
     inlines = [DeliveryOfEventInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).visible_to(request.user)
 
     @admin.display(description="Type", ordering="type")
     def event_type(self, event):
