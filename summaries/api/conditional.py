@@ -1,9 +1,16 @@
 """ETags, Last-Modified, 304s, If-Match preconditions and Cache-Control for the API.
 
-An ETag is a hash of the representation's data (so it changes whenever anything shown
-changes: the summary, its video, a cited source's check result); a summary's ETag also
-starts with its lock_version. Updates must send one back in If-Match: missing -> 428,
-different from the current one -> 412, and nothing is written.
+An ETag is a strong validator: a hash of the representation's data, so it changes whenever
+anything shown changes (the summary, its video, a cited source's check result) and caches
+never serve an outdated answer. Updates must send a version back in If-Match: missing ->
+428, different from the current one -> 412, and nothing is written.
+
+A summary's If-Match guards what editors wrote, not what link checks found: its edit
+version (`Edit-Version` header, `"<lock_version>-<id>"` of the summary or of its working
+copy) moves on every save of that row, which every edit of its content, its video fields,
+its key phrases and its workflow makes, and never when a worker records a check. Its ETag
+starts with the edit version (`"<lock_version>-<id>-<hash>"`), so sending back either the
+ETag of a read or its Edit-Version matches until someone edits the summary.
 """
 
 import hashlib
@@ -31,18 +38,39 @@ def entity_tag(data, prefix: str = "") -> str:
     return f'"{prefix}{hashlib.sha256(text.encode()).hexdigest()[:32]}"'
 
 
+def edit_version(summary) -> str:
+    """What a write to the summary (or working copy) must have read: its row and its
+    lock_version, which Summary.save moves on, as a quoted entity-tag.
+
+    The row's id tells a working copy from its summary and from an earlier, discarded copy,
+    which all start at the summary's lock_version.
+    """
+    return f'"{summary.lock_version}-{summary.pk}"'
+
+
 def summary_tag(summary, data) -> str:
-    return entity_tag(data, prefix=f"{summary.lock_version}-")
+    """The strong ETag of a summary's representation: its edit version, then a hash."""
+    return entity_tag(data, prefix=f"{edit_version(summary)[1:-1]}-")
 
 
 def _opaque(tag: str) -> str:
     return tag[2:] if tag.startswith("W/") else tag
 
 
+def _matches(tag: str, current: str) -> bool:
+    """Whether an If-Match tag names the current version: it is the current tag, or the
+    current tag is a version that the tag extends with `-<hash>` (a summary's read ETag
+    against its edit version)."""
+    tag, current = _opaque(tag), _opaque(current)
+    return tag == current or tag.startswith(current[:-1] + "-")
+
+
 def check_if_match(request, current_tag: str, *, required: bool) -> None:
     """Raise 428 when If-Match is missing (and required), 412 when it names another version.
 
-    Compared weakly (a W/ prefix added by a proxy is ignored); `*` matches any version.
+    `current_tag` is the object's ETag, or a summary's edit version (which its read ETags
+    start with). Compared weakly (a W/ prefix added by a proxy is ignored); `*` matches
+    any version.
     """
     header = request.META.get("HTTP_IF_MATCH")
     if not header:
@@ -52,7 +80,7 @@ def check_if_match(request, current_tag: str, *, required: bool) -> None:
     tags = parse_etags(header)
     if tags == ["*"]:
         return
-    if _opaque(current_tag) not in {_opaque(tag) for tag in tags}:
+    if not any(_matches(tag, current_tag) for tag in tags):
         raise PreconditionFailed()
 
 
@@ -117,7 +145,7 @@ class ConditionalResponseMixin:
         )
         if conditional is response or not isinstance(conditional, HttpResponseNotModified):
             return response if conditional is response else self._as_api_error(conditional)
-        for header in ("ETag", "Last-Modified", "Cache-Control", "Vary"):
+        for header in ("ETag", "Edit-Version", "Last-Modified", "Cache-Control", "Vary"):
             if response.has_header(header):
                 conditional[header] = response[header]
         return conditional

@@ -28,7 +28,7 @@ from summaries.models import (
     Takeaway,
 )
 
-from .conditional import check_if_match, summary_tag
+from .conditional import check_if_match, edit_version, summary_tag
 from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
 from .inputs import KeyPhraseInput, SummaryInput
 from .permissions import can_see_unpublished
@@ -47,7 +47,13 @@ IF_MATCH = OpenApiParameter(
     OpenApiTypes.STR,
     location=OpenApiParameter.HEADER,
     required=True,
-    description="The ETag of the version being changed (from a GET). 428 without it.",
+    description=(
+        "The version being changed, from a GET: its `ETag`, or its `Edit-Version` (the "
+        "part of the ETag that If-Match compares). It names what editors wrote (content, "
+        "video fields, key phrases, workflow), not sources' check results: a check "
+        "recorded since the GET changes the ETag, for caches, but not what If-Match "
+        "compares. 428 without it, 412 when someone edited the summary since."
+    ),
 )
 IF_MATCH_ACTION = OpenApiParameter(
     "If-Match",
@@ -55,8 +61,10 @@ IF_MATCH_ACTION = OpenApiParameter(
     location=OpenApiParameter.HEADER,
     required=True,
     description=(
-        "The ETag of what the action changes: the summary's unpublished changes when it has "
-        "them (GET …/working-copy/), otherwise the summary. 428 without it, 412 when stale."
+        "The `ETag` or `Edit-Version` of what the action changes: the summary's unpublished "
+        "changes when it has them (GET …/working-copy/), otherwise the summary. Compared "
+        "by edit version, which moves with every edit and workflow step, not with sources' "
+        "check results. 428 without it, 412 when someone edited it since."
     ),
 )
 
@@ -248,6 +256,7 @@ class SummaryViewSet(
         warnings = [asdict(warning) for warning in rules.summary_warnings(summary=fresh)]
         response = Response({**data, "warnings": warnings}, status=status_code, headers=headers)
         response["ETag"] = summary_tag(fresh, data)
+        response["Edit-Version"] = edit_version(fresh)
         response["Last-Modified"] = http_date(last_modified(fresh).timestamp())
         return response
 
@@ -256,6 +265,7 @@ class SummaryViewSet(
         data = self.get_serializer(summary).data
         response = Response(data)
         response["ETag"] = summary_tag(summary, data)
+        response["Edit-Version"] = edit_version(summary)
         response.last_modified = last_modified(summary)
         return response
 
@@ -266,9 +276,10 @@ class SummaryViewSet(
         summaries = Summary.objects.select_for_update(of=("self",)).select_related("video")
         return get_object_or_404(summaries, video__slug=self.kwargs["slug"])
 
-    def _current_tag(self, summary):
-        fresh = self._details(summary)
-        return summary_tag(fresh, self._data(fresh))
+    @staticmethod
+    def _current_tag(summary):
+        """What If-Match must name: the edit version, which recorded checks leave alone."""
+        return edit_version(summary)
 
     @staticmethod
     def _edited(summary):
@@ -393,6 +404,7 @@ class SummaryViewSet(
         data = self._data(fresh)
         response = Response(data)
         response["ETag"] = summary_tag(fresh, data)
+        response["Edit-Version"] = edit_version(fresh)
         response.last_modified = last_modified(fresh)
         return response
 
