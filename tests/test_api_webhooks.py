@@ -1,10 +1,12 @@
 """Registering webhook endpoints through the API, and reading their delivery logs."""
 
 import pytest
+from django.contrib.auth.models import Permission
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from summaries.editing import workflow
-from summaries.models import WebhookDelivery, WebhookEndpoint
+from summaries.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from summaries.webhooks import delivery
 from tests.factories import EditorFactory, SummaryFactory, UserFactory
 from tests.webhook_receiver import Receiver
@@ -21,9 +23,14 @@ def webhook_settings(settings):
 
 
 @pytest.fixture
-def editor_client():
+def editor():
+    return EditorFactory()
+
+
+@pytest.fixture
+def editor_client(editor):
     client = APIClient()
-    client.force_authenticate(EditorFactory())
+    client.force_authenticate(editor)
     return client
 
 
@@ -76,9 +83,9 @@ def test_bad_registrations_are_a_400_naming_the_field(editor_client, payload, fi
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_turning_a_disabled_endpoint_on_again_clears_its_failures(editor_client):
+def test_turning_a_disabled_endpoint_on_again_clears_its_failures(editor_client, editor):
     endpoint = WebhookEndpoint.objects.create(
-        url="https://hooks.example.com/", events=["summary.published"]
+        url="https://hooks.example.com/", events=["summary.published"], owner=editor
     )
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
         is_active=False, failures_in_a_row=10, disabled_reason="10 deliveries in a row failed"
@@ -89,11 +96,13 @@ def test_turning_a_disabled_endpoint_on_again_clears_its_failures(editor_client)
     assert answer.json()["failures_in_a_row"] == 0 and answer.json()["disabled_reason"] == ""
 
 
-def test_the_delivery_log_shows_each_attempt(editor_client):
+def test_the_delivery_log_shows_each_attempt(editor_client, editor):
     receiver = Receiver().start()
     try:
         receiver.answers = [500, 200]
-        endpoint = WebhookEndpoint.objects.create(url=receiver.url, events=["summary.published"])
+        endpoint = WebhookEndpoint.objects.create(
+            url=receiver.url, events=["summary.published"], owner=editor
+        )
         workflow.publish_summary(summary=SummaryFactory())
         sent = WebhookDelivery.objects.get()
         delivery.deliver(delivery_id=sent.pk)
@@ -109,9 +118,9 @@ def test_the_delivery_log_shows_each_attempt(editor_client):
     assert [entry["status_code"] for entry in shown["log"]] == [500, 200]
 
 
-def test_an_editor_removes_an_endpoint_with_its_log(editor_client):
+def test_an_editor_removes_an_endpoint_with_its_log(editor_client, editor):
     endpoint = WebhookEndpoint.objects.create(
-        url="https://hooks.example.com/", events=["summary.published"]
+        url="https://hooks.example.com/", events=["summary.published"], owner=editor
     )
     assert editor_client.delete(f"{LIST}{endpoint.pk}/").status_code == 204
     assert not WebhookEndpoint.objects.exists()
@@ -123,3 +132,87 @@ def test_the_schema_documents_the_signature_and_that_reads_need_credentials(clie
     assert "webhook-signature" in listing["description"]
     assert {} not in listing.get("security", [])
     assert "403" in listing["responses"]
+
+
+# --- Ownership: another editor's endpoint is out of reach ----------------------------------
+
+
+@pytest.fixture
+def someone_elses():
+    """An endpoint another editor registered, with a delivery in its log."""
+    endpoint = WebhookEndpoint.objects.create(
+        url="https://victim.example.org/hook",
+        description="Victim's hook",
+        events=["summary.published"],
+        owner=EditorFactory(),
+    )
+    now = timezone.now()
+    event = WebhookEvent.objects.create(
+        type="summary.published", body='{"data": {}}', created_at=now
+    )
+    WebhookDelivery.objects.create(
+        event=event, endpoint=endpoint, created_at=now, error="victim-error-text"
+    )
+    return endpoint
+
+
+def test_the_list_shows_only_the_editors_own_endpoints(editor_client, editor, someone_elses):
+    mine = WebhookEndpoint.objects.create(
+        url="https://mine.example.org/", events=["summary.published"], owner=editor
+    )
+    assert [e["id"] for e in editor_client.get(LIST).json()["results"]] == [mine.pk]
+
+
+def test_another_editors_endpoint_is_a_404(editor_client, someone_elses):
+    assert editor_client.get(f"{LIST}{someone_elses.pk}/").status_code == 404
+
+
+def test_another_editors_endpoint_cannot_be_re_pointed(editor_client, someone_elses):
+    """The attack: PATCH the URL to one's own receiver, then read the signed deliveries."""
+    answer = editor_client.patch(
+        f"{LIST}{someone_elses.pk}/", {"url": "https://attacker.example.net/"}, format="json"
+    )
+    assert answer.status_code == 404
+    answer = editor_client.put(
+        f"{LIST}{someone_elses.pk}/",
+        {"url": "https://attacker.example.net/", "events": ["summary.published"]},
+        format="json",
+    )
+    assert answer.status_code == 404
+    someone_elses.refresh_from_db()
+    assert someone_elses.url == "https://victim.example.org/hook"
+
+
+def test_another_editors_endpoint_cannot_be_deleted(editor_client, someone_elses):
+    assert editor_client.delete(f"{LIST}{someone_elses.pk}/").status_code == 404
+    assert WebhookEndpoint.objects.filter(pk=someone_elses.pk).exists()
+
+
+def test_another_editors_delivery_log_is_a_404(editor_client, someone_elses):
+    answer = editor_client.get(f"{LIST}{someone_elses.pk}/deliveries/")
+    assert answer.status_code == 404 and "victim-error-text" not in answer.text
+
+
+def test_an_endpoint_without_an_owner_is_only_for_those_who_manage_all(editor_client, editor):
+    unowned = WebhookEndpoint.objects.create(
+        url="https://orphan.example.org/", events=["summary.published"]
+    )
+    assert editor_client.get(LIST).json()["results"] == []
+    assert editor_client.get(f"{LIST}{unowned.pk}/").status_code == 404
+    editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
+    manager = APIClient()
+    manager.force_authenticate(type(editor).objects.get(pk=editor.pk))  # permissions afresh
+    assert manager.get(f"{LIST}{unowned.pk}/").status_code == 200
+
+
+def test_the_manage_all_permission_reaches_every_endpoint(editor, someone_elses):
+    editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
+    manager = APIClient()
+    manager.force_authenticate(type(editor).objects.get(pk=editor.pk))
+    assert [e["id"] for e in manager.get(LIST).json()["results"]] == [someone_elses.pk]
+    answer = manager.get(f"{LIST}{someone_elses.pk}/deliveries/")
+    assert answer.json()["results"][0]["error"] == "victim-error-text"
+    answer = manager.patch(f"{LIST}{someone_elses.pk}/", {"description": "Fixed"}, format="json")
+    assert answer.status_code == 200
+    someone_elses.refresh_from_db()
+    assert someone_elses.description == "Fixed" and someone_elses.owner != editor

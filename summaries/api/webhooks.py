@@ -58,6 +58,7 @@ class WebhookEndpointSerializer(serializers.ModelSerializer):
         validators=[validate_event_types],
         help_text="Event types to send: " + ", ".join(WebhookEventType.values) + ".",
     )
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
     deliveries_url = serializers.HyperlinkedIdentityField(
         view_name="api:webhook-deliveries", read_only=True
     )
@@ -70,6 +71,7 @@ class WebhookEndpointSerializer(serializers.ModelSerializer):
             "description",
             "events",
             "is_active",
+            "owner",
             "failures_in_a_row",
             "disabled_at",
             "disabled_reason",
@@ -129,10 +131,16 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
     destroy=extend_schema(summary="Remove a webhook endpoint and its delivery log"),
 )
 class WebhookEndpointViewSet(viewsets.ModelViewSet):
+    """Each user reaches the endpoints they registered; another's is a 404 (read, change,
+    delete, log), unless they hold "manage all webhook endpoints"."""
+
     queryset = WebhookEndpoint.objects.all()
     serializer_class = WebhookEndpointSerializer
     permission_classes = [EditorPermissions]
     lookup_value_regex = r"[0-9]+"
+
+    def get_queryset(self):
+        return WebhookEndpoint.objects.visible_to(self.request.user).select_related("owner")
 
     def get_serializer_class(self):
         if self.action == "create":
