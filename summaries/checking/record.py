@@ -15,7 +15,7 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from summaries import linkcheck
+from summaries import linkcheck, notifications
 from summaries.linkcheck import CheckResult, State
 from summaries.linkcheck.batch import not_started
 from summaries.models import Citation, Source, SourceCheck
@@ -284,6 +284,16 @@ def record_results(
         states_before=states_before,
         citations=changed_citations,
         verdicts_before=verdicts_before,
+        now=now,
+    )
+    # Editors of live summaries citing a source that went bad are told (no query otherwise).
+    notifications.source_problem(
+        sources=sources,
+        states_before=states_before,
+        citations=changed_citations,
+        verdicts_before=verdicts_before,
+        problem_states=PROBLEM_STATES,
+        problem_verdicts=PROBLEM_VERDICTS,
         now=now,
     )
     return [s.pk for s in sources]
