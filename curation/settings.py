@@ -536,12 +536,19 @@ WEBHOOK_MAX_RETRY_DELAY = env.float("WEBHOOK_MAX_RETRY_DELAY", default=3600.0)
 WEBHOOK_DISABLE_AFTER = env.int("WEBHOOK_DISABLE_AFTER", default=10)
 # Events (and their delivery logs) are kept this many days.
 WEBHOOK_KEEP_DAYS = env.int("WEBHOOK_KEEP_DAYS", default=30)
-# The sweeper: queues deliveries whose message was lost, marks those whose worker died
-# mid-request "interrupted", and tells of scheduled summaries that went live.
+# After a secret is rotated, deliveries are signed with the old secret too for this many
+# seconds (receivers switch meanwhile); then with the new one only.
+WEBHOOK_SECRET_OVERLAP = env.int("WEBHOOK_SECRET_OVERLAP", default=24 * 3600)
+# The sweeper, every WEBHOOK_SWEEP_EVERY seconds: queues deliveries whose message was lost,
+# marks those whose worker died mid-request "interrupted", and queues the announcement of
+# each scheduled summary going live in the next two periods for its publish time (a task
+# with that ETA), so that "summary.published" leaves when it goes live rather than at the
+# next sweep; a summary whose announcement was lost is told by the first sweep after.
+WEBHOOK_SWEEP_EVERY = env.int("WEBHOOK_SWEEP_EVERY", default=60)
 CELERY_BEAT_SCHEDULE["sweep-webhooks"] = {
     "task": "summaries.tasks.sweep_webhooks",
-    "schedule": env.int("WEBHOOK_SWEEP_EVERY", default=60),
-    "options": {"expires": 50},
+    "schedule": WEBHOOK_SWEEP_EVERY,
+    "options": {"expires": max(1, WEBHOOK_SWEEP_EVERY - 10)},
 }
 # --- E-mail and notifications ------------------------------------------------------------
 # Django's mail framework. EMAIL_URL (smtp://USER:PASSWORD@HOST:587, smtp+tls://…,
@@ -556,11 +563,12 @@ if _email_url:
         raise ImproperlyConfigured(f"EMAIL_URL is invalid: {exc}") from exc
 elif EMAIL_HOST:
     EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    EMAIL_PORT = env.int("EMAIL_PORT", default=587)
     EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
     EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
-    EMAIL_USE_TLS = _bool("EMAIL_USE_TLS", True)
+    # STARTTLS unless implicit TLS is asked for: Django refuses both at once.
     EMAIL_USE_SSL = _bool("EMAIL_USE_SSL", False)
+    EMAIL_USE_TLS = _bool("EMAIL_USE_TLS", not EMAIL_USE_SSL)
+    EMAIL_PORT = env.int("EMAIL_PORT", default=465 if EMAIL_USE_SSL else 587)
 else:
     EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 # Seconds an SMTP connection may block (the notification task's time limit follows it).
