@@ -10,6 +10,10 @@ PYTHON := $(BIN)/python
 # Reinstall the project only when pyproject.toml changed since the last install.
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 8000
+# Links in webhook events start with SITE_URL: by default the address `make run` serves
+# (honcho gives each process its own PORT, so the workers cannot derive it themselves).
+# A SITE_URL in the environment or in .env wins.
+SITE_URL ?= http://127.0.0.1:$(PORT)
 
 .PHONY: help venv run test lint
 
@@ -37,7 +41,7 @@ run: venv
 	@echo "  Reader site:  http://127.0.0.1:$(PORT)/"
 	@echo "  Editor admin: http://127.0.0.1:$(PORT)/admin/  (log in with the editor login above)"
 	@echo
-	PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/honcho start --no-colour -p $(PORT) -f Procfile
+	PATH="$(CURDIR)/$(BIN):$$PATH" SITE_URL="$(SITE_URL)" exec $(BIN)/honcho start --no-colour -p $(PORT) -f Procfile
 
 test: venv
 	bash scripts/test.sh

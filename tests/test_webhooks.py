@@ -5,9 +5,15 @@ plays an internal address that must never be reached.
 """
 
 import json
+import os
+import subprocess
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+import time_machine
+from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from summaries.checking import record
@@ -22,13 +28,14 @@ from summaries.models import (
     WebhookEvent,
     WebhookEventType,
 )
-from summaries.webhooks import delivery, events, signing
+from summaries.models.webhooks import SUBSCRIBABLE_EVENT_TYPES, validate_event_types
+from summaries.webhooks import delivery, endpoints, events, signing
 from tests.factories import ReviewerFactory, SummaryFactory
 from tests.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.django_db
 
-ALL_EVENTS = list(WebhookEventType.values)
+ALL_EVENTS = [value for value, _ in SUBSCRIBABLE_EVENT_TYPES]
 Delivery = WebhookDelivery.State
 
 
@@ -389,3 +396,258 @@ def test_the_retry_wait_doubles_up_to_its_cap(settings):
     waits = [delivery.retry_delay(n, rng=lambda: 1.0) for n in range(1, 6)]
     assert waits == [30, 60, 100, 100, 100]
     assert delivery.retry_delay(1, rng=lambda: 0.0) == 15
+
+
+# --- Test events, redelivery, secret rotation ----------------------------------------------
+
+
+def queued_tasks(callbacks) -> list[tuple[str, tuple]]:
+    return [(c.task.name, c.args) for c in callbacks if hasattr(c, "task")]
+
+
+def test_a_test_event_goes_to_one_endpoint_signed_whatever_it_subscribes_to(
+    receiver, django_capture_on_commit_callbacks
+):
+    hook = WebhookEndpoint.objects.create(
+        url=receiver.url, events=[WebhookEventType.SUMMARY_UPDATED]
+    )
+    WebhookEndpoint.objects.create(url=receiver.url, events=ALL_EVENTS)  # not pinged
+    with django_capture_on_commit_callbacks() as callbacks:
+        sent = endpoints.send_test_event(endpoint=hook)
+    assert queued_tasks(callbacks) == [("summaries.tasks.deliver_webhook", (sent.pk,))]
+    assert send_now(sent) is None
+    (request,) = receiver.received
+    body = signing.verify(hook.secret, request.body, request.headers)
+    assert body["type"] == "ping" and body["data"]["endpoint"] == {"id": hook.pk, "url": hook.url}
+    sent.refresh_from_db()
+    assert sent.state == Delivery.DELIVERED and sent.endpoint == hook
+
+
+def test_a_test_event_to_a_turned_off_endpoint_is_refused(endpoint):
+    endpoint.is_active = False
+    endpoint.save()
+    with pytest.raises(ValidationError, match="turned off"):
+        endpoints.send_test_event(endpoint=endpoint)
+    assert not WebhookEvent.objects.exists()
+
+
+def test_ping_is_not_an_event_one_subscribes_to():
+    with pytest.raises(ValidationError, match="Unknown event types: ping"):
+        validate_event_types(["summary.published", "ping"])
+
+
+def test_redelivering_sends_the_same_event_again_in_a_new_round(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    receiver.answers = [404, 204]
+    workflow.publish_summary(summary=SummaryFactory())
+    (sent,) = deliveries()
+    assert send_now(sent) is None  # a 404 is final
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert endpoints.redeliver(delivery=sent) is True
+    assert queued_tasks(callbacks) == [("summaries.tasks.deliver_webhook", (sent.pk,))]
+    sent.refresh_from_db()
+    assert (sent.state, sent.attempts, sent.error) == (Delivery.PENDING, 0, "")
+    assert send_now(sent) is None
+    sent.refresh_from_db()
+    assert sent.state == Delivery.DELIVERED and sent.attempts == 1
+    assert [e["status_code"] for e in sent.log] == [404, 204]  # both rounds
+    first, second = receiver.received
+    assert first.body == second.body
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == str(sent.event_id)
+    signing.verify(endpoint.secret, second.body, second.headers)
+
+
+@pytest.mark.parametrize("state", [Delivery.PENDING, Delivery.SENDING])
+def test_a_delivery_on_its_way_is_not_redelivered(
+    endpoint, state, django_capture_on_commit_callbacks
+):
+    workflow.publish_summary(summary=SummaryFactory())
+    (sent,) = deliveries()
+    WebhookDelivery.objects.filter(pk=sent.pk).update(state=state, attempts=1)
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert endpoints.redeliver(delivery=sent) is False
+    assert queued_tasks(callbacks) == []
+    sent.refresh_from_db()
+    assert sent.state == state and sent.attempts == 1
+
+
+def test_after_a_rotation_both_secrets_sign_until_the_overlap_ends(endpoint, receiver, settings):
+    settings.WEBHOOK_SECRET_OVERLAP = 3600
+    old = endpoint.secret
+    rotated_at = timezone.now()
+    endpoint = endpoints.rotate_secret(endpoint=endpoint, now=rotated_at)
+    new = endpoint.secret
+    assert new != old and new.startswith("whsec_")
+    assert endpoint.previous_secret_expires_at == rotated_at + timedelta(seconds=3600)
+
+    workflow.publish_summary(summary=SummaryFactory())
+    (sent,) = deliveries()
+    delivery.deliver(delivery_id=sent.pk, now=rotated_at + timedelta(seconds=3599))
+    during = receiver.received[-1]
+    signatures = during.headers["webhook-signature"].split(" ")
+    assert len(signatures) == 2 and all(s.startswith("v1,") for s in signatures)
+    # A receiver still on the old secret and one already on the new one both accept it
+    # (verified at the attempt's own time: the replay window is five minutes).
+    for secret in (old, new):
+        assert _verify_at(secret, during, rotated_at + timedelta(seconds=3599))
+
+    endpoints.redeliver(delivery=sent)
+    delivery.deliver(delivery_id=sent.pk, now=rotated_at + timedelta(seconds=3600))
+    after = receiver.received[-1]
+    assert len(after.headers["webhook-signature"].split(" ")) == 1
+    assert _verify_at(new, after, rotated_at + timedelta(seconds=3600))
+    assert not _verify_at(old, after, rotated_at + timedelta(seconds=3600))
+
+
+def _verify_at(secret, request, moment) -> bool:
+    with time_machine.travel(moment, tick=False):
+        try:
+            signing.verify(secret, request.body, request.headers)
+        except signing.WebhookVerificationError:
+            return False
+    return True
+
+
+def test_rotating_within_the_overlap_keeps_two_secrets_at_most(endpoint, settings):
+    settings.WEBHOOK_SECRET_OVERLAP = 3600
+    first = endpoint.secret
+    second = endpoints.rotate_secret(endpoint=endpoint).secret
+    third = endpoints.rotate_secret(endpoint=endpoint)
+    assert third.signing_secrets(timezone.now()) == [third.secret, second]
+    assert first not in third.signing_secrets(timezone.now())
+
+
+def test_with_no_overlap_the_old_secret_stops_at_once(endpoint, settings):
+    settings.WEBHOOK_SECRET_OVERLAP = 0
+    rotated = endpoints.rotate_secret(endpoint=endpoint)
+    assert rotated.signing_secrets(timezone.now()) == [rotated.secret]
+    assert rotated.previous_secret == ""
+
+
+def test_the_overlap_is_a_day_unless_configured():
+    assert django_settings.WEBHOOK_SECRET_OVERLAP == 24 * 3600
+
+
+# --- Which summary a delivery is about ------------------------------------------------------
+
+
+def test_an_event_names_the_summaries_it_is_about(endpoint):
+    summary = SummaryFactory()
+    workflow.publish_summary(summary=summary)
+    (sent,) = deliveries()
+    assert sent.event.summaries() == [
+        {"id": summary.pk, "slug": summary.video.slug, "title": summary.video.title}
+    ]
+    ping = endpoints.send_test_event(endpoint=endpoint)
+    assert ping.event.summaries() == []
+    assert WebhookEvent(body="not json").summaries() == []
+
+
+# --- A scheduled publication goes out within a minute -------------------------------------
+
+
+def test_the_sweep_runs_at_least_once_a_minute():
+    sweep = django_settings.CELERY_BEAT_SCHEDULE["sweep-webhooks"]
+    assert sweep["schedule"] == django_settings.WEBHOOK_SWEEP_EVERY <= 60
+    assert sweep["options"]["expires"] < sweep["schedule"]
+
+
+@pytest.mark.parametrize("phase", [0.0, 0.5, 17.0, 59.5])
+def test_a_scheduled_summary_is_told_within_a_minute_of_going_live(
+    endpoint, receiver, settings, django_capture_on_commit_callbacks, phase
+):
+    """Beat sweeps every WEBHOOK_SWEEP_EVERY seconds at some phase to the publish time.
+    Polling alone told of a summary at the first sweep after it went live, up to a period
+    late before any queueing; each sweep now queues the announcement for the publish time
+    itself. The event is recorded (and its delivery queued) at the ETA, and when every
+    queued announcement is lost, at the first sweep after: within one period either way."""
+    period = settings.WEBHOOK_SWEEP_EVERY
+    summary = SummaryFactory()
+    at = timezone.now().replace(microsecond=0) + timedelta(minutes=10)
+    workflow.publish_summary(summary=summary, at=at)
+    sweeps = [at - timedelta(seconds=phase + k * period) for k in range(5, 0, -1)]
+    etas = []
+    for moment in sweeps:
+        with django_capture_on_commit_callbacks() as callbacks:
+            delivery.sweep(now=moment)
+        etas += [
+            c.eta
+            for c in callbacks
+            if getattr(c, "task", None) is not None
+            and c.task.name == "summaries.tasks.announce_publication"
+            and c.args == (summary.pk,)
+        ]
+    assert etas and min(etas) == at  # queued ahead, for the very moment it goes live
+    assert not WebhookEvent.objects.exists()
+
+    # The worker runs the announcement at its ETA: told then, delivered at once.
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert events.announce_publication(summary_id=summary.pk, now=min(etas)) is True
+    (sent,) = deliveries("summary.published")
+    assert sent.created_at - at <= timedelta(seconds=1)
+    assert queued_tasks(callbacks) == [("summaries.tasks.deliver_webhook", (sent.pk,))]
+    send_now(sent)
+    assert len(receiver.received) == 1
+    # The sweeper does not tell of it again, nor does a duplicate announcement.
+    delivery.sweep(now=at + timedelta(seconds=period))
+    events.announce_publication(summary_id=summary.pk, now=at + timedelta(seconds=2))
+    assert WebhookEvent.objects.count() == 1
+
+
+def test_a_lost_announcement_is_told_by_the_next_sweep(endpoint, settings):
+    period = settings.WEBHOOK_SWEEP_EVERY
+    summary = SummaryFactory()
+    at = timezone.now() + timedelta(minutes=10)
+    workflow.publish_summary(summary=summary, at=at)
+    delivery.sweep(now=at - timedelta(seconds=1))  # its announcement is never run
+    assert not WebhookEvent.objects.exists()
+    delivery.sweep(now=at + timedelta(seconds=period - 1))
+    (sent,) = deliveries("summary.published")
+    assert sent.created_at - at < timedelta(seconds=period) <= timedelta(minutes=1)
+
+
+def test_an_announcement_for_a_summary_rescheduled_or_unpublished_tells_nothing(endpoint):
+    summary = SummaryFactory()
+    at = timezone.now() + timedelta(minutes=10)
+    workflow.publish_summary(summary=summary, at=at)
+    workflow.publish_summary(summary=summary, at=at + timedelta(hours=1))
+    assert events.announce_publication(summary_id=summary.pk, now=at) is False
+    workflow.unpublish_summary(summary=summary)
+    assert events.announce_publication(summary_id=summary.pk, now=at + timedelta(hours=2)) is False
+    assert not WebhookEvent.objects.exists()
+
+
+def test_the_announcement_task_is_registered_under_its_name():
+    from celery import current_app
+
+    assert "summaries.tasks.announce_publication" in current_app.tasks
+
+
+# --- Links in events on `make run` --------------------------------------------------------
+
+
+def _make_run_dry(*, site_url: str | None = None, port: str | None = None) -> str:
+    """The commands `make run` would run (make -n: nothing is run)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SITE_URL", "PORT")}
+    if site_url is not None:
+        env["SITE_URL"] = site_url
+    command = ["make", "-n", "run", *([f"PORT={port}"] if port else [])]
+    return subprocess.run(  # noqa: S603 - fixed arguments
+        command,
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_make_run_builds_event_links_from_its_port():
+    assert 'SITE_URL="http://127.0.0.1:8311"' in _make_run_dry(port="8311")
+    assert 'SITE_URL="http://127.0.0.1:8000"' in _make_run_dry()
+
+
+def test_make_run_keeps_a_site_url_that_is_set():
+    text = _make_run_dry(site_url="https://curation.example", port="8311")
+    assert 'SITE_URL="https://curation.example"' in text

@@ -14,6 +14,7 @@ import logging
 import random
 from datetime import datetime, timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -55,7 +56,7 @@ def deliver(*, delivery_id: int, now: datetime | None = None) -> float | None:
         return None
     body = delivery.event.body.encode()
     headers = signed_headers(
-        endpoint.secret, event_id=str(delivery.event_id), timestamp=now, body=body
+        endpoint.signing_secrets(now), event_id=str(delivery.event_id), timestamp=now, body=body
     )
     result = post(
         endpoint.url,
@@ -66,6 +67,19 @@ def deliver(*, delivery_id: int, now: datetime | None = None) -> float | None:
         user_agent="curation-webhooks/1.0",
     )
     return record_attempt(delivery, result, now=timezone.now())
+
+
+def queue_at(task_name: str, *args, eta: datetime) -> None:
+    """Send the task `task_name` with `args` to run at `eta`, when the current transaction
+    commits (a broker that is down is logged, not raised, like queue_after_commit)."""
+    task = current_app.tasks[task_name]
+
+    def send() -> None:
+        task.apply_async(args=args, eta=eta)
+
+    send.__qualname__ = f"{task_name}.apply_async"
+    send.task, send.args, send.eta = task, args, eta
+    transaction.on_commit(send, robust=True)
 
 
 def record_attempt(delivery: WebhookDelivery, result: PostResult, *, now: datetime):
@@ -151,11 +165,22 @@ def _error_text(result: PostResult) -> str:
 
 
 def sweep(*, now: datetime | None = None) -> dict[str, int]:
-    """Keep deliveries moving: tell of scheduled summaries that went live, queue pending
-    deliveries whose message was lost, mark deliveries whose worker died "interrupted",
-    and drop events older than WEBHOOK_KEEP_DAYS. Idempotent."""
+    """Keep deliveries moving: tell of scheduled summaries that went live, queue the
+    announcement of those going live before the sweep after next for their exact time,
+    queue pending deliveries whose message was lost, mark deliveries whose worker died
+    "interrupted", and drop events older than WEBHOOK_KEEP_DAYS. Idempotent.
+
+    A sweep only every WEBHOOK_SWEEP_EVERY seconds would tell of a publication up to a
+    whole period late (and later when a sweep's message expires behind busy workers): the
+    announcement queued ahead, with the publish time as its ETA, tells of it as it goes
+    live. Two periods ahead, so that one lost sweep loses no announcement.
+    """
     now = now or timezone.now()
     announced = events.announce_due_publications(now=now)
+    ahead = timedelta(seconds=2 * settings.WEBHOOK_SWEEP_EVERY)
+    upcoming = events.upcoming_publications(now=now, within=ahead)
+    for summary_id, publish_at in upcoming:
+        queue_at(events.ANNOUNCE_TASK, summary_id, eta=publish_at)
     lost = list(
         WebhookDelivery.objects.filter(state=State.PENDING, next_attempt_at__lte=now - LOST_AFTER)
         .order_by("next_attempt_at")
@@ -176,6 +201,7 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
     dropped, _ = WebhookEvent.objects.filter(created_at__lt=old).delete()
     return {
         "announced": announced,
+        "upcoming": len(upcoming),
         "requeued": len(lost),
         "interrupted": interrupted,
         "dropped": dropped,

@@ -2,9 +2,10 @@
 
 Only what readers can see is told: a summary that is live (published, its time reached,
 not a working copy). Drafts, summaries in review, scheduled ones and working copies never
-make an event; a scheduled summary makes its "summary.published" when it goes live (the
-sweeper notices it within a minute). A source's state or a citation's verdict is told when
-it changes from a known value (not on a first check) and a live summary cites it.
+make an event; a scheduled summary makes its "summary.published" when it goes live (a
+task the sweeper queued ahead with that time as its ETA; failing that, the next sweep).
+A source's state or a citation's verdict is told when it changes from a known value (not
+on a first check) and a live summary cites it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from summaries.models import (
 )
 
 DELIVER_TASK = "summaries.tasks.deliver_webhook"
+ANNOUNCE_TASK = "summaries.tasks.announce_publication"
 # Scheduled summaries that went live this long ago or less are told by the sweeper (one
 # missed for longer, with the workers down, is not told late).
 ANNOUNCE_WINDOW = timedelta(hours=1)
@@ -137,6 +139,47 @@ def announce_due_publications(*, now: datetime | None = None) -> int:
             summary_published(summary, now=now)
             count += 1
     return count
+
+
+def upcoming_publications(*, now: datetime, within: timedelta) -> list[tuple[int, datetime]]:
+    """(id, publish time) of the scheduled summaries going live after `now` and no later
+    than `now + within`; none when no endpoint wants "summary.published"."""
+    if not subscribers(WebhookEventType.SUMMARY_PUBLISHED):
+        return []
+    return list(
+        Summary.objects.scheduled(now)
+        .originals()
+        .filter(publish_at__lte=now + within)
+        .order_by("publish_at")
+        .values_list("pk", "publish_at")
+    )
+
+
+def announce_publication(*, summary_id: int, now: datetime | None = None) -> bool:
+    """Tell of one scheduled summary if it is live now and was not told of yet (keyed, so
+    the sweeper and a duplicate task tell of it once). Returns whether it was live: one
+    rescheduled, unpublished or deleted meanwhile is left to the sweeper."""
+    now = now or timezone.now()
+    summary = (
+        Summary.objects.published(now)
+        .originals()
+        .select_related("video__channel")
+        .filter(pk=summary_id)
+        .first()
+    )
+    if summary is None:
+        return False
+    summary_published(summary, now=now)
+    return True
+
+
+def ping_data(endpoint: WebhookEndpoint) -> dict:
+    """The body's data of a test event: which endpoint it was sent to, and that nothing
+    happened."""
+    return {
+        "endpoint": {"id": endpoint.pk, "url": endpoint.url},
+        "message": "A test event, sent on request: nothing happened.",
+    }
 
 
 def summary_data(summary: Summary) -> dict:

@@ -28,3 +28,12 @@ def sweep_webhooks() -> None:
     from . import delivery
 
     delivery.sweep()
+
+
+@background_task(name="summaries.tasks.announce_publication", soft_time_limit=60)
+def announce_publication(summary_id: int) -> None:
+    """Tell of a scheduled summary as it goes live (queued by the sweeper with its publish
+    time as ETA); nothing when it is not live or was told of already."""
+    from . import events
+
+    events.announce_publication(summary_id=summary_id)
