@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from summaries import notifications
 from summaries.background import queue_after_commit
 from summaries.models import (
     Summary,
@@ -72,6 +73,7 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
     if not scheduled:  # a scheduled one is picked up by the beat refresh once live
         queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
         webhook_events.summary_published(summary, now=now)
+    notifications.summary_published(summary=summary, by=user)
     return summary
 
 
@@ -109,6 +111,7 @@ def submit_for_review(*, summary: Summary, user=None) -> Summary:
         summary = copy
     summary.status = Summary.Status.IN_REVIEW
     _record(summary, user, "Sent for review")
+    notifications.summary_submitted(summary=summary, by=user)
     return summary
 
 
@@ -145,4 +148,5 @@ def send_back(*, summary: Summary, user=None, note: str) -> Summary:
         if summary.review_note_by is not None:
             reversion.set_user(user)
         reversion.set_comment(f"Sent back: {summary.review_note}")
+    notifications.summary_sent_back(summary=summary, by=user)
     return summary

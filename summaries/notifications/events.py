@@ -158,65 +158,49 @@ def summary_sent_back(*, summary: Summary, by=None) -> list[Notification]:
 def summary_published(
     *, summary: Summary, by=None, changes: Summary | None = None, now: datetime | None = None
 ) -> list[Notification]:
-    """A summary, or the working copy `changes` of one, was published: tell its editors.
+    """A reviewer published a summary, or the working copy `changes` of one: tell the
+    people who wrote it (of a copy: its writers too, so call it while the copy exists).
 
     Nothing while readers cannot see it yet (scheduled): `summary_went_live` tells of it
-    when its time comes. Changes published by the clock at the time a reviewer set are told
-    as "went live". Call it while `changes` still exists: its writers are told too.
+    when its time comes.
     """
     now = now or timezone.now()
-    if not summary.is_live(now):
+    if summary.is_working_copy or not summary.is_live(now):
         return []
     title = _title(summary)
-    recipients = editors_of(changes if changes is not None else summary)
-    if changes is None:
-        return tell(
-            kind=Kind.PUBLISHED,
-            key=_live_key(summary),
-            recipients=recipients,
-            subject=f"Published: {title}",
-            body=f'{_name(by)} published "{title}". Readers see it now.',
-            summary=summary,
-            actor=by,
-            now=now,
-        )
-    if changes.publish_at is not None and changes.publish_at <= now:
-        return tell(
-            kind=Kind.WENT_LIVE,
-            key=f"changes:{summary.pk}:{changes.pk}",
-            recipients=recipients,
-            subject=f"Live now: {title}",
-            body=f'The scheduled changes to "{title}" went live. Readers see them now.',
-            summary=summary,
-            now=now,
-        )
+    what = f'the changes to "{title}"' if changes is not None else f'"{title}"'
     return tell(
         kind=Kind.PUBLISHED,
-        key=f"changes:{summary.pk}:{changes.pk}",
-        recipients=recipients,
+        key=_live_key(summary, changes),
+        recipients=editors_of(changes if changes is not None else summary),
         subject=f"Published: {title}",
-        body=f'{_name(by)} published the changes to "{title}". Readers see them now.',
+        body=f"{_name(by)} published {what}. Readers see it now.",
         summary=summary,
         actor=by,
         now=now,
     )
 
 
-def summary_went_live(*, summary: Summary, now: datetime | None = None) -> list[Notification]:
-    """A summary scheduled for a time went live: tell its editors (once per publication:
-    the key is the one a summary published at once is told under, so it is not told
-    twice)."""
+def summary_went_live(
+    *, summary: Summary, changes: Summary | None = None, now: datetime | None = None
+) -> list[Notification]:
+    """A summary, or the working copy `changes` of one, went live at the time a reviewer
+    set: tell the people who wrote it. Told once per publication: under the key a
+    publication by a reviewer is told under, so one is never told as both."""
     now = now or timezone.now()
     if summary.is_working_copy or not summary.is_live(now):
         return []
     title = _title(summary)
+    if changes is not None:
+        what = f'The scheduled changes to "{title}" went live'
+    else:
+        what = f'"{title}" went live at {summary.publish_at:%Y-%m-%d %H:%M %Z} as scheduled'
     return tell(
         kind=Kind.WENT_LIVE,
-        key=_live_key(summary),
-        recipients=editors_of(summary),
+        key=_live_key(summary, changes),
+        recipients=editors_of(changes if changes is not None else summary),
         subject=f"Live now: {title}",
-        body=f'"{title}" went live at {summary.publish_at:%Y-%m-%d %H:%M %Z} as scheduled. '
-        "Readers see it now.",
+        body=f"{what}. Readers see it now.",
         summary=summary,
         now=now,
     )
@@ -324,7 +308,10 @@ def source_problem(
 # --- Helpers ------------------------------------------------------------------------------
 
 
-def _live_key(summary: Summary) -> str:
+def _live_key(summary: Summary, changes: Summary | None = None) -> str:
+    """What names a publication: a summary's publish time, or the working copy's id."""
+    if changes is not None:
+        return f"changes:{summary.pk}:{changes.pk}"
     return f"live:{summary.pk}:{summary.publish_at.timestamp():.6f}"
 
 
