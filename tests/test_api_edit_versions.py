@@ -193,6 +193,17 @@ def test_a_discarded_copys_tag_does_not_match_the_next_copy(api, other):
     assert Summary.objects.get(working_copy_of=live).tldr == "Other changes."
 
 
+def test_a_video_edit_through_a_published_summary_makes_its_copys_tag_stale(api, other):
+    live = cited(live=True)
+    assert patch(api, live, api.get(url(live))["ETag"], "Changed.").status_code == 200
+    read = api.get(url(live, "working-copy"))
+    edit = {"video": {"title": "A better title"}}
+    assert (
+        other.patch(url(live), edit, format="json", HTTP_IF_MATCH=read["ETag"]).status_code == 200
+    )
+    assert patch(api, live, read["ETag"], "Mine.").status_code == 412
+
+
 # --- Workflow actions --------------------------------------------------------------------
 
 
