@@ -576,3 +576,119 @@ def test_the_manage_all_permission_reaches_every_endpoint(client, editor, someon
 def test_superusers_manage_every_endpoint(client, superuser, someone_elses):
     endpoint, _ = someone_elses
     assert endpoint.secret in page(client, endpoint_url(endpoint))
+
+
+# --- Test events, redelivery, secret rotation ---------------------------------------------
+
+
+def tool_url(name, obj):
+    return reverse(f"admin:summaries_{name}", args=[obj.pk])
+
+
+def queued(callbacks) -> list[tuple[str, tuple]]:
+    return [(c.task.name, c.args) for c in callbacks if hasattr(c, "task")]
+
+
+def test_send_a_test_event_button_queues_a_ping_after_commit(
+    client, editor, django_capture_on_commit_callbacks
+):
+    endpoint = make_endpoint(owner=editor)
+    send = tool_url("webhookendpoint_send_test", endpoint)
+    assert f'formaction="{send}"' in page(client, endpoint_url(endpoint))
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(send, follow=True)
+    assert "A test event is on its way" in response.text
+    (delivery,) = endpoint.deliveries.select_related("event")
+    assert delivery.event.type == "ping" and delivery.state == State.PENDING
+    assert queued(callbacks) == [("summaries.tasks.deliver_webhook", (delivery.pk,))]
+    assert client.get(send).status_code == 405  # a link followed sends nothing
+
+
+def test_send_a_test_event_action(client, editor):
+    endpoint = make_endpoint(owner=editor)
+    off = make_endpoint(url="https://off.example.org/", owner=editor, is_active=False)
+    response = run_action(client, "send_test_events", endpoint, off)
+    assert "Sent a test event to 1 endpoint(s)." in response.text
+    assert "Skipped 1 turned-off endpoint(s)." in response.text
+    assert endpoint.deliveries.get().event.type == "ping"
+    assert not off.deliveries.exists()
+
+
+def test_rotate_the_secret_button(client, editor, settings):
+    settings.WEBHOOK_SECRET_OVERLAP = 3600
+    endpoint = make_endpoint(owner=editor)
+    old = endpoint.secret
+    response = client.post(tool_url("webhookendpoint_rotate_secret", endpoint), follow=True)
+    endpoint.refresh_from_db()
+    assert endpoint.secret != old and endpoint.previous_secret == old
+    assert "New secret made" in response.text
+    assert f'<code class="webhook-secret">{endpoint.secret}</code>' in response.text
+    assert "The secret it replaced also signs deliveries until" in response.text
+    assert old not in response.text
+
+
+def test_redeliver_button_and_action(client, editor, django_capture_on_commit_callbacks):
+    endpoint = make_endpoint(owner=editor)
+    failed = make_delivery(endpoint, state=State.FAILED, attempts=8, error="HTTP 500")
+    pending = make_delivery(endpoint, state=State.PENDING)
+    redeliver = tool_url("webhookdelivery_redeliver", failed)
+    assert f'formaction="{redeliver}"' in page(client, delivery_url(failed))
+    assert "Redeliver" not in page(client, delivery_url(pending))  # on its way already
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(redeliver, follow=True)
+    assert "Sending 1 delivery(ies) again." in response.text
+    assert queued(callbacks) == [("summaries.tasks.deliver_webhook", (failed.pk,))]
+    failed.refresh_from_db()
+    assert (failed.state, failed.attempts) == (State.PENDING, 0)
+
+    WebhookDelivery.objects.filter(pk=failed.pk).update(state=State.DELIVERED)
+    response = client.post(
+        DELIVERIES,
+        {"action": "redeliver", "_selected_action": [str(failed.pk), str(pending.pk)]},
+        follow=True,
+    )
+    assert "Sending 1 delivery(ies) again." in response.text
+    assert "1 delivery(ies) still on their way: left." in response.text
+
+
+def test_the_tools_do_not_reach_another_editors_endpoint(client, editor, someone_elses):
+    endpoint, delivery = someone_elses
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(state=State.DELIVERED)
+    secret = endpoint.secret
+    assert client.post(tool_url("webhookendpoint_send_test", endpoint)).status_code == 404
+    assert client.post(tool_url("webhookendpoint_rotate_secret", endpoint)).status_code == 404
+    assert client.post(tool_url("webhookdelivery_redeliver", delivery)).status_code == 404
+    run_action(client, "send_test_events", endpoint)
+    client.post(DELIVERIES, {"action": "redeliver", "_selected_action": [str(delivery.pk)]})
+    endpoint.refresh_from_db()
+    delivery.refresh_from_db()
+    assert endpoint.secret == secret and endpoint.deliveries.count() == 1
+    assert delivery.state == State.DELIVERED
+
+
+def test_viewers_have_no_tools(client):
+    viewer = UserFactory(is_staff=True)
+    viewer.save()
+    viewer.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_webhookendpoint", "view_webhookdelivery"])
+    )
+    client.force_login(viewer)
+    endpoint = make_endpoint(owner=viewer)
+    delivery = make_delivery(endpoint, state=State.FAILED)
+    assert "Send a test event" not in page(client, endpoint_url(endpoint))
+    assert "Redeliver" not in page(client, delivery_url(delivery))
+    assert client.post(tool_url("webhookendpoint_send_test", endpoint)).status_code == 403
+    assert client.post(tool_url("webhookdelivery_redeliver", delivery)).status_code == 403
+    assert not endpoint.deliveries.exclude(pk=delivery.pk).exists()
+
+
+def test_the_delivery_log_names_the_summary(client, editor):
+    endpoint = make_endpoint(owner=editor)
+    body = {
+        "type": "summary.published",
+        "data": {"summary": {"id": 41, "slug": "s", "title": "Talk"}},
+    }
+    delivery = make_delivery(endpoint, body=json.dumps(body))
+    summary_link = reverse("admin:summaries_summary_change", args=[41])
+    assert f'<a href="{summary_link}">Talk</a>' in page(client, DELIVERIES)
+    assert f'<a href="{summary_link}">Talk</a>' in page(client, delivery_url(delivery))

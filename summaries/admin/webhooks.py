@@ -2,18 +2,26 @@
 
 Endpoints are edited here; events and deliveries are written by the service (the outbox and
 the delivery workers) and only read here. An endpoint that keeps failing is turned off by
-the workers, with the reason shown on its page; "Turn on again" starts it afresh.
+the workers, with the reason shown on its page; "Turn on again" starts it afresh. Each
+endpoint, its secret and its deliveries are reached by its owner only, or with "manage all
+webhook endpoints". Owners send a test event, rotate the secret and redeliver deliveries
+(summaries.webhooks.endpoints).
 """
 
 import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import OuterRef, Subquery
-from django.urls import reverse
+from django.http import Http404, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
+from django.views.decorators.http import require_POST
 
 from summaries.models import (
     WebhookDelivery,
@@ -21,6 +29,8 @@ from summaries.models import (
     WebhookEvent,
     WebhookEventType,
 )
+from summaries.models.webhooks import SUBSCRIBABLE_EVENT_TYPES
+from summaries.webhooks import endpoints as services
 
 # How many of an endpoint's deliveries its page lists (the delivery log has them all).
 RECENT_DELIVERIES = 20
@@ -33,6 +43,26 @@ def event_labels(values) -> str:
     return format_html_join(
         mark_safe("<br>"), "{}", ((EVENT_LABELS.get(v, v),) for v in values or [])
     )
+
+
+def summaries_shown(event: WebhookEvent):
+    """The summaries an event is about, each linked to its admin page; "—" for none."""
+    about = event.summaries()
+    if not about:
+        return "—"
+    return format_html_join(
+        mark_safe("<br>"),
+        '<a href="{}">{}</a>',
+        (
+            (reverse("admin:summaries_summary_change", args=[s["id"]]), s["title"] or s["slug"])
+            for s in about
+        ),
+    )
+
+
+def post_only_view(model_admin: admin.ModelAdmin, view):
+    """`view` for POSTs only, behind the admin's login check."""
+    return model_admin.admin_site.admin_view(require_POST(view))
 
 
 def delivery_state_badge(delivery: WebhookDelivery):
@@ -63,7 +93,7 @@ def blank(value) -> str:
 class WebhookEndpointForm(forms.ModelForm):
     events = forms.MultipleChoiceField(
         label="Events",
-        choices=WebhookEventType.choices,
+        choices=SUBSCRIBABLE_EVENT_TYPES,
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": "Choose at least one event to send to this endpoint."},
         help_text="What this endpoint is told about.",
@@ -76,7 +106,7 @@ class WebhookEndpointForm(forms.ModelForm):
     def clean_events(self):
         chosen = set(self.cleaned_data["events"])
         # Stored in the order of the choices, so that the same choice is the same list.
-        return [value for value in WebhookEventType.values if value in chosen]
+        return [value for value, _ in SUBSCRIBABLE_EVENT_TYPES if value in chosen]
 
 
 @admin.register(WebhookEndpoint)
@@ -96,7 +126,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     ]
     list_filter = ["is_active"]
     search_fields = ["url", "description"]
-    actions = ["turn_on", "turn_off"]
+    actions = ["turn_on", "turn_off", "send_test_events"]
     readonly_fields = [
         "events_shown",
         "secret_shown",
@@ -161,11 +191,18 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
 
     @admin.display(description="Secret")
     def secret_shown(self, endpoint):
-        return format_html(
+        shown = format_html(
             '<code class="webhook-secret">{}</code><br><small>{}</small>',
             endpoint.secret,
             "Receivers check each delivery's signature with it (Standard Webhooks).",
         )
+        expires = endpoint.previous_secret_expires_at
+        if endpoint.previous_secret and expires is not None and expires > timezone.now():
+            shown += format_html(
+                "<br><small>The secret it replaced also signs deliveries until {}.</small>",
+                when(expires),
+            )
+        return shown
 
     @admin.display(description="Latest deliveries")
     def recent_deliveries(self, endpoint):
@@ -232,6 +269,77 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         perms_needed.discard(WebhookDelivery._meta.verbose_name)
         return deleted, counts, perms_needed, protected
 
+    def get_urls(self):
+        opts = self.model._meta
+        name = f"{opts.app_label}_{opts.model_name}"
+        return [
+            path(
+                "<path:object_id>/send-test/",
+                post_only_view(self, self.send_test_view),
+                name=f"{name}_send_test",
+            ),
+            path(
+                "<path:object_id>/rotate-secret/",
+                post_only_view(self, self.rotate_secret_view),
+                name=f"{name}_rotate_secret",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _endpoint_to_change(self, request, object_id) -> WebhookEndpoint:
+        endpoint = self.get_object(request, unquote(object_id))  # None: not theirs, or gone
+        if endpoint is None:
+            raise Http404("No such webhook endpoint.")
+        if not self.has_change_permission(request, endpoint):
+            raise PermissionDenied
+        return endpoint
+
+    def _back_to(self, endpoint) -> HttpResponseRedirect:
+        return HttpResponseRedirect(
+            reverse("admin:summaries_webhookendpoint_change", args=[endpoint.pk])
+        )
+
+    def send_test_view(self, request, object_id):
+        endpoint = self._endpoint_to_change(request, object_id)
+        try:
+            services.send_test_event(endpoint=endpoint)
+        except ValidationError as refused:
+            self.message_user(request, " ".join(refused.messages), messages.ERROR)
+        else:
+            self.message_user(
+                request,
+                "A test event is on its way; its delivery is at the top of the list below.",
+                messages.SUCCESS,
+            )
+        return self._back_to(endpoint)
+
+    def rotate_secret_view(self, request, object_id):
+        endpoint = services.rotate_secret(endpoint=self._endpoint_to_change(request, object_id))
+        if endpoint.previous_secret:
+            overlap = (
+                "Deliveries carry a signature with the old one too until "
+                f"{when(endpoint.previous_secret_expires_at)}."
+            )
+        else:
+            overlap = "The old one signs nothing from now on."
+        self.message_user(
+            request, f"New secret made: copy it into your receiver. {overlap}", messages.SUCCESS
+        )
+        return self._back_to(endpoint)
+
+    @admin.action(description="Send a test event", permissions=["change"])
+    def send_test_events(self, request, queryset):
+        sent = skipped = 0
+        for endpoint in queryset:
+            try:
+                services.send_test_event(endpoint=endpoint)
+                sent += 1
+            except ValidationError:
+                skipped += 1
+        messages.success(request, f"Sent a test event to {sent} endpoint(s).")
+        if skipped:
+            messages.warning(request, f"Skipped {skipped} turned-off endpoint(s).")
+
     @admin.action(description="Turn on again (and forget their failures)", permissions=["change"])
     def turn_on(self, request, queryset):
         turned = queryset.filter(is_active=False).update(
@@ -270,6 +378,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 
     list_display = [
         "event_type",
+        "summary",
         "endpoint",
         "badge",
         "attempts",
@@ -284,7 +393,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     search_fields = ["event__id", "endpoint__url", "endpoint__description"]
     date_hierarchy = "created_at"
     fieldsets = [
-        (None, {"fields": ["event_link", "event_type", "endpoint_link", "badge"]}),
+        (None, {"fields": ["event_link", "event_type", "summary", "endpoint_link", "badge"]}),
         (
             "Attempts",
             {
@@ -313,9 +422,68 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
             .select_related("event", "endpoint")
         )
 
+    actions = ["redeliver"]
+
+    def get_urls(self):
+        opts = self.model._meta
+        redeliver = path(
+            "<path:object_id>/redeliver/",
+            post_only_view(self, self.redeliver_view),
+            name=f"{opts.app_label}_{opts.model_name}_redeliver",
+        )
+        return [redeliver, *super().get_urls()]
+
+    def has_redeliver_permission(self, request, obj=None):
+        """Those who may change endpoints may send their deliveries again (the queryset
+        holds only deliveries to endpoints they reach)."""
+        return request.user.has_perm("summaries.change_webhookendpoint")
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {
+            **(extra_context or {}),
+            "can_redeliver": self.has_redeliver_permission(request),
+            "redeliverable_states": services.REDELIVERABLE,
+        }
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def redeliver_view(self, request, object_id):
+        delivery = self.get_object(request, unquote(object_id))  # None: not theirs, or gone
+        if delivery is None:
+            raise Http404("No such delivery.")
+        if not self.has_redeliver_permission(request, delivery):
+            raise PermissionDenied
+        self._redeliver(request, [delivery])
+        url = reverse("admin:summaries_webhookdelivery_change", args=[delivery.pk])
+        return HttpResponseRedirect(url)
+
+    @admin.action(description="Redeliver (send again)", permissions=["redeliver"])
+    def redeliver(self, request, queryset):
+        self._redeliver(request, queryset)
+
+    def _redeliver(self, request, deliveries) -> None:
+        sent = on_its_way = off = 0
+        for delivery in deliveries:
+            try:
+                if services.redeliver(delivery=delivery):
+                    sent += 1
+                else:
+                    on_its_way += 1
+            except ValidationError:
+                off += 1
+        if sent:
+            messages.success(request, f"Sending {sent} delivery(ies) again.")
+        if on_its_way:
+            messages.warning(request, f"{on_its_way} delivery(ies) still on their way: left.")
+        if off:
+            messages.warning(request, f"{off} delivery(ies) to turned-off endpoints: left.")
+
     @admin.display(description="Event", ordering="event__type")
     def event_type(self, delivery):
         return EVENT_LABELS.get(delivery.event.type, delivery.event.type)
+
+    @admin.display(description="About")
+    def summary(self, delivery):
+        return summaries_shown(delivery.event)
 
     @admin.display(description="State", ordering="state")
     def badge(self, delivery):
