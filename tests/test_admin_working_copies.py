@@ -1,7 +1,9 @@
 """The admin edits a published summary through its working copy (issue 12 §3)."""
 
 import pytest
+from django.apps import apps
 from django.urls import reverse
+from reversion.models import Revision, Version
 
 from summaries.models import Chapter, Summary
 
@@ -141,4 +143,101 @@ def test_a_form_error_on_the_first_edit_keeps_the_editors_input(client, editor, 
     assert client.post(change_url(live), data).status_code == 302
     copy = Summary.objects.get(working_copy_of=live)
     assert copy.tldr == "Edited words."
+    assert Chapter.objects.filter(summary=copy, body="Fixed.").exists()
+
+
+# --- Preview writes nothing ---------------------------------------------------------------
+
+
+def stored() -> dict:
+    """Every row of every table of the project, django-reversion and the admin's log."""
+    return {
+        model._meta.label: list(model.objects.order_by("pk").values())
+        for model in apps.get_models(include_auto_created=True)
+        if model._meta.app_label in ("summaries", "reversion", "admin")
+    }
+
+
+def preview_writes_nothing(client, capture, summary, **changes) -> str:
+    """Preview the summary's form with `changes` (and a chapter retitled); assert that
+    nothing was stored or queued (`capture`: django_capture_on_commit_callbacks).
+    Returns the preview page."""
+    data = edit(client, summary, _preview="Preview", **changes)
+    data["chapters-0-title"] = "Unsaved chapter title"
+    before = stored()
+    with capture() as callbacks:
+        response = client.post(change_url(summary), data)
+    assert response.status_code == 200, response.content.decode()[:3000]
+    assert stored() == before
+    assert callbacks == []  # no task queued, nothing to do after a commit
+    page = response.content.decode()
+    assert "Unsaved chapter title" in page
+    return page
+
+
+def test_preview_of_a_draft_records_no_revision_and_stores_nothing(
+    client, editor, django_capture_on_commit_callbacks
+):
+    draft = SummaryFactory(tldr="Draft words.")
+    ChapterFactory(summary=draft, position=1, title="One", body="First.")
+    # An earlier save: the draft has a history the preview must not add to.
+    assert client.post(change_url(draft), edit(client, draft)).status_code == 302
+
+    page = preview_writes_nothing(
+        client, django_capture_on_commit_callbacks, draft, tldr="Draft, unsaved."
+    )
+
+    assert "Draft, unsaved." in page
+    assert Version.objects.get_for_object(draft).count() == 1
+
+
+def test_preview_of_a_published_summary_stores_no_working_copy_and_no_revision(
+    client, editor, live, django_capture_on_commit_callbacks
+):
+    page = preview_writes_nothing(
+        client, django_capture_on_commit_callbacks, live, tldr="Not saved yet."
+    )
+
+    assert "Not saved yet." in page
+    assert not Summary.objects.filter(working_copy_of=live).exists()
+    assert not Revision.objects.exists()
+
+
+def test_preview_of_unpublished_changes_leaves_the_working_copy_and_its_history_alone(
+    client, editor, live, django_capture_on_commit_callbacks
+):
+    assert (
+        client.post(change_url(live), edit(client, live, tldr="Saved change.")).status_code == 302
+    )
+    copy = Summary.objects.get(working_copy_of=live)
+    revisions = Version.objects.get_for_object(copy).count()
+
+    page = preview_writes_nothing(
+        client, django_capture_on_commit_callbacks, live, tldr="Unsaved change."
+    )
+
+    assert "Unsaved change." in page
+    copy.refresh_from_db()
+    assert copy.tldr == "Saved change."
+    assert Version.objects.get_for_object(copy).count() == revisions
+
+
+def test_a_preview_with_errors_stores_nothing_and_its_form_can_be_saved(
+    client, editor, live, django_capture_on_commit_callbacks
+):
+    data = edit(client, live, _preview="Preview")
+    data["chapters-0-body"] = ""
+    before = stored()
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(change_url(live), data)
+
+    assert response.status_code == 200
+    assert "This field is required." in response.content.decode()
+    assert stored() == before and callbacks == []
+    # The form shown again names rows that exist: saving it works.
+    data = form_fields(response)
+    data["chapters-0-body"] = "Fixed."
+    assert client.post(change_url(live), data).status_code == 302
+    copy = Summary.objects.get(working_copy_of=live)
     assert Chapter.objects.filter(summary=copy, body="Fixed.").exists()

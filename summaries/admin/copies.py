@@ -6,6 +6,7 @@ then on the page shows and saves the copy, with buttons to publish or discard th
 A preview button renders the reader page from the form as it is, saving nothing.
 """
 
+import reversion
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpResponseRedirect
@@ -128,22 +129,54 @@ class WorkingCopyMixin:
         return HttpResponseRedirect(url)
 
     def _preview(self, request, object_id, form_url, extra_context):
-        """Save the form in a transaction, render the reader page, then roll it all back."""
-        try:
-            with transaction.atomic():
-                if getattr(request, "working_copy", None) is None and object_id is not None:
-                    summary = self._published(request, object_id)
-                    if summary is not None:
-                        copy, ids = copies.start_working_copy(summary=summary, user=request.user)
-                        request.POST = map_onto_copy(request.POST, ids, copy, self.confirm_button)
-                        request.working_copy = copy
-                response = super().changeform_view(request, object_id, form_url, extra_context)
-                if response.status_code != 302:
-                    return response  # the form with its errors: nothing to preview
-                list(messages.get_messages(request))  # nothing was saved: no "saved" message
-                raise _PreviewRendered(self._render_preview(request, object_id))
-        except _PreviewRendered as rendered:
-            return rendered.response
+        """Save the form in a transaction, render the reader page, then roll it all back.
+
+        A preview stores nothing and queues nothing: no rows, no working copy, no log
+        entry, no revision, no task. A form with errors is shown again as it would be
+        after a save, except that on a published summary with no unpublished changes it
+        is the summary's own form (the working copy made for the preview is gone).
+        """
+        changeform = super().changeform_view
+        posted = request.POST
+        outcome = {}
+
+        def rolled_back(view):
+            """What `view` answers, with everything it wrote to the database undone."""
+            try:
+                with transaction.atomic():
+                    raise _PreviewRendered(view())
+            except _PreviewRendered as rendered:
+                return rendered.response
+
+        def save_and_render(*, make_copy: bool):
+            copy_made = False
+            if make_copy and getattr(request, "working_copy", None) is None and object_id:
+                summary = Summary.objects.originals().filter(pk=object_id).first()
+                if summary is not None and copies.needs_working_copy(summary):
+                    copy, ids = copies.start_working_copy(summary=summary, user=request.user)
+                    request.POST = map_onto_copy(posted, ids, copy, self.confirm_button)
+                    request.working_copy = copy
+                    copy_made = True
+            response = changeform(request, object_id, form_url, extra_context)
+            if response.status_code != 302:
+                # The form with its errors, rendered while the rows it names exist.
+                outcome["errors_on_a_new_copy"] = copy_made
+                return response.render()
+            list(messages.get_messages(request))  # nothing was saved: no "saved" message
+            return self._render_preview(request, object_id)
+
+        response = rolled_back(lambda: save_and_render(make_copy=True))
+        if outcome.get("errors_on_a_new_copy"):
+            # Its ids were the rolled-back copy's: show the form on the summary itself.
+            request.POST, request.working_copy = posted, None
+            response = rolled_back(lambda: save_and_render(make_copy=False))
+        if reversion.is_active() and transaction.get_connection().in_atomic_block:
+            # A revision block of django-reversion's admin around this view
+            # (VersionAdmin.change_view, add_view) holds every registered object it saw
+            # saved, rolled back or not, and would record them when it ends; it records
+            # nothing when its transaction, the innermost one here, is to be rolled back.
+            transaction.set_rollback(True)
+        return response
 
     def _render_preview(self, request, object_id):
         summary = Summary.objects.select_related("video").get(pk=object_id)
