@@ -5,6 +5,7 @@ from django.urls import reverse
 from django.utils import timezone
 from reversion.models import Version
 
+from summaries.editing import restore
 from summaries.models import Chapter, Citation, Source, Summary, Video
 
 from .admin_forms import add_inline_row, form_fields
@@ -254,9 +255,8 @@ def test_revision_history_records_who_and_restores_an_old_version(client, editor
     revert_url = reverse("admin:summaries_summary_revision", args=[summary.pk, oldest.pk])
     form = client.get(revert_url)
     assert form.status_code == 200
-    data = form_fields(form)
-    assert data["tldr"] == "Version one."
-    assert client.post(revert_url, data).status_code == 302
+    assert "Restore this version" in form.content.decode()
+    assert client.post(revert_url, form_fields(form)).status_code == 302
     summary.refresh_from_db()
     assert summary.tldr == "Version one."
     assert summary.chapters.get().title == "First title"
@@ -424,7 +424,7 @@ def test_any_positions_posted_for_existing_rows_save_or_explain(client, editor):
 # --- Restoring a revision brings back content, never publication -------------------------
 
 
-def test_restoring_a_draft_version_keeps_a_live_summary_live(client, editor):
+def test_restoring_an_old_version_of_a_live_summary_makes_unpublished_changes(client, editor):
     summary = SummaryFactory(tldr="Draft words.")
     ChapterFactory(summary=summary, title="Draft chapter")
     assert client.post(change_url(summary), open_form(client, summary)).status_code == 302
@@ -438,18 +438,21 @@ def test_restoring_a_draft_version_keeps_a_live_summary_live(client, editor):
     assert summary.is_live()
 
     revert_url = reverse("admin:summaries_summary_revision", args=[summary.pk, draft_version.pk])
-    form = client.get(revert_url)
-    assert "Published words." not in form.content.decode()  # the old content is shown
-    response = client.post(revert_url, form_fields(form), follow=True)
+    confirm = client.get(revert_url).content.decode()
+    assert "unpublished changes" in confirm and "Readers see no change" in confirm
+    response = client.post(revert_url, form_fields(client.get(revert_url)), follow=True)
 
     summary.refresh_from_db()
-    assert summary.tldr == "Draft words."
+    assert summary.tldr == "Published words."  # readers see no change
     assert summary.is_live() and summary.publish_at == live_since
-    assert client.get(summary.get_absolute_url()).status_code == 200
+    assert "Published words." in client.get(summary.get_absolute_url()).content.decode()
+    copy = Summary.objects.get(working_copy_of=summary)
+    assert copy.tldr == "Draft words."
+    assert list(copy.chapters.values_list("title", flat=True)) == ["Draft chapter"]
     messages = [str(m) for m in response.context["messages"]]
-    assert any("Restored the content" in m and "still live" in m for m in messages), messages
-    restored = Version.objects.get_for_object(summary).first()
-    assert restored.revision.get_comment().startswith("Restored the content")
+    assert any("as unpublished changes" in m for m in messages), messages
+    history = [v.revision.get_comment() for v in restore.history_versions(summary)]
+    assert history[0].startswith("Restored the content of the version")
 
 
 def test_restoring_a_published_version_keeps_a_draft_a_draft(client, editor):
@@ -472,7 +475,7 @@ def test_restoring_a_published_version_keeps_a_draft_a_draft(client, editor):
     assert summary.tldr == "First words."
     assert summary.status == Summary.Status.DRAFT and summary.publish_at is None
     messages = " ".join(str(m) for m in response.context["messages"])
-    assert "still a draft" in messages
+    assert "still draft" in messages
 
 
 # --- Workflow buttons may keep the editor on the page -----------------------------------

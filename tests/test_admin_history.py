@@ -207,6 +207,9 @@ def test_a_workflow_button_and_an_edit_in_one_save_keep_both_in_the_history(
 ):
     version = save_in_admin(client, summary, tldr="New words.", _publish="Save and publish")
 
-    assert version.revision.get_comment() == "Published. Changed In 30 seconds."
+    # Two events, in the order they happened: the edit was saved, then published.
+    saved, published = Version.objects.get_for_object(summary)[1], version
+    assert saved.revision.get_comment() == "Changed In 30 seconds."
+    assert published.revision.get_comment() == "Published"
     page = client.get(history_url(summary)).content.decode()
     assert re.search(r'<td class="action">\s*Published\s*</td>', page)

@@ -5,6 +5,7 @@ from django.apps import apps
 from django.urls import reverse
 from reversion.models import Revision, Version
 
+from summaries.editing import restore
 from summaries.models import Chapter, Summary
 
 from .admin_forms import add_inline_row, form_fields
@@ -92,12 +93,29 @@ def test_publishing_the_changes_changes_the_public_page(client, editor, live):
     assert "Edited words." in reader_page(client, live)
 
 
-def test_discarding_the_changes(client, editor, live):
+def test_discarding_the_changes_asks_first_and_keeps_them_in_the_history(client, editor, live):
     client.post(change_url(live), edit(client, live, tldr="Edited words."))
-    response = client.post(change_url(live), edit(client, live, _discard="Discard changes"))
+    asked = client.post(change_url(live), edit(client, live, _discard="Discard changes"))
+    assert asked.status_code == 200 and "Discard the unpublished changes?" in asked.content.decode()
+    assert Summary.objects.filter(working_copy_of=live).exists()  # not yet
+
+    confirm = {"_discard": "1", "_discard_confirmed": "1"}
+    assert 'name="_discard_confirmed"' in asked.content.decode()
+    response = client.post(change_url(live), confirm)
     assert response.status_code == 302
     assert not Summary.objects.filter(working_copy_of=live).exists()
     assert "Live words." in client.get(change_url(live)).content.decode()
+    history = client.get(reverse("admin:summaries_summary_history", args=[live.pk]))
+    page = history.content.decode()
+    assert "Discarded changes" in page and "carol" in page
+    # What was dropped can be restored (as unpublished changes again).
+    discarded = restore.history_versions(live).first()
+    assert discarded.revision.get_comment() == "Discarded changes"
+    url = reverse("admin:summaries_summary_revision", args=[live.pk, discarded.pk])
+    assert client.post(url).status_code == 302
+    assert Summary.objects.get(working_copy_of=live).tldr == "Edited words."
+    live.refresh_from_db()
+    assert live.tldr == "Live words."
 
 
 def test_preview_of_unsaved_edits_saves_nothing(client, editor, live):

@@ -4,7 +4,7 @@ import datetime
 
 import pytest
 import time_machine
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 from reversion.models import Version
 
@@ -14,11 +14,12 @@ from summaries.models import Chapter, Citation, Source, Summary
 
 from .factories import (
     ChapterFactory,
+    EditorFactory,
     KeyPointFactory,
     OrganisationFactory,
+    ReviewerFactory,
     SummaryFactory,
     TakeawayFactory,
-    UserFactory,
 )
 
 pytestmark = pytest.mark.django_db
@@ -37,14 +38,14 @@ CHAPTER_TWO = (
 def test_scheduled_summary_goes_live_at_its_time_without_any_job():
     summary = SummaryFactory()
     at = timezone.now() + datetime.timedelta(hours=3)
-    workflow.publish_summary(summary=summary, user=UserFactory(), at=at)
+    workflow.publish_summary(summary=summary, user=ReviewerFactory(), at=at)
     assert not Summary.objects.published().filter(pk=summary.pk).exists()
     with time_machine.travel(at + datetime.timedelta(seconds=1)):
         assert Summary.objects.published().filter(pk=summary.pk).exists()
 
 
 def test_publish_unpublish_and_review_are_recorded_in_history():
-    user = UserFactory(username="bob")
+    user = ReviewerFactory(username="bob")
     summary = SummaryFactory()
     workflow.submit_for_review(summary=summary, user=user)
     workflow.publish_summary(summary=summary, user=user)
@@ -254,7 +255,7 @@ def test_set_key_phrase_is_kept_by_extraction_until_emptied():
     chapter = ChapterFactory(summary=summary, body=CHAPTER_TWO)
     anthropic = derived.sync_citations(summary=summary)[0]
     extracted = anthropic.key_phrase
-    editor = UserFactory(username="dora")
+    editor = EditorFactory(username="dora")
 
     derived.set_key_phrase(citation=anthropic, phrase=" 2.5\n times ", user=editor)
     chapter.body = CHAPTER_TWO.replace("Fast Mode", "Fast mode")
@@ -283,7 +284,12 @@ def test_a_key_phrase_set_on_a_live_summary_survives_publishing_its_pending_chan
     copies.start_working_copy(summary=summary)
     anthropic = summary.citations.get(link_text="Anthropic says")
 
-    derived.set_key_phrase(citation=anthropic, phrase="2.5 times", user=None)
+    with pytest.raises(PermissionDenied):  # never on the live summary itself
+        derived.set_key_phrase(citation=anthropic, phrase="2.5 times", user=None)
+    copies.set_key_phrase(
+        summary=summary, citation_id=anthropic.pk, phrase="2.5 times", user=EditorFactory()
+    )
+    assert summary.citations.get(link_text="Anthropic says").key_phrase != "2.5 times"
     copies.publish_changes(summary=summary)
 
     published = summary.citations.get(link_text="Anthropic says")

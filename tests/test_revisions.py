@@ -8,7 +8,13 @@ from summaries.editing import revisions, workflow
 from summaries.editing.save import save_summary
 from summaries.models import Chapter, Takeaway
 
-from .factories import ChapterFactory, SummaryFactory, TakeawayFactory, UserFactory
+from .factories import (
+    ChapterFactory,
+    EditorFactory,
+    ReviewerFactory,
+    SummaryFactory,
+    TakeawayFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +25,7 @@ def save(summary, **parts):
     save_summary(
         summary=summary,
         parts={models[kind]: objects for kind, objects in parts.items()},
-        user=UserFactory(username="alice"),
+        user=EditorFactory(username="alice"),
     )
     return Version.objects.get_for_object(summary).first()
 
@@ -126,7 +132,7 @@ def test_two_identical_revisions_have_no_differences(summary):
 
 def test_a_workflow_revision_shows_the_status_and_publish_time_it_changed(summary):
     before = save(summary)
-    workflow.publish_summary(summary=summary, user=UserFactory())
+    workflow.publish_summary(summary=summary, user=ReviewerFactory())
     after = Version.objects.get_for_object(summary).first()
 
     changed = {f.name: f for f in revisions.compare_revisions(before, after).changed_fields}

@@ -12,7 +12,7 @@ from summaries.editing import copies, derived, save, workflow
 from summaries.models import Caveat, Chapter, Citation, Source, Summary
 from summaries.pagecache.generation import current_generation
 
-from .factories import ChapterFactory, SummaryFactory, UserFactory
+from .factories import ChapterFactory, ReviewerFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -90,7 +90,7 @@ def test_links_new_in_a_copy_are_checked_before_publishing(
 def test_publishing_the_changes_makes_them_live_in_one_step(client, live):
     page(client, live)
     copy = edit_copy(live)
-    editor = UserFactory()
+    editor = ReviewerFactory()
     workflow.publish_summary(summary=copy, user=editor)
     live.refresh_from_db()
     assert live.tldr == "Changed words." and live.is_live()

@@ -18,6 +18,7 @@ from django.urls import path, reverse
 from reversion.errors import RevertError
 from reversion.models import Version
 
+from summaries.editing.restore import history_versions
 from summaries.editing.revisions import action_label, compare_revisions
 
 
@@ -70,15 +71,13 @@ class RevisionHistoryMixin:
         return response
 
     def _history_entries(self, request, object_id) -> list[HistoryEntry]:
-        versions = self._reversion_order_version_queryset(
-            request,
-            Version.objects.get_for_object_reference(self.model, object_id).select_related(
-                "revision", "revision__user"
-            ),
-        )
+        """The summary's revisions and those of its unpublished changes, newest first."""
+        summary = self.model.objects.filter(pk=object_id).first()
+        if summary is None:
+            return []
         return [
-            _entry(version, self._url("revision", quote(version.object_id), version.pk))
-            for version in versions
+            _entry(version, self._url("revision", quote(summary.pk), version.pk))
+            for version in history_versions(summary)
         ]
 
     def log_addition(self, request, obj, message):

@@ -1,9 +1,12 @@
 """The summary page: one page per summary with its parts, history, preview and warnings."""
 
+import json
+
 from adminsortable2.admin import SortableAdminBase, SortableStackedInline, SortableTabularInline
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.contrib.admin.models import LogEntry
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.db.models import Count, Q
 from django.http import HttpResponseRedirect
@@ -13,11 +16,10 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
-from reversion.models import Revision, Version
 
 from summaries import checking
 from summaries.checking.record import PROBLEM_STATES, PROBLEM_VERDICTS
-from summaries.editing import derived, rules, save, workflow
+from summaries.editing import copies, derived, rules, save, workflow
 from summaries.models import (
     LANGUAGE_CHOICES,
     Caveat,
@@ -39,6 +41,7 @@ from .forms import (
 )
 from .history import RevisionHistoryMixin
 from .preview import MarkdownPreviewMixin
+from .restore import RestoreMixin
 from .sources import page_summary, state_badge, verdict_badge
 
 MARKDOWN_WIDGET = forms.Textarea(
@@ -231,8 +234,6 @@ CONFIRM_BUTTON = "_confirm_citation"
 CHECK_NOW_BUTTON = "_check_now"
 # The change form's workflow buttons (SummaryAdmin._apply_workflow_button).
 WORKFLOW_BUTTONS = ("_publish", "_unpublish", "_review", "_send_back")
-# What a restored revision never brings back.
-PUBLICATION_FIELDS = ("status", "publish_at", "first_published_at")
 
 
 # --- Summary ----------------------------------------------------------------------------
@@ -262,7 +263,12 @@ class LanguageFilter(admin.SimpleListFilter):
 
 @admin.register(Summary)
 class SummaryAdmin(
-    WorkingCopyMixin, RevisionHistoryMixin, MarkdownPreviewMixin, SortableAdminBase, ContentAdmin
+    WorkingCopyMixin,
+    RestoreMixin,
+    RevisionHistoryMixin,
+    MarkdownPreviewMixin,
+    SortableAdminBase,
+    ContentAdmin,
 ):
     form = SummaryForm
     change_form_template = "admin/summaries/summary/change_form.html"
@@ -303,61 +309,12 @@ class SummaryAdmin(
             '<span class="source-state source-state-broken">{} failing</span>', failing
         )
 
-    def revision_view(self, request, object_id, version_id, extra_context=None):
-        """Restore an old revision's content; its publication state is never restored.
-
-        Conflicts are judged against the version before the restore. The summary keeps
-        the state, publish time and first publication it has now (a live summary stays
-        live, a draft stays a draft), and the editor is told so.
-        """
-        current = Summary.objects.filter(pk=object_id).first()
-        if current is not None:
-            request.lock_version_before_revert = current.lock_version
-            request.publication_before_revert = {
-                name: getattr(current, name) for name in PUBLICATION_FIELDS
-            }
-        response = super().revision_view(request, object_id, version_id, extra_context)
-        if request.method == "POST" and response.status_code == 302 and current is not None:
-            restored = Summary.objects.get(pk=object_id)
-            message = self._restored_message(version_id, restored)
-            messages.info(request, message)
-            # django-reversion words the new revision "Reverted to previous version"; the
-            # history says what the restore did instead.
-            latest = Version.objects.get_for_object(restored).first()
-            Revision.objects.filter(pk=latest.revision_id).update(comment=message)
-        return response
-
-    def get_object(self, request, object_id, from_field=None):
-        summary = super().get_object(request, object_id, from_field)
-        publication = getattr(request, "publication_before_revert", None)
-        if summary is not None and publication is not None:
-            # The revision was just reverted, publication state with it: put it back.
-            for name, value in publication.items():
-                setattr(summary, name, value)
-            Summary.objects.filter(pk=summary.pk).update(**publication)
-        return summary
-
-    def _restored_message(self, version_id, summary) -> str:
-        version = Version.objects.select_related("revision__user").get(pk=version_id)
-        saved = timezone.localtime(version.revision.date_created)
-        who = version.revision.user.get_username() if version.revision.user else "unknown"
-        if summary.is_live():
-            state = f"still live (since {timezone.localtime(summary.publish_at):%Y-%m-%d %H:%M})"
-        elif summary.is_scheduled():
-            state = f"still scheduled for {timezone.localtime(summary.publish_at):%Y-%m-%d %H:%M}"
-        else:
-            state = f"still {'a draft' if summary.status == Summary.Status.DRAFT else 'in review'}"
-        return (
-            f"Restored the content of the version {who} saved on {saved:%Y-%m-%d %H:%M:%S}. "
-            f"Publication is unchanged: the summary is {state}."
-        )
-
-    def get_form(self, request, obj=None, **kwargs):
-        form = super().get_form(request, obj, **kwargs)
-        baseline = getattr(request, "lock_version_before_revert", None)
-        if baseline is not None:
-            form = type(form.__name__, (form,), {"lock_baseline": baseline})
-        return form
+    def has_delete_permission(self, request, obj=None):
+        # Deleting a published summary takes it from readers: a reviewer's decision.
+        if obj is not None and obj.status == Summary.Status.PUBLISHED:
+            if not request.user.has_perm("summaries.publish_summary"):
+                return False
+        return super().has_delete_permission(request, obj)
 
     def get_readonly_fields(self, request, obj=None):
         readonly = list(super().get_readonly_fields(request, obj))
@@ -441,8 +398,6 @@ class SummaryAdmin(
         if not change:
             obj.created_by = request.user
         obj.updated_by = request.user
-        for name, value in getattr(request, "publication_before_revert", {}).items():
-            setattr(obj, name, value)  # a restore keeps publication exactly as it was
         # Saved with its parts in save_related, through editing.save_summary.
 
     def save_related(self, request, form, formsets, change):
@@ -458,13 +413,30 @@ class SummaryAdmin(
                     for f in formset.forms
                     if f.instance.pk and "key_phrase" in f.changed_data
                 }
-        summary = save.save_summary(summary=form.instance, parts=parts, user=request.user)
+        changes = self.construct_change_message(request, form, formsets, not change)
+        request.publish_at_asked = form.cleaned_data.get("publish_at", form.instance.publish_at)
+        if change and not changes and any(name in request.POST for name in WORKFLOW_BUTTONS):
+            # Only a button was pressed: what it does is recorded, not an empty save.
+            request.saved_summary = form.instance
+            return
+        summary = save.save_summary(
+            summary=form.instance, parts=parts, user=request.user, comment=change_comment(changes)
+        )
         self._save_key_phrases(request, summary, key_phrases)
         for warning in rules.summary_warnings(summary=summary):
             messages.warning(request, str(warning))
-        self._apply_workflow_button(request, summary)
-        self._apply_confirm_button(request, summary)
-        self._apply_check_now_button(request, summary)
+        # The buttons act once the save is kept (SummaryAdmin.changeform_view).
+        request.saved_summary = summary
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        response = super().changeform_view(request, object_id, form_url, extra_context)
+        saved = getattr(request, "saved_summary", None)
+        if saved is not None and response.status_code == 302:
+            saved.refresh_from_db()
+            self._apply_workflow_button(request, saved)
+            self._apply_confirm_button(request, saved)
+            self._apply_check_now_button(request, saved)
+        return response
 
     def _save_key_phrases(self, request, summary, key_phrases: dict) -> None:
         citations = Citation.objects.select_related("source", "summary").filter(
@@ -514,8 +486,9 @@ class SummaryAdmin(
         """The change form's extra buttons: send to review, publish/schedule, unpublish."""
         try:
             if "_publish" in request.POST and self._may_publish(request):
-                workflow.publish_summary(summary=summary, user=request.user, at=summary.publish_at)
-                messages.success(request, self._published_message(summary))
+                at = getattr(request, "publish_at_asked", summary.publish_at)
+                summary = workflow.publish_summary(summary=summary, user=request.user, at=at)
+                messages.success(request, self._published_message(summary, at))
             elif "_unpublish" in request.POST and self._may_publish(request):
                 workflow.unpublish_summary(summary=summary, user=request.user)
                 messages.success(request, "Unpublished: readers no longer see this summary.")
@@ -528,6 +501,8 @@ class SummaryAdmin(
                 messages.success(request, "Sent back to the editor with your note.")
         except ValidationError as error:
             messages.error(request, " ".join(error.messages))
+        except PermissionDenied as error:
+            messages.error(request, str(error))
 
     def _may_publish(self, request):
         if request.user.has_perm("summaries.publish_summary"):
@@ -536,10 +511,13 @@ class SummaryAdmin(
         return False
 
     @staticmethod
-    def _published_message(summary):
+    def _published_message(summary, at=None):
         if summary.is_scheduled():
             local = timezone.localtime(summary.publish_at)
             return f"Scheduled: goes live at {local:%Y-%m-%d %H:%M %Z}."
+        if at is not None and at > timezone.now() and copies.working_copy_of(summary):
+            local = timezone.localtime(at)
+            return f"Scheduled: the changes go live at {local:%Y-%m-%d %H:%M %Z}."
         return "Published: readers can see this summary now."
 
     # Changelist actions.
@@ -552,6 +530,9 @@ class SummaryAdmin(
                 count += 1
             except ValidationError as error:
                 messages.error(request, f"{summary}: {' '.join(error.messages)}")
+            except PermissionDenied as error:
+                messages.error(request, str(error))
+                return
         if count:
             messages.success(request, f"{done} {count} summar{'y' if count == 1 else 'ies'}.")
 
@@ -588,3 +569,8 @@ class SummaryAdmin(
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/summaries/summary/schedule.html", context)
+
+
+def change_comment(message) -> str:
+    """The admin's change message (a JSON list) as the sentence its history shows."""
+    return LogEntry(change_message=json.dumps(message) if message else "").get_change_message()

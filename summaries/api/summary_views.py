@@ -17,7 +17,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from summaries import checking
-from summaries.editing import copies, derived, rules, save, workflow
+from summaries.editing import copies, rules, save, workflow
 from summaries.models import (
     Appearance,
     Caveat,
@@ -306,12 +306,13 @@ class SummaryViewSet(
                 data=request.data, partial_update=partial, context=self.get_serializer_context()
             )
             payload.is_valid(raise_exception=True)
-            if edited == summary and copies.needs_working_copy(summary):
-                # A published summary is changed through its working copy (made from it).
-                edited, _ = copies.start_working_copy(summary=summary, user=request.user)
-            edited = save.update_summary(
-                summary=edited, data=payload.validated_data, user=request.user, partial=partial
-            )
+            with transaction.atomic():
+                edited, _, made = copies.edit_target(summary=summary, user=request.user)
+                edited = save.update_summary(
+                    summary=edited, data=payload.validated_data, user=request.user, partial=partial
+                )
+                if copies.drop_if_unchanged(copy=edited, made=made):
+                    edited = summary  # nothing changed: no unpublished changes to review
         return self._respond(edited)
 
     @extend_schema(request=SummaryInput, responses=SummaryWrittenSerializer, parameters=[IF_MATCH])
@@ -444,22 +445,31 @@ class SummaryViewSet(
 
         An empty phrase goes back to the one extracted from the claim; an edited phrase is
         kept when the text is edited later; a body without `key_phrase` changes nothing.
-        Answers with the summary, as other writes do.
+        On a published summary the phrase is an edit like any other: it goes to the
+        unpublished changes (a citation id of the live summary or of its changes may be
+        sent). Answers with what was changed, as other writes do.
         """
         with transaction.atomic():
             summary = self._locked()
-            citations = Citation.objects.select_related(
-                "source", "chapter", "key_point", "takeaway"
+            edited = self._edited(summary)
+            get_object_or_404(
+                Citation.objects.filter(summary__in=[summary, edited]), pk=citation_id
             )
-            citation = get_object_or_404(citations, pk=citation_id, summary=summary)
-            check_if_match(request, self._current_tag(summary), required=True)
+            check_if_match(request, self._current_tag(edited), required=True)
             payload = KeyPhraseInput(data=request.data, partial=True)
             payload.is_valid(raise_exception=True)
-            if "key_phrase" in payload.validated_data:  # a PATCH without it changes nothing
-                citation.summary = summary
-                derived.set_key_phrase(
-                    citation=citation,
-                    phrase=payload.validated_data["key_phrase"],
-                    user=request.user,
-                )
-        return self._respond(summary)
+            if "key_phrase" not in payload.validated_data:  # a PATCH without it changes nothing
+                return self._respond(edited)
+            with transaction.atomic():
+                try:
+                    edited, made = copies.set_key_phrase(
+                        summary=summary,
+                        citation_id=int(citation_id),
+                        phrase=payload.validated_data["key_phrase"],
+                        user=request.user,
+                    )
+                except Citation.DoesNotExist:
+                    raise NotFound("The unpublished changes no longer cite this link.") from None
+                if copies.drop_if_unchanged(copy=edited, made=made):
+                    edited = summary
+        return self._respond(edited)

@@ -11,17 +11,22 @@ citations onto the live summary in one transaction; discarding them deletes the 
 from datetime import datetime
 
 import reversion
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
+from reversion.models import Version
 
-from summaries import checking
+from summaries import checking, notifications
 from summaries.background import queue_after_commit
 from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
+from . import gate, video_changes
 from .derived import refresh_derived_data
+from .derived import set_key_phrase as _set_key_phrase
 
 # Copied and moved in this order: caveats and citations point at the parts before them.
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
@@ -37,6 +42,101 @@ def needs_working_copy(summary: Summary) -> bool:
 
 def working_copy_of(summary: Summary) -> Summary | None:
     return Summary.objects.filter(working_copy_of=summary).first()
+
+
+@transaction.atomic
+def edit_target(*, summary: Summary, user) -> tuple[Summary, dict, bool]:
+    """What an edit of `summary` writes to: the one rule every face follows.
+
+    A draft or a summary in review is edited itself; a published one (live or scheduled)
+    only through its working copy, made from it when it has none. Returns (target, ids,
+    made): `ids` maps live rows to their copies' (start_working_copy) and `made` says
+    whether the copy was made now (an edit that changes nothing drops it again:
+    `drop_if_unchanged`). Raises PermissionDenied when `user` may not change summaries.
+    """
+    gate.require(user, gate.CHANGE, "change summaries")
+    if summary.is_working_copy or not needs_working_copy(summary):
+        return summary, {}, False
+    existing = working_copy_of(summary)
+    if existing is not None:
+        return existing, {}, False
+    copy, ids = start_working_copy(summary=summary, user=user)
+    return copy, ids, True
+
+
+@transaction.atomic
+def set_key_phrase(
+    *, summary: Summary, citation_id: int, phrase: str, user
+) -> tuple[Summary, bool]:
+    """Set a citation's key phrase as an edit of `summary`: on a published summary, on the
+    same citation in its working copy (`citation_id` may name the live citation or the
+    copy's). Returns (what was edited, whether a copy was made now). Raises
+    Citation.DoesNotExist when the summary cites nothing with that id.
+    """
+    target, ids, made = edit_target(summary=summary, user=user)
+    citation = _citation_in(target, summary, citation_id, ids)
+    _set_key_phrase(citation=citation, phrase=phrase, user=user)
+    return target, made
+
+
+def _citation_in(target: Summary, summary: Summary, citation_id: int, ids: dict) -> Citation:
+    citations = Citation.objects.select_related("source", "chapter", "key_point", "takeaway")
+    mapped = ids.get((Citation, citation_id), citation_id)
+    found = citations.filter(summary=target, pk=mapped).first()
+    if found is not None or target.pk == summary.pk:
+        return found or citations.get(summary=target, pk=mapped)
+    live = Citation.objects.get(summary=summary, pk=citation_id)
+    # The copy existed already: the same link with the same text in the copy.
+    twin = (
+        citations.filter(summary=target, source_id=live.source_id, link_text=live.link_text)
+        .order_by("position")
+        .first()
+    )
+    if twin is None:
+        raise Citation.DoesNotExist(f"The unpublished changes no longer cite {live.url}.")
+    return twin
+
+
+def same_as_live(copy: Summary) -> bool:
+    """Whether a working copy says exactly what its live summary says (nothing to review),
+    as both are stored now."""
+    copy = Summary.objects.select_related("working_copy_of").get(pk=copy.pk)
+    live = copy.working_copy_of
+    if copy.tldr != live.tldr or copy.video_changes:
+        return False
+    return all(_content(model, copy) == _content(model, live) for model in (*PART_MODELS, Citation))
+
+
+# What a part's content is, for comparing a copy with its summary: the fields editors set,
+# with a caveat's or citation's targets by their position in the summary.
+_NOT_CONTENT = {"id", "summary", "chapter", "key_point", "takeaway"}
+
+
+def _content(model, summary: Summary) -> list[tuple]:
+    names = [
+        f.attname
+        for f in model._meta.concrete_fields
+        if f.name not in _NOT_CONTENT and f.editable and not f.name.endswith("_html")
+    ]
+    targets = [
+        f"{name}__position"
+        for name, _model in TARGETS
+        if any(f.name == name for f in model._meta.fields)
+    ]
+    return list(
+        model.objects.filter(summary=summary)
+        .order_by("position", "id")
+        .values_list(*names, *targets)
+    )
+
+
+def drop_if_unchanged(*, copy: Summary, made: bool) -> bool:
+    """Delete a working copy made by this edit when the edit changed nothing; returns
+    whether it did. Call inside the edit's transaction, so that its queued work goes too."""
+    if not made or not same_as_live(copy):
+        return False
+    transaction.set_rollback(True)
+    return True
 
 
 @transaction.atomic
@@ -103,12 +203,16 @@ def publish_changes(*, summary: Summary, user=None, at: datetime | None = None) 
     """Make the working copy of a published summary live, now or at `at`.
 
     Now: in one transaction the copy's parts and citations replace the live ones (the
-    citations keep their confirmations), the copy is deleted, the summary's revision is
-    recorded ("Published changes"), and only then are cached pages made stale, the search
-    text and related lists refreshed and due checks queued. With a future `at` the copy is
-    only scheduled; `publish_due_changes` (celery beat) publishes it when due. Returns the
-    live summary. Raises ValidationError when there are no changes or they cannot be read.
+    citations keep their confirmations), its video changes are written to the video, the
+    copy is deleted, its revisions join the summary's history and the summary's revision
+    is recorded ("Published changes"), and only then are cached pages made stale, the
+    search text and related lists refreshed and due checks queued. With a future `at` the
+    copy is scheduled as it is now: `publish_due_changes` (celery beat) publishes it when
+    due unless it was saved again meanwhile. Returns the live summary. Raises
+    ValidationError when there are no changes or they cannot be read, PermissionDenied
+    when `user` may not publish.
     """
+    gate.require(user, gate.PUBLISH, "publish changes")
     live = Summary.objects.select_for_update().get(pk=summary.pk)
     copy = working_copy_of(live)
     if copy is None:
@@ -119,11 +223,21 @@ def publish_changes(*, summary: Summary, user=None, at: datetime | None = None) 
         copy.publish_at = at
         copy.updated_by = user if user is not None and user.is_authenticated else None
         copy.save(update_fields=["publish_at", "updated_by"])
+        # What goes live is this version: a later save moves lock_version past it.
+        Summary.objects.filter(pk=copy.pk).update(scheduled_version=F("lock_version"))
+        copy.scheduled_version = copy.lock_version
         return live
+    notifications.summary_published(summary=live, by=user, changes=copy, now=now)
+    return _go_live(live=live, copy=copy, user=user, now=now)
+
+
+def _go_live(*, live: Summary, copy: Summary, user, now: datetime) -> Summary:
     with reversion.create_revision(manage_manually=True):
         _move_onto(copy, live)
+        video_changes.apply(live.video, copy.video_changes)
         live.updated_by = user if user is not None and user.is_authenticated else None
         live.save()
+        _join_history(copy=copy, live=live)
         copy.delete()
         refresh_derived_data(summary=live)
         checking.queue_checks_for_summary(summary=live)
@@ -137,6 +251,13 @@ def publish_changes(*, summary: Summary, user=None, at: datetime | None = None) 
     return live
 
 
+def _join_history(*, copy: Summary, live: Summary) -> None:
+    """The copy's revisions (its editors' saves) become part of the summary's history."""
+    Version.objects.filter(
+        content_type=ContentType.objects.get_for_model(Summary), object_id=str(copy.pk)
+    ).update(object_id=str(live.pk))
+
+
 @transaction.atomic
 def take_back_changes(*, summary: Summary) -> Summary | None:
     """Put a working copy's content onto its summary without publishing anything.
@@ -148,7 +269,9 @@ def take_back_changes(*, summary: Summary) -> Summary | None:
     if copy is None:
         return None
     _move_onto(copy, summary)
+    video_changes.apply(summary.video, copy.video_changes)
     summary.save(update_fields=["tldr", "updated_at"])
+    _join_history(copy=copy, live=summary)
     copy.delete()
     refresh_derived_data(summary=summary)
     return copy
@@ -158,11 +281,21 @@ def take_back_changes(*, summary: Summary) -> Summary | None:
 def discard_changes(*, summary: Summary, user=None) -> bool:
     """Drop the working copy of a published summary (its parts and citations with it).
 
-    The live summary is untouched. Returns whether there was a copy to drop.
+    The live summary is untouched. The dropped content is kept in the summary's history
+    (a "Discarded changes" revision, by `user`), from where it can be restored. Returns
+    whether there was a copy to drop. Raises PermissionDenied when `user` may not change
+    summaries.
     """
+    gate.require(user, gate.CHANGE, "discard changes")
     copy = working_copy_of(summary)
     if copy is None:
         return False
+    with reversion.create_revision(manage_manually=True):
+        reversion.add_to_revision(copy)
+        if user is not None and user.is_authenticated:
+            reversion.set_user(user)
+        reversion.set_comment("Discarded changes")
+    _join_history(copy=copy, live=summary)
     copy.delete()
     return True
 
@@ -170,13 +303,31 @@ def discard_changes(*, summary: Summary, user=None) -> bool:
 def publish_due_changes(*, now: datetime | None = None) -> list[int]:
     """Publish every working copy whose scheduled time has come (celery beat).
 
-    Returns the ids of the live summaries that changed. Idempotent: a copy is deleted
-    when it is published, so a duplicate tick finds nothing.
+    Only a copy as a reviewer scheduled it: one saved again since (edited, sent back)
+    waits for a reviewer again. Returns the ids of the live summaries that changed.
+    Idempotent: a copy is deleted when it is published, so a duplicate tick finds nothing.
     """
     now = now or timezone.now()
-    due = Summary.objects.filter(working_copy_of__isnull=False, publish_at__lte=now)
+    due = Summary.objects.filter(
+        working_copy_of__isnull=False, publish_at__lte=now, scheduled_version=F("lock_version")
+    )
     published = []
     for copy in due.select_related("working_copy_of", "updated_by"):
-        publish_changes(summary=copy.working_copy_of, user=copy.updated_by)
+        _publish_scheduled(copy_id=copy.pk, now=now)
         published.append(copy.working_copy_of_id)
     return published
+
+
+@transaction.atomic
+def _publish_scheduled(*, copy_id: int, now: datetime) -> None:
+    copy = (
+        Summary.objects.select_for_update()
+        .select_related("updated_by")
+        .filter(pk=copy_id, scheduled_version=F("lock_version"), publish_at__lte=now)
+        .first()
+    )
+    if copy is None:  # published, saved again or discarded meanwhile
+        return
+    live = Summary.objects.select_for_update().get(pk=copy.working_copy_of_id)
+    notifications.summary_went_live(summary=live, changes=copy, now=now)
+    _go_live(live=live, copy=copy, user=copy.updated_by, now=now)

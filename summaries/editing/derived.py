@@ -4,7 +4,7 @@ from collections import defaultdict
 from urllib.parse import urlsplit
 
 import reversion
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import F
 
@@ -164,6 +164,13 @@ def set_key_phrase(*, citation: Citation, phrase: str, user) -> Citation:
     made stale. Setting the phrase it has changes nothing. Raises ValidationError
     (key_phrase) for a phrase over the field's max_length.
     """
+    summary = citation.summary
+    if summary.status == Summary.Status.PUBLISHED and not summary.is_working_copy:
+        raise PermissionDenied(
+            "A published summary's key phrases change only through its unpublished changes."
+        )
+    if user is not None and not (user.is_active and user.has_perm("summaries.change_summary")):
+        raise PermissionDenied("You do not have permission to change summaries.")
     phrase = " ".join(phrase.split())
     limit = _field_max("key_phrase")
     if len(phrase) > limit:

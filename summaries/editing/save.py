@@ -15,6 +15,7 @@ from summaries import checking, thumbnails
 from summaries.models import Appearance, Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
 from summaries.pagecache.generation import content_changed
 
+from . import copies, gate, video_changes
 from .derived import refresh_derived_data
 from .items import make_room_for_reorder, renumber
 from .rules import duplicate_video_problem, link_problems, time_after_end
@@ -265,26 +266,46 @@ def save_summary(
     """Save a whole summary as an editor changed it: the one write path of the admin and
     the API. Input is validated by the caller with the rules of `editing.rules`.
 
+    `summary` is a draft, a summary in review or a working copy: a published summary is
+    changed only through its working copy (`copies.edit_target` says which to write to),
+    and saving one here raises PermissionDenied, as does a `user` who may not change (or
+    add) summaries.
+
     `parts` maps a part model (KeyPoint, Takeaway, Chapter, Caveat) to every part of that
     kind the summary has after the save, in reading order (unsaved or changed objects);
     parts of that kind not in the list are deleted, and kinds left out are unchanged.
-    `video`, when given, is saved first, with its `people` ({"person", "organisation"}
-    each) and `topics` when those are given.
+    `video`, when given, is the summary's video with the editor's values set (unsaved),
+    with its `people` ({"person", "organisation"} each) and `topics` when those are given:
+    saved first for a draft; for a working copy, kept as its `video_changes`, written to
+    the video when the changes are published.
 
     Side effects, in one transaction: the summary and its parts saved (positions 1..n,
     Markdown rendered), citations and search text rebuilt, checks of new or due sources
     queued for after the commit (and the video's thumbnail fetch, when its address
-    changed), every cached page made stale (not for a working copy,
-    which readers never see), and one revision holding the summary with its parts (and the
-    video) by `user`, with `comment`. A working copy keeps no video: a video given with it
-    is saved at once, as the video's own page would.
-    Raises EditConflict when someone saved the summary after it was read.
+    changed), every cached page made stale (not for a working copy, which readers never
+    see), and one revision holding the summary with its parts (and the video) by `user`,
+    with `comment`. A working copy scheduled to go live is no longer scheduled: what goes
+    live is what a reviewer saw. Raises EditConflict when someone saved the summary after
+    it was read.
     """
+    gate.require(
+        user,
+        gate.CHANGE if summary.pk else gate.ADD,
+        "change summaries" if summary.pk else "add summaries",
+    )
+    if summary.pk and copies.needs_working_copy(summary):
+        raise PermissionDenied(
+            "A published summary is changed only through its unpublished changes."
+        )
     with reversion.create_revision(manage_manually=True):
         if video is not None:
-            _save_video(video, people, topics)
-            if not summary.is_working_copy:  # a copy is about its live summary's video
+            if summary.is_working_copy:
+                _keep_video_changes(summary, video, people, topics)
+            else:
+                _save_video(video, people, topics)
                 summary.video = video
+        if summary.is_working_copy and summary.publish_at is not None:
+            summary.publish_at, summary.scheduled_version = None, None
         summary.updated_by = user if user is not None and user.is_authenticated else None
         summary.save()
         _keep_caveats_of_deleted_targets(parts, summary)
@@ -294,17 +315,29 @@ def save_summary(
         refresh_derived_data(summary=summary)
         # Checks of new or due sources go to the workers once this transaction commits.
         checking.queue_checks_for_summary(summary=summary)
-        if not summary.is_working_copy or video is not None:  # readers never see a copy
+        if not summary.is_working_copy:  # readers never see a copy
             content_changed()
         # Added last, so that the revision holds the parts as saved (with final positions).
         reversion.add_to_revision(summary)
-        if video is not None:
+        if video is not None and not summary.is_working_copy:
             reversion.add_to_revision(video)
         if user is not None and user.is_authenticated:
             reversion.set_user(user)
         if comment:
             reversion.set_comment(comment)
     return summary
+
+
+def _keep_video_changes(copy: Summary, video: Video, people, topics) -> None:
+    """Record the video as edited on the working copy (the live video is not touched)."""
+    live = copy.working_copy_of.video
+    changes = video_changes.changes_between(live, video, people=people, topics=topics)
+    copy.video_changes = video_changes.merged(
+        copy.video_changes,
+        changes,
+        people_given=people is not None,
+        topics_given=topics is not None,
+    )
 
 
 def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comment: str):
@@ -388,6 +421,8 @@ def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summ
     """
     summary._prefetched_objects_cache = {}
     video = summary.summarised_video
+    if summary.is_working_copy:  # the video as the changes already make it
+        video = video_changes.pending_video(video, summary.video_changes)
     video_data = data.get("video")
     if video_data is not None:
         if "slug" in video_data and video_data["slug"] != video.slug:

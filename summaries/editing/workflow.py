@@ -15,7 +15,7 @@ from summaries.models import (
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import copies
+from . import copies, gate
 
 # A reviewer's note is a few sentences, not a second summary.
 REVIEW_NOTE_CHARS = 2000
@@ -54,8 +54,9 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
     reached), so a scheduled summary goes live on time with no periodic job. Records a
     revision. A published summary with unpublished changes (a working copy), or the copy
     itself, publishes the changes instead (copies.publish_changes). Raises ValidationError
-    when the summary is not ready to be read.
+    when the summary is not ready to be read, PermissionDenied when `user` may not publish.
     """
+    gate.require(user, gate.PUBLISH, "publish summaries")
     if summary.is_working_copy:
         return copies.publish_changes(summary=summary.working_copy_of, user=user, at=at)
     if copies.working_copy_of(summary) is not None:
@@ -82,7 +83,9 @@ def unpublish_summary(*, summary: Summary, user=None) -> Summary:
     """Take a summary (live or scheduled) back to draft; its publish time is cleared.
 
     Unpublished changes (a working copy) become the draft's content: nothing is lost.
+    Raises PermissionDenied when `user` may not publish (unpublishing is publishing).
     """
+    gate.require(user, gate.PUBLISH, "unpublish summaries")
     if summary.is_working_copy:
         summary = summary.working_copy_of
     was_live = summary.is_live()
@@ -100,8 +103,10 @@ def unpublish_summary(*, summary: Summary, user=None) -> Summary:
 def submit_for_review(*, summary: Summary, user=None) -> Summary:
     """Mark a draft, or the unpublished changes of a published summary, as ready for review.
 
-    A published summary without changes has nothing to review.
+    A published summary without changes has nothing to review. Raises PermissionDenied
+    when `user` may not change summaries.
     """
+    gate.require(user, gate.CHANGE, "send summaries to review")
     if summary.status == Summary.Status.PUBLISHED:
         copy = copies.working_copy_of(summary)
         if copy is None:
@@ -121,8 +126,11 @@ def send_back(*, summary: Summary, user=None, note: str) -> Summary:
 
     It becomes a draft again, with the reviewer's note, who wrote it and when, shown on the
     summary until it is published. A published summary's changes are addressed through
-    the summary. Raises ValidationError when it is not in review or the note is empty.
+    the summary. Changes scheduled to go live are no longer scheduled. Raises
+    ValidationError when it is not in review or the note is empty, PermissionDenied when
+    `user` may not publish.
     """
+    gate.require(user, gate.PUBLISH, "send summaries back")
     if summary.status == Summary.Status.PUBLISHED:
         summary = copies.working_copy_of(summary) or summary
     if summary.status != Summary.Status.IN_REVIEW:
@@ -131,6 +139,8 @@ def send_back(*, summary: Summary, user=None, note: str) -> Summary:
     if not note:
         raise ValidationError({"note": "Say what the editor should change."})
     summary.status = Summary.Status.DRAFT
+    if summary.is_working_copy:
+        summary.publish_at, summary.scheduled_version = None, None
     summary.review_note = note[:REVIEW_NOTE_CHARS]
     summary.review_note_by = user if user is not None and user.is_authenticated else None
     summary.review_note_at = timezone.now()
@@ -143,6 +153,8 @@ def send_back(*, summary: Summary, user=None, note: str) -> Summary:
                 "review_note_by",
                 "review_note_at",
                 "updated_by",
+                "publish_at",
+                "scheduled_version",
             ]
         )
         if summary.review_note_by is not None:

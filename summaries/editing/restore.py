@@ -1,0 +1,128 @@
+"""Restoring an old revision of a summary: an edit like any other.
+
+The revision's 30-second text and parts are written as new content of the summary through
+`save.save_summary`, to whatever an edit of the summary writes to (`copies.edit_target`):
+a draft takes them itself; a published summary gets them as unpublished changes, which
+readers do not see until a reviewer publishes them. Nothing else a revision may hold
+(another summary, a video, people) is touched, and publication never changes.
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from reversion.models import Version
+
+from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway
+
+from . import copies, save
+
+PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
+# Set by save_summary (positions, rendered HTML) or by the summary restored to.
+NOT_RESTORED = {"id", "summary", "position"}
+TARGETS = {"chapter_id": Chapter, "takeaway_id": Takeaway}
+
+
+def history_versions(summary: Summary):
+    """Every version of the summary's history, newest first: its own revisions and those of
+    its unpublished changes (which join its own when they are published or discarded)."""
+    ids = [str(summary.pk)]
+    copy = copies.working_copy_of(summary)
+    if copy is not None:
+        ids.append(str(copy.pk))
+    return (
+        Version.objects.get_for_model(Summary)
+        .filter(object_id__in=ids)
+        .select_related("revision", "revision__user")
+        .order_by("-revision__date_created", "-pk")
+    )
+
+
+def describe(version: Version) -> str:
+    """ "the version alice saved on 2026-12-05 10:02:03" """
+    who = version.revision.user.get_username() if version.revision.user else "someone"
+    saved = timezone.localtime(version.revision.date_created)
+    return f"the version {who} saved on {saved:%Y-%m-%d %H:%M:%S}"
+
+
+@transaction.atomic
+def restore_revision(*, summary: Summary, version: Version, user) -> tuple[Summary, bool]:
+    """Write the content `version` (a version of `summary` or of its changes) held.
+
+    Returns (what was written to, whether a working copy was made for it); a restore that
+    changes nothing leaves no copy. Raises ValidationError when the stored content is no
+    longer valid (naming the part), PermissionDenied when `user` may not change summaries,
+    reversion's RevertError when the version cannot be read.
+    """
+    stored = version.field_dict
+    parts = _stored_parts(version, stored["id"])
+    target, _ids, made = copies.edit_target(summary=summary, user=user)
+    target.tldr = stored.get("tldr", target.tldr)
+    _check(target, parts)
+    with transaction.atomic():
+        save.save_summary(
+            summary=target,
+            parts=parts,
+            user=user,
+            comment=f"Restored the content of {describe(version)}",
+        )
+        if copies.drop_if_unchanged(copy=target, made=made):
+            return summary, False
+    return target, made
+
+
+def _stored_parts(version: Version, summary_id: int) -> dict:
+    """Unsaved parts as the revision stored them, in order; caveats point at the chapters
+    and takeaways built here (new rows: the stored ones may be gone or belong elsewhere)."""
+    by_model: dict = {model: [] for model in PART_MODELS}
+    names = {model._meta.model_name: model for model in PART_MODELS}
+    for part_version in version.revision.version_set.select_related("content_type"):
+        model = names.get(part_version.content_type.model)
+        if model is None or part_version.content_type.app_label != "summaries":
+            continue
+        values = part_version.field_dict
+        if values.get("summary_id") == summary_id:
+            by_model[model].append(values)
+    built, parts = {}, {}
+    for model in PART_MODELS:
+        objects = []
+        for values in sorted(by_model[model], key=lambda v: (v.get("position") or 0, v["id"])):
+            obj = _built(model, values, built)
+            built[(model, values["id"])] = obj
+            objects.append(obj)
+        parts[model] = objects
+    return parts
+
+
+def _built(model, values: dict, built: dict):
+    obj = model()
+    for field in model._meta.concrete_fields:
+        if field.name in NOT_RESTORED or not field.editable or field.attname not in values:
+            continue
+        if field.attname in TARGETS:
+            target = built.get((TARGETS[field.attname], values[field.attname]))
+            setattr(obj, field.name, target)  # a target the revision lacks: none
+        else:
+            setattr(obj, field.attname, values[field.attname])
+    return obj
+
+
+def _check(summary: Summary, parts: dict) -> None:
+    """The stored content must still be valid content (rules may have tightened since)."""
+    problems = []
+    try:
+        summary.full_clean(exclude=["video"], validate_unique=False, validate_constraints=False)
+    except ValidationError as error:
+        problems += error.messages
+    for model, objects in parts.items():
+        for index, obj in enumerate(objects, 1):
+            try:
+                obj.full_clean(
+                    exclude=["summary", "chapter", "takeaway", "position"],
+                    validate_unique=False,
+                    validate_constraints=False,
+                )
+            except ValidationError as error:
+                label = model._meta.verbose_name.capitalize()
+                problems += [f"{label} {index}: {message}" for message in error.messages]
+    if problems:
+        raise ValidationError(["This version can no longer be restored as it is.", *problems])
