@@ -8,8 +8,10 @@ A preview button renders the reader page from the form as it is, saving nothing.
 
 import reversion
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from summaries.editing import copies
@@ -27,7 +29,17 @@ PREFIX_MODELS = {
 # Fields that point at another part of the same summary.
 TARGET_FIELDS = {"chapter": Chapter, "takeaway": Takeaway}
 DISCARD_BUTTON = "_discard"
+DISCARD_CONFIRMED = "_discard_confirmed"
+DISCARD_TEMPLATE = "admin/summaries/summary/discard_confirm.html"
 PREVIEW_BUTTON = "_preview"
+
+
+class _Undone(Exception):
+    """Rolls back a save onto a working copy made for it; carries the answer to give."""
+
+    def __init__(self, response):
+        super().__init__("save undone")
+        self.response = response
 
 
 class _PreviewRendered(Exception):
@@ -69,33 +81,53 @@ class WorkingCopyMixin:
         return super().get_queryset(request).originals().select_related("working_copy")
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        summary = self._published(request, object_id)
-        if summary is not None:
-            if request.method == "POST" and DISCARD_BUTTON in request.POST:
-                return self._discard(request, summary)
-            request.working_copy = self._working_copy(request, summary)
-        if request.method == "POST" and PREVIEW_BUTTON in request.POST:
+        summary = self._published(object_id)
+        posting = request.method == "POST"
+        if summary is not None and posting and DISCARD_BUTTON in request.POST:
+            return self._discard(request, summary)
+        if posting and PREVIEW_BUTTON in request.POST:
+            request.working_copy = copies.working_copy_of(summary) if summary else None
             return self._preview(request, object_id, form_url, extra_context)
-        return super().changeform_view(request, object_id, form_url, extra_context)
+        if summary is None:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        if not posting:
+            request.working_copy = copies.working_copy_of(summary)
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        return self._save_changes(request, summary, object_id, form_url, extra_context)
 
-    def _published(self, request, object_id):
-        """The published summary whose page this is; None for drafts, new summaries and
-        restores (a restore brings the summary's own content back)."""
-        if object_id is None or getattr(request, "publication_before_revert", None) is not None:
+    def _published(self, object_id):
+        """The published summary whose page this is; None for drafts and new summaries."""
+        if object_id is None:
             return None
         summary = Summary.objects.originals().filter(pk=object_id).first()
         return summary if summary is not None and copies.needs_working_copy(summary) else None
 
-    def _working_copy(self, request, summary):
-        copy = copies.working_copy_of(summary)
-        if request.method != "POST" or PREVIEW_BUTTON in request.POST:
-            return copy
-        if copy is None:
-            # Made (and committed) before the form is read, so that the form shown again
-            # after an error points at rows that exist.
-            copy, ids = copies.start_working_copy(summary=summary, user=request.user)
-            request.POST = map_onto_copy(request.POST, ids, copy, self.confirm_button)
-        return copy
+    def _save_changes(self, request, summary, object_id, form_url, extra_context):
+        """Save the page onto the summary's working copy (editing.copies.edit_target), made
+        for this save when it has none. In one transaction: a form with errors, or a save
+        that changes nothing, leaves no copy behind."""
+        posted = request.POST
+        try:
+            with transaction.atomic():
+                copy, ids, made = copies.edit_target(summary=summary, user=request.user)
+                request.working_copy = copy
+                if ids:
+                    request.POST = map_onto_copy(posted, ids, copy, self.confirm_button)
+                response = super().changeform_view(request, object_id, form_url, extra_context)
+                if made and response.status_code != 302:
+                    raise _Undone(None)
+                if made and copies.same_as_live(copy):
+                    raise _Undone(response)
+                return response
+        except _Undone as undone:
+            request.POST, request.working_copy = posted, None
+            if undone.response is None:
+                # The form again, with its errors, on the summary as it is.
+                return super().changeform_view(request, object_id, form_url, extra_context)
+            list(messages.get_messages(request))  # nothing was saved
+            messages.info(request, "Nothing changed: there are no unpublished changes.")
+            request.saved_summary = summary  # its buttons still act (check, confirm…)
+            return undone.response
 
     def get_object(self, request, object_id, from_field=None):
         copy = getattr(request, "working_copy", None)
@@ -123,9 +155,30 @@ class WorkingCopyMixin:
         return super().response_change(request, obj)
 
     def _discard(self, request, summary):
-        if copies.discard_changes(summary=summary, user=request.user):
-            messages.success(request, "Discarded the unpublished changes: readers see no change.")
+        """Ask first; then drop the changes (kept in the summary's history)."""
         url = reverse("admin:summaries_summary_change", args=[summary.pk])
+        if DISCARD_CONFIRMED not in request.POST:
+            context = {
+                **self.admin_site.each_context(request),
+                "title": "Discard the unpublished changes?",
+                "subtitle": None,
+                "opts": self.model._meta,
+                "object": summary,
+                "original": summary,
+                "change_url": url,
+                "copy": copies.working_copy_of(summary),
+            }
+            request.current_app = self.admin_site.name
+            return TemplateResponse(request, DISCARD_TEMPLATE, context)
+        try:
+            if copies.discard_changes(summary=summary, user=request.user):
+                messages.success(
+                    request,
+                    "Discarded the unpublished changes: readers see no change. They are kept "
+                    "in the summary's history, from where they can be restored.",
+                )
+        except PermissionDenied as error:
+            messages.error(request, str(error))
         return HttpResponseRedirect(url)
 
     def _preview(self, request, object_id, form_url, extra_context):
