@@ -216,3 +216,136 @@ def test_the_manage_all_permission_reaches_every_endpoint(editor, someone_elses)
     assert answer.status_code == 200
     someone_elses.refresh_from_db()
     assert someone_elses.description == "Fixed" and someone_elses.owner != editor
+
+
+# --- Test events, redelivery, secret rotation ---------------------------------------------
+
+
+def queued(callbacks) -> list[tuple[str, tuple]]:
+    return [(c.task.name, c.args) for c in callbacks if hasattr(c, "task")]
+
+
+@pytest.fixture
+def mine(editor):
+    return WebhookEndpoint.objects.create(
+        url="https://mine.example.org/", events=["summary.updated"], owner=editor
+    )
+
+
+def test_posting_test_sends_a_ping_after_commit(
+    editor_client, mine, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        answer = editor_client.post(f"{LIST}{mine.pk}/test/")
+    assert answer.status_code == 202, answer.json()
+    sent = WebhookDelivery.objects.get(endpoint=mine)
+    assert answer.json() == {
+        "id": sent.pk,
+        "event_id": str(sent.event_id),
+        "event_type": "ping",
+        "summaries": [],
+        "state": "pending",
+        "attempts": 0,
+        "status_code": None,
+        "error": "",
+        "response_ms": None,
+        "next_attempt_at": answer.json()["next_attempt_at"],
+        "delivered_at": None,
+        "created_at": answer.json()["created_at"],
+        "log": [],
+    }
+    assert queued(callbacks) == [("summaries.tasks.deliver_webhook", (sent.pk,))]
+
+
+def test_a_test_event_to_a_turned_off_endpoint_is_a_409(editor_client, mine):
+    WebhookEndpoint.objects.filter(pk=mine.pk).update(is_active=False)
+    answer = editor_client.post(f"{LIST}{mine.pk}/test/")
+    assert answer.status_code == 409
+    assert not WebhookDelivery.objects.exists()
+
+
+def test_rotating_answers_the_new_secret_and_until_when_the_old_one_signs(
+    editor_client, mine, settings
+):
+    settings.WEBHOOK_SECRET_OVERLAP = 3600
+    old = mine.secret
+    answer = editor_client.post(f"{LIST}{mine.pk}/rotate-secret/")
+    assert answer.status_code == 200
+    mine.refresh_from_db()
+    assert answer.json() == {
+        "id": mine.pk,
+        "secret": mine.secret,
+        "previous_secret_expires_at": answer.json()["previous_secret_expires_at"],
+    }
+    assert mine.secret != old and mine.previous_secret == old
+    assert mine.previous_secret_expires_at.isoformat().startswith(
+        answer.json()["previous_secret_expires_at"][:19]
+    )
+
+
+def test_redelivering_a_finished_delivery(editor_client, mine, django_capture_on_commit_callbacks):
+    sent = _delivery(mine, state=WebhookDelivery.State.FAILED, attempts=8)
+    url = f"{LIST}{mine.pk}/deliveries/{sent.pk}/redeliver/"
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        answer = editor_client.post(url)
+    assert answer.status_code == 202
+    assert answer.json()["state"] == "pending" and answer.json()["attempts"] == 0
+    assert queued(callbacks) == [("summaries.tasks.deliver_webhook", (sent.pk,))]
+    assert editor_client.post(url).status_code == 409  # on its way now
+
+
+def test_a_delivery_is_redelivered_only_under_its_own_endpoint(editor_client, editor, mine):
+    other_of_mine = WebhookEndpoint.objects.create(
+        url="https://two.example.org/", events=["summary.updated"], owner=editor
+    )
+    sent = _delivery(other_of_mine, state=WebhookDelivery.State.FAILED)
+    answer = editor_client.post(f"{LIST}{mine.pk}/deliveries/{sent.pk}/redeliver/")
+    assert answer.status_code == 404
+
+
+def test_the_tools_do_not_reach_another_editors_endpoint(editor_client, someone_elses):
+    secret = someone_elses.secret
+    delivery = someone_elses.deliveries.get()
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(state=WebhookDelivery.State.FAILED)
+    base = f"{LIST}{someone_elses.pk}/"
+    assert editor_client.post(f"{base}test/").status_code == 404
+    assert editor_client.post(f"{base}rotate-secret/").status_code == 404
+    assert editor_client.post(f"{base}deliveries/{delivery.pk}/redeliver/").status_code == 404
+    someone_elses.refresh_from_db()
+    delivery.refresh_from_db()
+    assert someone_elses.secret == secret and someone_elses.deliveries.count() == 1
+    assert delivery.state == WebhookDelivery.State.FAILED
+
+
+def test_the_tools_need_the_change_permission(mine):
+    viewer = UserFactory(is_staff=True)
+    viewer.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_webhookendpoint", "add_webhookendpoint"])
+    )
+    mine.owner = viewer
+    mine.save()
+    client = APIClient()
+    client.force_authenticate(viewer)
+    assert client.get(f"{LIST}{mine.pk}/").status_code == 200
+    assert client.post(f"{LIST}{mine.pk}/test/").status_code == 403
+    assert client.post(f"{LIST}{mine.pk}/rotate-secret/").status_code == 403
+
+
+def test_the_delivery_log_names_the_summary(editor_client, editor):
+    endpoint = WebhookEndpoint.objects.create(
+        url="https://hooks.example.com/", events=["summary.published"], owner=editor
+    )
+    summary = SummaryFactory()
+    workflow.publish_summary(summary=summary)
+    (shown,) = editor_client.get(f"{LIST}{endpoint.pk}/deliveries/").json()["results"]
+    assert shown["summaries"] == [
+        {"id": summary.pk, "slug": summary.video.slug, "title": summary.video.title}
+    ]
+
+
+def _delivery(endpoint, **values):
+    now = timezone.now()
+    event = WebhookEvent.objects.create(type="summary.updated", body="{}", created_at=now)
+    return WebhookDelivery.objects.create(
+        event=event, endpoint=endpoint, created_at=now, next_attempt_at=now, **values
+    )

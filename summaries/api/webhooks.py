@@ -1,18 +1,22 @@
 """/api/v1/webhooks/: endpoints registered by editors (or tokens with the permission), and
-each endpoint's delivery log. Nothing here is public: reads need the view permission too."""
+each endpoint's delivery log. Nothing here is public: reads need the view permission too.
+Each user reaches only the endpoints they registered, unless they hold "manage all webhook
+endpoints". Owners send test events, rotate secrets and redeliver (POST actions that need
+the change permission)."""
 
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import serializers, viewsets
+from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import DjangoModelPermissions
+from rest_framework.response import Response
 
-from summaries.models import (
-    WebhookDelivery,
-    WebhookEndpoint,
-    WebhookEventType,
-)
-from summaries.models.webhooks import validate_event_types
+from summaries.models import WebhookDelivery, WebhookEndpoint
+from summaries.models.webhooks import SUBSCRIBABLE_EVENT_TYPES, validate_event_types
+from summaries.webhooks import endpoints as services
 
+from .errors import Conflict
 from .permissions import is_staff
 
 SIGNING = """
@@ -22,7 +26,11 @@ Every delivery is a POST of a JSON event, `{"id", "type", "created_at", "data"}`
 - `webhook-id`: the event's id, the same on every attempt (drop duplicates by it);
 - `webhook-timestamp`: Unix seconds when this attempt was signed;
 - `webhook-signature`: `v1,` and the base64 HMAC-SHA256, keyed by the endpoint's secret
-  (the base64 after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{raw body}`.
+  (the base64 after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{raw body}`. After a
+  secret rotation (`POST …/rotate-secret/`) and for `WEBHOOK_SECRET_OVERLAP` seconds (24 h
+  by default), the header holds two signatures separated by a space, the new secret's
+  first: `v1,<new> v1,<old>`. Accept the request if any one matches your secret (Standard
+  Webhooks libraries do), so that you can switch secrets without refusing a delivery.
 
 Refuse a timestamp more than 5 minutes from your clock (the replay window), compare
 signatures in constant time, and answer 2xx within 10 seconds. Anything else (a 5xx, 408,
@@ -33,8 +41,9 @@ event is never sent twice by a worker lost mid-request; a timed-out attempt (whi
 have taken) is tried again with the same `webhook-id`. Events: `summary.published`,
 `summary.updated` (changes to a live summary went live), `summary.unpublished`,
 `source.state_changed` and `citation.verdict_changed` (for sources and citations of live
-summaries, when a known state or verdict changes). Drafts, scheduled summaries and
-unpublished changes are never told of.
+summaries, when a known state or verdict changes), and `ping` (a test event, sent only
+on request by `POST …/test/`). Drafts, scheduled summaries and unpublished changes are
+never told of; a scheduled summary's `summary.published` leaves as it goes live.
 """
 
 
@@ -51,12 +60,21 @@ class EditorPermissions(DjangoModelPermissions):
         return is_staff(request.user) and super().has_permission(request, view)
 
 
+class EditorChangePermissions(EditorPermissions):
+    """For POST actions on an endpoint (test event, rotation, redelivery): the change
+    permission, not the add permission a POST would otherwise need."""
+
+    perms_map = {**EditorPermissions.perms_map, "POST": ["%(app_label)s.change_%(model_name)s"]}
+
+
 class WebhookEndpointSerializer(serializers.ModelSerializer):
     events = serializers.ListField(
-        child=serializers.ChoiceField(choices=WebhookEventType.choices),
+        child=serializers.ChoiceField(choices=SUBSCRIBABLE_EVENT_TYPES),
         allow_empty=False,
         validators=[validate_event_types],
-        help_text="Event types to send: " + ", ".join(WebhookEventType.values) + ".",
+        help_text="Event types to send: "
+        + ", ".join(value for value, _ in SUBSCRIBABLE_EVENT_TYPES)
+        + ".",
     )
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
     deliveries_url = serializers.HyperlinkedIdentityField(
@@ -92,9 +110,30 @@ class NewWebhookEndpointSerializer(WebhookEndpointSerializer):
         fields = [*WebhookEndpointSerializer.Meta.fields, "secret"]
 
 
+class SecretSerializer(serializers.ModelSerializer):
+    """A rotation's answer: the new secret, and until when the old one still signs."""
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["id", "secret", "previous_secret_expires_at"]
+        read_only_fields = fields
+
+
+class DeliverySummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True)
+    slug = serializers.CharField(allow_null=True)
+    title = serializers.CharField(allow_null=True)
+
+
 class WebhookDeliverySerializer(serializers.ModelSerializer):
     event_id = serializers.UUIDField(source="event.id", read_only=True)
     event_type = serializers.CharField(source="event.type", read_only=True)
+    summaries = DeliverySummarySerializer(
+        source="event.summaries",
+        many=True,
+        read_only=True,
+        help_text="The summaries the event is about, as it told them (none for a ping).",
+    )
     log = serializers.ListField(child=serializers.DictField(), read_only=True)
 
     class Meta:
@@ -103,6 +142,7 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
             "id",
             "event_id",
             "event_type",
+            "summaries",
             "state",
             "attempts",
             "status_code",
@@ -162,3 +202,72 @@ class WebhookEndpointViewSet(viewsets.ModelViewSet):
         deliveries = WebhookDelivery.objects.filter(endpoint=endpoint).select_related("event")
         page = self.paginate_queryset(deliveries.order_by("-created_at", "-pk"))
         return self.get_paginated_response(WebhookDeliverySerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Send the endpoint a test event (type ping)",
+        description="Queued like any delivery, signed the same way; answers the delivery "
+        "(follow it in the delivery log). 409 when the endpoint is turned off.",
+        request=None,
+        responses={202: WebhookDeliverySerializer},
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="test",
+        url_name="test",
+        permission_classes=[EditorChangePermissions],
+    )
+    def send_test(self, request, pk=None):
+        try:
+            sent = services.send_test_event(endpoint=self.get_object())
+        except ValidationError as refused:
+            raise Conflict(" ".join(refused.messages), code="inactive") from None
+        return Response(WebhookDeliverySerializer(sent).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        summary="Rotate the endpoint's signing secret",
+        description="Answers the new secret (shown only here). The old one keeps signing "
+        "deliveries beside it until `previous_secret_expires_at` (WEBHOOK_SECRET_OVERLAP).",
+        request=None,
+        responses={200: SecretSerializer},
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="rotate-secret",
+        url_name="rotate-secret",
+        permission_classes=[EditorChangePermissions],
+    )
+    def rotate_secret(self, request, pk=None):
+        endpoint = services.rotate_secret(endpoint=self.get_object())
+        return Response(SecretSerializer(endpoint).data)
+
+    @extend_schema(
+        summary="Send a finished delivery again",
+        description="The same event and `webhook-id`, signed anew, in a new round of "
+        "attempts. 409 while the delivery is still on its way, or its endpoint is off.",
+        request=None,
+        responses={202: WebhookDeliverySerializer},
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path=r"deliveries/(?P<delivery_id>[0-9]+)/redeliver",
+        url_name="redeliver",
+        permission_classes=[EditorChangePermissions],
+    )
+    def redeliver(self, request, pk=None, delivery_id=None):
+        endpoint = self.get_object()
+        delivery = get_object_or_404(
+            WebhookDelivery.objects.select_related("event", "endpoint"),
+            pk=delivery_id,
+            endpoint=endpoint,
+        )
+        try:
+            again = services.redeliver(delivery=delivery)
+        except ValidationError as refused:
+            raise Conflict(" ".join(refused.messages), code="inactive") from None
+        if not again:
+            raise Conflict("The delivery is still on its way.", code="in_progress")
+        delivery.refresh_from_db()
+        return Response(WebhookDeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
