@@ -11,8 +11,9 @@ from .email import TransientEmailError
 @background_task(
     name="summaries.tasks.send_notification_email",
     soft_time_limit=int(settings.EMAIL_TIMEOUT or 60) + 30,
+    # The service counts attempts (NOTIFICATION_EMAIL_MAX_ATTEMPTS); past Celery's three
+    # retries, an e-mail still pending is queued again by the sweeper.
     autoretry_for=(*TRANSIENT_ERRORS, TransientEmailError),
-    max_retries=settings.NOTIFICATION_EMAIL_MAX_ATTEMPTS,
 )
 def send_notification_email(notification_id: int) -> None:
     """E-mail one notification, at most once (a second run sends nothing); a mail server
