@@ -204,6 +204,21 @@ def test_a_video_edit_through_a_published_summary_makes_its_copys_tag_stale(api,
     assert patch(api, live, read["ETag"], "Mine.").status_code == 412
 
 
+def test_a_key_phrase_edit_of_a_published_summary_makes_its_copys_tag_stale(api, other):
+    live = cited(live=True)
+    assert patch(api, live, api.get(url(live))["ETag"], "Changed.").status_code == 200
+    citation = Citation.objects.get(summary=live)
+    read = api.get(url(live, "working-copy"))
+    edit = other.patch(
+        url(live, f"citations/{citation.pk}"),
+        {"key_phrase": "2.5 times"},
+        format="json",
+        HTTP_IF_MATCH=read["ETag"],
+    )
+    assert edit.status_code == 200, edit.json()
+    assert patch(api, live, read["ETag"], "Mine.").status_code == 412
+
+
 # --- Workflow actions --------------------------------------------------------------------
 
 
