@@ -132,6 +132,25 @@ def test_changes_published_by_the_clock_are_told_as_gone_live(people):
     assert told() == {"ed": {"went_live"}, "eve": {"went_live"}}
 
 
+def test_changes_published_through_the_workflow_are_told_once(people):
+    live = written_by(people["ed"], live=True)
+    copies.start_working_copy(summary=live, user=people["eve"])
+    workflow.publish_summary(summary=live, user=people["rita"])
+    assert told() == {"ed": {"published"}, "eve": {"published"}}
+
+
+def test_scheduled_changes_are_told_as_gone_live_when_the_clock_publishes_them(people):
+    live = written_by(people["ed"], live=True)
+    copies.start_working_copy(summary=live, user=people["eve"])
+    at = timezone.now() + timedelta(minutes=5)
+    copies.publish_changes(summary=live, user=people["rita"], at=at)
+    assert not Notification.objects.exists()
+    assert copies.publish_due_changes(now=at + timedelta(seconds=1)) == [live.pk]
+    assert copies.publish_due_changes(now=at + timedelta(seconds=61)) == []
+    # The reviewer who scheduled them saved the copy last: one of the people who wrote it.
+    assert told() == {"ed": {"went_live"}, "eve": {"went_live"}, "rita": {"went_live"}}
+
+
 def test_drafts_and_scheduled_summaries_are_never_told_as_published(people):
     assert notifications.summary_published(summary=written_by(people["ed"])) == []
     scheduled = written_by(
