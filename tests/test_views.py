@@ -2,6 +2,7 @@ import datetime
 
 import pytest
 import time_machine
+from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
@@ -21,6 +22,7 @@ from .factories import (
     SummaryFactory,
     TakeawayFactory,
     TopicFactory,
+    UserFactory,
     VideoFactory,
 )
 
@@ -127,6 +129,38 @@ def test_staff_preview_shows_a_draft_exactly_and_is_never_cached(client):
     assert "Draft title" in response.content.decode()
     assert "no-cache" in response["Cache-Control"]
     assert "Readers cannot see this page" in response.content.decode()
+
+
+def test_the_preview_is_only_for_those_who_may_see_unpublished_work(client):
+    """Staff without the permission to view summaries are refused (403, before the address
+    is looked up: every address answers the same, so it tells nothing about drafts)."""
+    draft = SummaryFactory(video__title="Draft title")
+    url = reverse("summaries:summary-preview", kwargs={"slug": draft.video.slug})
+    nowhere = reverse("summaries:summary-preview", kwargs={"slug": "no-such-video"})
+    login = reverse("admin:login")
+
+    anonymous = client.get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith(login)
+    reader = UserFactory()
+    reader.save()  # the factory's password, as force_login's session hash reads it
+    client.force_login(reader)
+    assert client.get(url).status_code == 302  # not staff: to the admin's login page
+
+    staff = UserFactory(is_staff=True)
+    staff.save()
+    client.force_login(staff)
+    refused = client.get(url)
+    assert refused.status_code == 403
+    assert "Draft title" not in refused.content.decode()
+    assert client.get(nowhere).status_code == 403
+
+    staff.user_permissions.add(Permission.objects.get(codename="view_summary"))
+    assert client.get(url).status_code == 200
+    assert client.get(nowhere).status_code == 404
+
+    client.force_login(EditorFactory())
+    page = client.get(url)
+    assert page.status_code == 200 and "Draft title" in page.content.decode()
 
 
 def test_channel_page_lists_newest_first_and_filters(client):

@@ -1,10 +1,11 @@
-"""Reader pages. Only live summaries are public; staff preview anything at /preview/."""
+"""Reader pages. Only live summaries are public; editors preview anything at /preview/."""
 
 import hashlib
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connections
 from django.http import Http404
@@ -22,6 +23,7 @@ from summaries.models import (
     Topic,
     Video,
 )
+from summaries.models.access import can_see_unpublished
 from summaries.pagecache.fragments import cached_fragment
 from summaries.pagecache.middleware import CachedPageMixin, canonical_query
 
@@ -487,9 +489,19 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
 
 @method_decorator([staff_member_required, never_cache], name="dispatch")
 class SummaryPreviewView(SummaryDetailView):
-    """Exactly the reader page, for any state, for staff only and never cached."""
+    """Exactly the reader page, for any state, never cached, for those who may see
+    unpublished work (access.can_see_unpublished: staff who may view summaries).
+
+    Signed out or not staff: the admin's login page. Other staff: 403, before the address
+    is looked up, so that every address answers the same and none tells a draft exists.
+    """
 
     page_cache = False
+
+    def dispatch(self, request, *args, **kwargs):
+        if not can_see_unpublished(request.user):
+            raise PermissionDenied("Previews are for those who may view summaries.")
+        return super().dispatch(request, *args, **kwargs)
 
     def find_summary(self):
         """The summary of the video at this address, in any state."""
