@@ -297,6 +297,35 @@ def test_a_worker_lost_mid_send_never_sends_it_again(people, mailoutbox):
     assert mailoutbox == []
 
 
+class WorkerKilled(BaseException):
+    """What a SIGKILL looks like from inside: nothing after it runs."""
+
+
+def test_a_worker_killed_after_sending_before_recording_sends_nothing_twice(
+    people, mailoutbox, monkeypatch
+):
+    notifications.summary_submitted(summary=SummaryFactory(), by=people["rob"])
+    notification = Notification.objects.first()
+    record = email._finish
+
+    def die_once_sent(n, state, **kwargs):
+        if state == "sent":
+            raise WorkerKilled
+        return record(n, state, **kwargs)
+
+    monkeypatch.setattr(email, "_finish", die_once_sent)
+    with pytest.raises(WorkerKilled):
+        send_notification_email(notification.pk)
+    assert len(mailoutbox) == 1  # it went out; the worker died before writing that down
+    monkeypatch.setattr(email, "_finish", record)
+    send_notification_email(notification.pk)  # the message, delivered again (acks_late)
+    email.sweep(now=timezone.now() + timedelta(minutes=10))
+    send_notification_email(notification.pk)
+    assert len(mailoutbox) == 1
+    notification.refresh_from_db()
+    assert notification.email_state == "interrupted"
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
