@@ -4,6 +4,7 @@ from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
 
+from summaries.editing import video_changes
 from summaries.editing.rules import (
     TIMED_PARTS,
     duplicate_video_problem,
@@ -201,10 +202,10 @@ class OrderedInlineFormSet(CustomInlineFormSet):
     def _check_times(self) -> None:
         """A time into the video must fall before its end (editing.rules, as in the API)."""
         field = dict(TIMED_PARTS).get(self.model)
-        video_id = getattr(self.instance, "video_id", None)
-        if field is None or video_id is None:
+        summary = self.instance
+        if field is None or summary is None or not (summary.video_id or summary.is_working_copy):
             return
-        duration = self.instance.video.duration_seconds
+        duration = video_changes.duration_of(summary)  # a working copy's: its live video's
         for form in self._kept_in_order():
             problem = time_after_end(form.cleaned_data.get(field), duration)
             if problem:

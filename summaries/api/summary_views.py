@@ -17,7 +17,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from summaries import checking
-from summaries.editing import copies, rules, save, workflow
+from summaries.editing import copies, rules, save, video_changes, workflow
 from summaries.models import (
     Appearance,
     Caveat,
@@ -235,8 +235,11 @@ class SummaryViewSet(
             return get_object_or_404(self.get_queryset(), pk=summary.pk)
         copy = get_object_or_404(summary_details(Summary.objects.all()), pk=summary.pk)
         live = get_object_or_404(self.get_queryset(), pk=summary.working_copy_of_id)
-        # In memory only, for the representation: the copy is about its summary's video.
+        # In memory only, for the representation: the copy is about its summary's video,
+        # as its changes would make it.
         copy.video, copy.working_copy_of = live.video, live
+        if copy.video_changes:
+            copy.video = video_changes.pending_video(live.video, copy.video_changes)
         return copy
 
     def _data(self, summary):

@@ -437,3 +437,37 @@ def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summ
         full=not partial,
         comment=f"Changed through the API ({changed}).",
     )
+
+
+@transaction.atomic
+def edit_video(
+    *,
+    summary: Summary,
+    video: Video,
+    people: list[dict] | None,
+    topics: list | None,
+    user,
+    comment: str = "",
+) -> Summary:
+    """An editor's change to the video of a published summary (the video's own page): kept
+    with the summary's unpublished changes (made for it when it has none), like an edit
+    of the video through the summary. `video` is the video with the editor's values set,
+    unsaved; `people` and `topics` are None when not changed. Returns what was written to:
+    the working copy, or the summary itself when the change changed nothing. Raises
+    PermissionDenied when `user` may not change videos and summaries.
+    """
+    _check_permission(user, "change_video")
+    target, _ids, made = copies.edit_target(summary=summary, user=user)
+    with transaction.atomic():
+        save_summary(
+            summary=target,
+            parts={},
+            user=user,
+            comment=comment or "Changed the video",
+            video=video,
+            people=people,
+            topics=topics,
+        )
+        if copies.drop_if_unchanged(copy=target, made=made):
+            return summary
+    return target

@@ -26,6 +26,14 @@ FIELDS = (
 )
 
 
+def duration_of(summary) -> int | None:
+    """How long the summary's video is, as its unpublished changes would make it."""
+    video = summary.summarised_video
+    if video is None:
+        return None
+    return summary.video_changes.get("duration_seconds", video.duration_seconds)
+
+
 def _stored(value):
     return value.isoformat() if isinstance(value, date) else value
 

@@ -15,6 +15,7 @@ from django.utils.functional import cached_property
 from django.views.decorators.cache import never_cache
 from django.views.generic import DetailView, ListView
 
+from summaries.editing import video_changes
 from summaries.models import (
     Appearance,
     Channel,
@@ -515,8 +516,11 @@ class SummaryPreviewView(SummaryDetailView):
         copy = Summary.objects.filter(working_copy_of=summary).defer("search_document").first()
         if copy is None:
             return summary
-        # In memory only, for this page: the copy is about its summary's video.
+        # In memory only, for this page: the copy is about its summary's video, as its
+        # changes would make it.
         copy.video = summary.video
+        if copy.video_changes:
+            copy.video = video_changes.pending_video(summary.video, copy.video_changes)
         copy.working_copy_of = summary
         return copy
 
