@@ -203,13 +203,13 @@ class WorkingCopyMixin:
 
         def save_and_render(*, make_copy: bool):
             copy_made = False
-            if make_copy and getattr(request, "working_copy", None) is None and object_id:
-                summary = Summary.objects.originals().filter(pk=object_id).first()
-                if summary is not None and copies.needs_working_copy(summary):
-                    copy, ids = copies.start_working_copy(summary=summary, user=request.user)
+            summary = self._published(object_id) if make_copy else None
+            if summary is not None:
+                # Where a save of this page would write (editing.copies.edit_target).
+                copy, ids, copy_made = copies.edit_target(summary=summary, user=request.user)
+                request.working_copy = copy
+                if ids:
                     request.POST = map_onto_copy(posted, ids, copy, self.confirm_button)
-                    request.working_copy = copy
-                    copy_made = True
             response = changeform(request, object_id, form_url, extra_context)
             if response.status_code != 302:
                 # The form with its errors, rendered while the rows it names exist.
