@@ -583,7 +583,7 @@ def test_a_scheduled_summary_is_told_within_a_minute_of_going_live(
 
     # The worker runs the announcement at its ETA: told then, delivered at once.
     with django_capture_on_commit_callbacks() as callbacks:
-        assert events.announce_publication(summary_id=summary.pk, now=min(etas)) is True
+        assert events.announce_publication(summary_id=summary.pk, now=min(etas)) is None
     (sent,) = deliveries("summary.published")
     assert sent.created_at - at <= timedelta(seconds=1)
     assert queued_tasks(callbacks) == [("summaries.tasks.deliver_webhook", (sent.pk,))]
@@ -612,10 +612,23 @@ def test_an_announcement_for_a_summary_rescheduled_or_unpublished_tells_nothing(
     at = timezone.now() + timedelta(minutes=10)
     workflow.publish_summary(summary=summary, at=at)
     workflow.publish_summary(summary=summary, at=at + timedelta(hours=1))
-    assert events.announce_publication(summary_id=summary.pk, now=at) is False
+    assert events.announce_publication(summary_id=summary.pk, now=at) is None
     workflow.unpublish_summary(summary=summary)
-    assert events.announce_publication(summary_id=summary.pk, now=at + timedelta(hours=2)) is False
+    assert events.announce_publication(summary_id=summary.pk, now=at + timedelta(hours=2)) is None
     assert not WebhookEvent.objects.exists()
+
+
+def test_an_announcement_run_a_moment_early_waits_for_the_publish_time(endpoint):
+    summary = SummaryFactory()
+    at = timezone.now() + timedelta(minutes=10)
+    workflow.publish_summary(summary=summary, at=at)
+    wait = events.announce_publication(summary_id=summary.pk, now=at - timedelta(seconds=1))
+    assert wait == pytest.approx(1.05)
+    assert not WebhookEvent.objects.exists()
+    told = at + timedelta(seconds=wait - 1)  # when the task's retry runs
+    assert events.announce_publication(summary_id=summary.pk, now=told) is None
+    (sent,) = deliveries("summary.published")
+    assert sent.created_at == told
 
 
 def test_the_announcement_task_is_registered_under_its_name():

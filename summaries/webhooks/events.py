@@ -35,6 +35,8 @@ ANNOUNCE_TASK = "summaries.tasks.announce_publication"
 # Scheduled summaries that went live this long ago or less are told by the sweeper (one
 # missed for longer, with the workers down, is not told late).
 ANNOUNCE_WINDOW = timedelta(hours=1)
+# An announcement that runs this much before its summary goes live waits for it.
+ANNOUNCE_EARLY = timedelta(seconds=5)
 UNCHECKED_STATES = frozenset({Source.State.UNCHECKED, ""})
 UNCHECKED_VERDICTS = frozenset({Citation.Verdict.UNCHECKED, ""})
 
@@ -155,22 +157,27 @@ def upcoming_publications(*, now: datetime, within: timedelta) -> list[tuple[int
     )
 
 
-def announce_publication(*, summary_id: int, now: datetime | None = None) -> bool:
+def announce_publication(*, summary_id: int, now: datetime | None = None) -> float | None:
     """Tell of one scheduled summary if it is live now and was not told of yet (keyed, so
-    the sweeper and a duplicate task tell of it once). Returns whether it was live: one
-    rescheduled, unpublished or deleted meanwhile is left to the sweeper."""
+    the sweeper and a duplicate task tell of it once).
+
+    Returns the seconds until it goes live when that is a moment away (ANNOUNCE_EARLY: a
+    task run by its ETA can start a little before the publish time), for the caller to
+    try again then; else None. One rescheduled further, unpublished or deleted meanwhile is
+    left to the sweeper.
+    """
     now = now or timezone.now()
     summary = (
-        Summary.objects.published(now)
-        .originals()
-        .select_related("video__channel")
-        .filter(pk=summary_id)
-        .first()
+        Summary.objects.originals().select_related("video__channel").filter(pk=summary_id).first()
     )
-    if summary is None:
-        return False
-    summary_published(summary, now=now)
-    return True
+    if summary is None or summary.is_working_copy:
+        return None
+    if summary.is_live(now):
+        summary_published(summary, now=now)
+        return None
+    if summary.is_scheduled(now) and summary.publish_at - now <= ANNOUNCE_EARLY:
+        return (summary.publish_at - now).total_seconds() + 0.05
+    return None
 
 
 def ping_data(endpoint: WebhookEndpoint) -> dict:

@@ -30,10 +30,13 @@ def sweep_webhooks() -> None:
     delivery.sweep()
 
 
-@background_task(name="summaries.tasks.announce_publication", soft_time_limit=60)
-def announce_publication(summary_id: int) -> None:
+@background_task(name="summaries.tasks.announce_publication", bind=True, soft_time_limit=60)
+def announce_publication(self, summary_id: int) -> None:
     """Tell of a scheduled summary as it goes live (queued by the sweeper with its publish
-    time as ETA); nothing when it is not live or was told of already."""
+    time as ETA); nothing when it is not live or was told of already. Run a moment early
+    (timers are not exact), it tries again when the summary goes live."""
     from . import events
 
-    events.announce_publication(summary_id=summary_id)
+    wait = events.announce_publication(summary_id=summary_id)
+    if wait is not None:
+        raise self.retry(countdown=wait, max_retries=3)

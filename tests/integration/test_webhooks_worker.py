@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from summaries.editing import workflow
 from summaries.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from summaries.webhooks import delivery, signing
+from summaries.webhooks import delivery, endpoints, signing
+from summaries.webhooks.tasks import deliver_webhook
 from tests.factories import SummaryFactory
 from tests.integration.test_source_checks import (
     QUEUE,
@@ -63,6 +64,53 @@ def test_a_published_summary_reaches_the_receiver_after_a_500_signed(
         assert event["type"] == "summary.published"
         assert event["data"]["summary"]["slug"] == summary.video.slug
         assert request.headers["webhook-id"] == str(sent.event_id)
+
+
+def test_a_scheduled_summary_is_told_by_the_worker_as_it_goes_live(
+    transactional_db, celery_worker, receiver, settings
+):
+    """The sweep queues the announcement with the publish time as its ETA; the worker holds
+    it and tells of the summary when it goes live: seconds, not the minute or more that a
+    sweep period and a busy queue add to polling."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.2/32"]
+    endpoint = WebhookEndpoint.objects.create(url=receiver.url, events=["summary.published"])
+    summary = SummaryFactory()
+    at = timezone.now() + timedelta(seconds=3)
+    workflow.publish_summary(summary=summary, at=at)
+    assert delivery.sweep()["upcoming"] == 1  # commits: the announcement goes to the broker
+    wait_until(
+        lambda: WebhookDelivery.objects.filter(endpoint=endpoint).exists(),
+        "the worker did not tell of the summary",
+        celery_worker,
+    )
+    sent = WebhookDelivery.objects.select_related("event").get()
+    assert timedelta(0) <= sent.created_at - at < timedelta(seconds=10)
+    assert json.loads(sent.event.body)["data"]["summary"]["slug"] == summary.video.slug
+    # The worker queued its delivery on the default queue, which this test's worker does
+    # not consume (it takes the tests' own queue): hand it over as the worker would.
+    deliver_webhook.delay(sent.pk)
+    wait_until(lambda: len(receiver.received) == 1, "the event was not sent", celery_worker)
+    assert signing.verify(endpoint.secret, receiver.received[0].body, receiver.received[0].headers)
+
+
+def test_a_test_event_after_a_rotation_carries_both_signatures(
+    transactional_db, celery_worker, receiver, settings
+):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.2/32"]
+    endpoint = WebhookEndpoint.objects.create(url=receiver.url, events=["summary.published"])
+    old = endpoint.secret
+    endpoint = endpoints.rotate_secret(endpoint=endpoint)
+    sent = endpoints.send_test_event(endpoint=endpoint)  # commits: the worker sends it
+    wait_until(lambda: len(receiver.received) == 1, "the test event was not sent", celery_worker)
+    (request,) = receiver.received
+    assert len(request.headers["webhook-signature"].split(" ")) == 2
+    for secret in (old, endpoint.secret):
+        assert signing.verify(secret, request.body, request.headers)["type"] == "ping"
+    wait_until(
+        lambda: WebhookDelivery.objects.filter(pk=sent.pk, state="delivered").exists(),
+        "the test event was not recorded as delivered",
+        celery_worker,
+    )
 
 
 @pytest.fixture
