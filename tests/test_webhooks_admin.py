@@ -692,3 +692,25 @@ def test_the_delivery_log_names_the_summary(client, editor):
     summary_link = reverse("admin:summaries_summary_change", args=[41])
     assert f'<a href="{summary_link}">Talk</a>' in page(client, DELIVERIES)
     assert f'<a href="{summary_link}">Talk</a>' in page(client, delivery_url(delivery))
+
+
+def test_a_manager_hands_an_endpoint_without_an_owner_to_an_editor(client, editor):
+    editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
+    heir = EditorFactory()
+    unowned = make_endpoint(url="https://orphan.example.org/")
+    data = form_fields(client.get(endpoint_url(unowned)), form_id="webhookendpoint_form")
+    data.update(events=unowned.events, owner=str(heir.pk))
+    assert client.post(endpoint_url(unowned), data).status_code == 302
+    unowned.refresh_from_db()
+    assert unowned.owner == heir
+
+
+def test_an_owner_cannot_give_an_endpoint_away(client, editor):
+    endpoint = make_endpoint(owner=editor)
+    response = client.get(endpoint_url(endpoint))
+    assert 'name="owner"' not in response.text
+    data = form_fields(response, form_id="webhookendpoint_form")
+    data.update(events=endpoint.events, owner=str(EditorFactory().pk))
+    assert client.post(endpoint_url(endpoint), data).status_code == 302
+    endpoint.refresh_from_db()
+    assert endpoint.owner == editor

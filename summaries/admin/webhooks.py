@@ -14,7 +14,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, Subquery
 from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils import timezone
@@ -29,7 +29,7 @@ from summaries.models import (
     WebhookEvent,
     WebhookEventType,
 )
-from summaries.models.webhooks import SUBSCRIBABLE_EVENT_TYPES
+from summaries.models.webhooks import SUBSCRIBABLE_EVENT_TYPES, manages_all_endpoints
 from summaries.webhooks import endpoints as services
 
 # How many of an endpoint's deliveries its page lists (the delivery log has them all).
@@ -155,6 +155,25 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             (None, {"fields": ["owner", "created_at"]}),
             ("Latest deliveries", {"fields": ["recent_deliveries"]}),
         ]
+
+    def get_readonly_fields(self, request, obj=None):
+        """Those who manage all endpoints may hand one to another owner (one whose owner
+        left, say); an owner may not give theirs away."""
+        readonly = list(super().get_readonly_fields(request, obj))
+        if obj is not None and manages_all_endpoints(request.user):
+            readonly.remove("owner")
+        return readonly
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        owner = form.base_fields.get("owner")
+        if owner is not None:
+            # Active staff (who can reach an endpoint), and the owner it has (kept as it is).
+            users = owner.queryset.model.objects
+            owner.queryset = users.filter(
+                Q(is_active=True, is_staff=True) | Q(pk=obj.owner_id)
+            ).order_by("username")
+        return form
 
     def get_queryset(self, request):
         latest = WebhookDelivery.objects.filter(endpoint=OuterRef("pk")).order_by(
