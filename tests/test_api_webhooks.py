@@ -2,6 +2,8 @@
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -349,3 +351,17 @@ def _delivery(endpoint, **values):
     return WebhookDelivery.objects.create(
         event=event, endpoint=endpoint, created_at=now, next_attempt_at=now, **values
     )
+
+
+def test_the_delivery_log_costs_as_many_queries_for_many_deliveries(editor_client, mine):
+    def count() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert editor_client.get(f"{LIST}{mine.pk}/deliveries/").status_code == 200
+        return len(queries)
+
+    _delivery(mine)
+    count()  # the user's permissions are cached from here on
+    one = count()
+    for _ in range(5):
+        _delivery(mine)
+    assert count() == one
