@@ -16,7 +16,7 @@ from summaries.linkcheck import CheckResult, State
 from summaries.models import Source
 from summaries.pagecache import tokens
 
-from .factories import ChapterFactory, EditorFactory, SummaryFactory, UserFactory
+from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_a_compressed_read_from_the_cache(client):
 @pytest.mark.parametrize("change", ["unpublish", "edit goes live"])
 def test_publishing_events_make_cached_reads_stale(client, change):
     summary = cited_summary()
-    editor = EditorFactory()
+    editor = ReviewerFactory()
     assert client.get(detail(summary)).status_code == 200
     listed = client.get("/api/v1/summaries/").json()["results"]
     assert [item["tldr"] for item in listed] == ["Live words."]

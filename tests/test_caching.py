@@ -13,11 +13,17 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries.editing import save, workflow
+from summaries.editing import workflow
 from summaries.models import Summary
 from summaries.pagecache import generation, middleware
 
-from .factories import AppearanceFactory, SummaryFactory, TopicFactory, UserFactory
+from .factories import (
+    AppearanceFactory,
+    SummaryFactory,
+    TopicFactory,
+    UserFactory,
+    publish_edit,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -68,8 +74,7 @@ def test_staff_pages_are_never_stored_for_readers(client):
 def test_a_page_stored_before_an_edit_is_not_served_after_it(client):
     summary = SummaryFactory(live=True, tldr="Before.")
     client.get(summary.get_absolute_url())
-    summary.tldr = "After."
-    save.save_summary(summary=summary, parts={}, user=None)  # makes pages stale
+    publish_edit(summary, tldr="After.")  # makes pages stale
     assert "After." in client.get(summary.get_absolute_url()).content.decode()
 
 
@@ -115,8 +120,7 @@ def test_a_local_copy_is_dropped_by_an_edit(client, local_copies):
     url = summary.get_absolute_url()
     client.get(url)
     client.get(url)
-    summary.tldr = "After."
-    save.save_summary(summary=summary, parts={}, user=None)
+    publish_edit(summary, tldr="After.")
     assert "After." in client.get(url).content.decode()
     workflow.unpublish_summary(summary=summary)
     assert client.get(url).status_code == 404

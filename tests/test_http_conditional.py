@@ -14,11 +14,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import http_date, parse_http_date
 
-from summaries.editing import save, workflow
+from summaries.editing import workflow
 from summaries.models import Summary
 from summaries.pagecache import generation, pages
 
-from .factories import AppearanceFactory, SummaryFactory, TopicFactory
+from .factories import AppearanceFactory, SummaryFactory, TopicFactory, publish_edit
 
 pytestmark = pytest.mark.django_db
 
@@ -143,8 +143,7 @@ def test_the_first_request_for_a_page_is_answered_304_when_it_matches(client, su
 def test_an_edit_changes_the_etag_and_the_old_one_gets_the_new_page(client, summary):
     url = summary.get_absolute_url()
     before = client.get(url)["ETag"]
-    summary.tldr = "Second words."
-    save.save_summary(summary=summary, parts={}, user=None)
+    publish_edit(summary, tldr="Second words.")
     changed = client.get(url, HTTP_IF_NONE_MATCH=before)
     assert changed.status_code == 200
     assert "Second words." in changed.content.decode()
@@ -168,8 +167,7 @@ def test_an_unrelated_edit_keeps_the_etag_of_a_page_that_came_out_the_same(clien
     other = SummaryFactory(live=True)
     url = other.get_absolute_url()
     before = client.get(url)["ETag"]
-    summary.tldr = "Another page's words."
-    save.save_summary(summary=summary, parts={}, user=None)  # every page is rendered again
+    publish_edit(summary, tldr="Another page's words.")  # every page is rendered again
     assert client.get(url, HTTP_IF_NONE_MATCH=before).status_code == 304
 
 
@@ -189,8 +187,7 @@ def test_if_modified_since_is_answered_by_the_render_date(client, summary, quiet
 def test_a_page_rendered_right_after_a_change_has_no_last_modified(client, summary):
     """Within the same second as a change, a date could not tell the versions apart."""
     url = summary.get_absolute_url()
-    summary.tldr = "Second words."
-    save.save_summary(summary=summary, parts={}, user=None)
+    publish_edit(summary, tldr="Second words.")
     response = client.get(url)
     assert "Last-Modified" not in response
     assert client.get(url, HTTP_IF_MODIFIED_SINCE=http_date(time.time() + 60)).status_code == 200

@@ -8,12 +8,12 @@ import pytest
 from django.urls import reverse
 from reversion.models import Version
 
-from summaries.editing import copies, derived
+from summaries.editing import copies, derived, restore
 from summaries.editing.save import save_summary
 from summaries.models import Chapter, Citation, Summary, SummaryPage
 from summaries.reader import article
 
-from .factories import ChapterFactory, EditorFactory, SummaryFactory, UserFactory
+from .factories import ChapterFactory, EditorFactory, SummaryFactory, publish_edit
 
 pytestmark = pytest.mark.django_db
 
@@ -42,9 +42,11 @@ def summary():
 
 
 def edit_chapter(summary, body):
-    chapters = list(Chapter.objects.filter(summary=summary))
-    chapters[0].body = body
-    save_summary(summary=summary, parts={Chapter: chapters}, user=UserFactory())
+    def change(chapters):
+        chapters[0].body = body
+        return chapters
+
+    publish_edit(summary, parts={Chapter: change})
 
 
 def test_the_article_is_stored_once_and_then_read_not_rendered(client, summary):
@@ -79,7 +81,10 @@ def test_a_new_key_phrase_changes_the_link_into_the_source(client, summary):
     page(client, summary)
     citation = Citation.objects.get(summary=summary)
 
-    derived.set_key_phrase(citation=citation, phrase="exact figure", user=EditorFactory())
+    copies.set_key_phrase(
+        summary=summary, citation_id=citation.pk, phrase="exact figure", user=EditorFactory()
+    )
+    copies.publish_changes(summary=summary, user=None)
 
     # The link in the chapter's text, not only the one in the list of sources.
     assert "#:~:text=exact%20figure" in chapter_section(page(client, summary))
@@ -131,7 +136,8 @@ def test_a_restored_revision_shows_its_text(client, summary):
     first = Version.objects.get_for_object(summary).first()
     edit_chapter(summary, "Words of the second revision.")
 
-    first.revision.revert(delete=True)
+    restore.restore_revision(summary=summary, version=first, user=EditorFactory())
+    copies.publish_changes(summary=summary, user=None)
 
     content = page(client, summary)
     assert "first revision" in content

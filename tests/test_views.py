@@ -7,7 +7,7 @@ from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
-from summaries.editing import derived, save, workflow
+from summaries.editing import derived, workflow
 from summaries.models import Caveat, Summary
 
 from .admin_forms import form_fields
@@ -19,11 +19,13 @@ from .factories import (
     KeyPointFactory,
     OrganisationFactory,
     PersonFactory,
+    ReviewerFactory,
     SummaryFactory,
     TakeawayFactory,
     TopicFactory,
     UserFactory,
     VideoFactory,
+    publish_edit,
 )
 
 pytestmark = pytest.mark.django_db
@@ -268,8 +270,7 @@ def test_cached_page_is_served_without_queries_and_invalidated_on_edit(
     assert "First words." in client.get(url).content.decode()
     with django_assert_num_queries(0):
         assert "First words." in client.get(url).content.decode()
-    summary.tldr = "Second words."
-    save.save_summary(summary=summary, parts={}, user=None)
+    publish_edit(summary, tldr="Second words.")
     assert "Second words." in client.get(url).content.decode()
     home = reverse("summaries:home")
     assert summary.video.title in client.get(home).content.decode()
@@ -292,7 +293,10 @@ def test_editing_a_video_or_channel_invalidates_cached_pages(client):
     assert client.post(video, data).status_code == 302
     client.logout()
     page = client.get(url).content.decode()
-    assert "Renamed channel" in page and "Renamed video" in page
+    # The channel is shared and renamed at once; the video's title waits for review.
+    assert "Renamed channel" in page and "Renamed video" not in page
+    workflow.publish_summary(summary=summary, user=ReviewerFactory())
+    assert "Renamed video" in client.get(url).content.decode()
 
 
 def test_scheduled_summary_appears_on_cached_pages_when_it_goes_live(client):
