@@ -508,14 +508,18 @@ def test_another_editors_endpoint_cannot_be_deleted_in_the_admin(client, editor,
     assert WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
 
 
-@pytest.mark.parametrize("action", ["turn_off", "delete_selected"])
-def test_bulk_actions_skip_other_editors_endpoints(client, editor, someone_elses, action):
+@pytest.mark.parametrize(
+    ("action", "active"),
+    [("turn_off", True), ("turn_on", False), ("delete_selected", True), ("send_test_events", True)],
+)
+def test_bulk_actions_skip_other_editors_endpoints(client, editor, someone_elses, action, active):
     endpoint, _ = someone_elses
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(is_active=active)
     client.post(
         ENDPOINTS, {"action": action, "_selected_action": [str(endpoint.pk)], "post": "yes"}
     )
-    endpoint.refresh_from_db()  # still there
-    assert endpoint.is_active
+    endpoint.refresh_from_db()  # still there, as it was, sent nothing
+    assert endpoint.is_active == active and endpoint.deliveries.count() == 1
 
 
 def test_the_delivery_log_hides_deliveries_to_other_editors_endpoints(

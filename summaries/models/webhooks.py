@@ -78,8 +78,9 @@ def manages_all_endpoints(user) -> bool:
 
 class WebhookEndpointQuerySet(models.QuerySet):
     def visible_to(self, user):
-        """The endpoints `user` may read and change: their own, or every one with "manage
-        all webhook endpoints". An endpoint with no owner is reached only that way."""
+        """The endpoints `user` may reach (read; change and delete with the model
+        permissions): their own, or every one with "manage all webhook endpoints". An
+        endpoint with no owner is reached only that way."""
         if manages_all_endpoints(user):
             return self
         if not (user and user.is_authenticated and user.is_active):
