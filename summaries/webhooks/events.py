@@ -16,6 +16,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -157,6 +158,7 @@ def upcoming_publications(*, now: datetime, within: timedelta) -> list[tuple[int
     )
 
 
+@transaction.atomic  # the event and its deliveries together
 def announce_publication(*, summary_id: int, now: datetime | None = None) -> float | None:
     """Tell of one scheduled summary if it is live now and was not told of yet (keyed, so
     the sweeper and a duplicate task tell of it once).
