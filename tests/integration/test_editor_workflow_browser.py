@@ -100,7 +100,9 @@ def test_a_reviewer_sends_a_summary_back_with_a_note(live_server, page, editor):
     assert summary.status == Summary.Status.DRAFT
 
 
-def test_a_revision_is_restored_without_changing_publication(live_server, page, reader, editor):
+def test_a_revision_of_a_live_summary_is_restored_as_unpublished_changes(
+    live_server, page, reader, editor
+):
     summary = SummaryFactory(tldr="The first words.")
     page.goto(change_url(live_server, summary))
     page.click("input[name=_publish]")  # saves the first words, then publishes them
@@ -116,12 +118,18 @@ def test_a_revision_is_restored_without_changing_publication(live_server, page, 
     history = reverse("admin:summaries_summary_history", args=[summary.pk])
     page.goto(live_server.url + history)
     page.locator("#change-history a[href*='/history/']").last.click()  # the oldest revision
+    expect(page.locator("#content")).to_contain_text("unpublished changes")
+    page.click("input[value='Restore this version']")
+    expect(page.locator("ul.messagelist")).to_contain_text("as unpublished changes")
     expect(page.locator("#id_tldr")).to_have_value("The first words.")
-    page.click("input[name=_save]")
-    expect(page.locator("ul.messagelist")).to_contain_text("Publication is unchanged")
 
     summary.refresh_from_db()
-    assert summary.is_live() and summary.tldr == "The first words."
+    assert summary.is_live() and summary.tldr == "The second words."
+    reader.reload()
+    expect(reader.locator("body")).to_contain_text("The second words.")  # not yet reviewed
+
+    page.click("input[name=_publish]")
+    expect(page.locator("ul.messagelist")).to_contain_text("Published")
     reader.reload()
     expect(reader.locator("body")).to_contain_text("The first words.")
 
