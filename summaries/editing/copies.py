@@ -27,6 +27,7 @@ from summaries.webhooks import events as webhook_events
 from . import gate, video_changes
 from .derived import refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
+from .items import make_room_for_reorder
 
 # Copied and moved in this order: caveats and citations point at the parts before them.
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
@@ -161,9 +162,16 @@ def start_working_copy(*, summary: Summary, user=None) -> tuple[Summary, dict]:
     ids: dict = {}
     for model in PART_MODELS:
         for part in model.objects.filter(summary=summary).order_by("position"):
-            ids[(model, part.pk)] = _duplicate(part, copy, ids)
+            _duplicate(part, copy, ids)
     for citation in Citation.objects.filter(summary=summary).order_by("position", "id"):
-        ids[(Citation, citation.pk)] = _duplicate(citation, copy, ids)
+        _duplicate(citation, copy, ids)
+    copy.part_origins = {
+        model._meta.model_name: {
+            str(copy_id): live_id for (kind, live_id), copy_id in ids.items() if kind is model
+        }
+        for model in PART_MODELS
+    }
+    Summary.objects.filter(pk=copy.pk).update(part_origins=copy.part_origins)
     return copy, ids
 
 
@@ -183,14 +191,63 @@ def _duplicate(row, copy: Summary, ids: dict) -> int:
 
 
 def _move_onto(copy: Summary, live: Summary) -> None:
-    """Replace the live summary's parts and citations by the copy's (rows move, not copy)."""
+    """Make the live summary's parts and citations the copy's.
+
+    A copy's part made from a live part (`part_origins`) is written onto that live part,
+    which keeps its id, so history knows it as the same part; new parts move over, and
+    live parts the copy no longer has are deleted. Citations move over whole (they keep
+    the copy's confirmations and key phrases).
+    """
     Citation.objects.filter(summary=live).delete()
-    for model in reversed(PART_MODELS):
-        model.objects.filter(summary=live).delete()
+    # Kept caveats get their targets from the copy; none is deleted with a chapter.
+    Caveat.objects.filter(summary=live).update(chapter=None, takeaway=None)
+    final: dict = {}  # (model, copy part id) -> id of the part on the live summary
     for model in PART_MODELS:
+        merged = _merged_parts(model, copy, live)
+        final.update({(model, copy_id): live_id for copy_id, live_id in merged.items()})
+        _retarget(copy, model, final)
+        make_room_for_reorder(model=model, summary=live)
+        model.objects.filter(summary=live).exclude(pk__in=merged.values()).delete()
+        names = _content_fields(model)
+        for copy_id, live_id in merged.items():
+            values = model.objects.filter(pk=copy_id).values(*names).get()
+            model.objects.filter(pk=live_id).update(**values)
+        model.objects.filter(pk__in=list(merged)).delete()
         model.objects.filter(summary=copy).update(summary=live)
     Citation.objects.filter(summary=copy).update(summary=live)
     live.tldr = copy.tldr
+
+
+def _merged_parts(model, copy: Summary, live: Summary) -> dict[int, int]:
+    """{copy part id: live part id} for the copy's parts made from a live part it still has."""
+    origins = copy.part_origins.get(model._meta.model_name, {})
+    live_ids = set(model.objects.filter(summary=live).values_list("pk", flat=True))
+    merged: dict[int, int] = {}
+    for copy_id in model.objects.filter(summary=copy).values_list("pk", flat=True):
+        origin = origins.get(str(copy_id))
+        if origin in live_ids and origin not in merged.values():
+            merged[copy_id] = origin
+    return merged
+
+
+def _retarget(copy: Summary, model, final: dict) -> None:
+    """Point the copy's caveats and citations that refer to parts of `model` merged onto
+    live parts at those live parts (before the copy's rows are deleted)."""
+    for name, target_model in TARGETS:
+        if target_model is not model:
+            continue
+        for dependant in (Caveat, Citation):
+            if not any(f.name == name for f in dependant._meta.fields):
+                continue
+            rows = dependant.objects.filter(summary=copy, **{f"{name}__isnull": False})
+            for pk, target in rows.values_list("pk", f"{name}_id"):
+                if (model, target) in final:
+                    dependant.objects.filter(pk=pk).update(**{f"{name}_id": final[(model, target)]})
+
+
+def _content_fields(model) -> list[str]:
+    """Every column of a part but its id and summary (what a copy's part says)."""
+    return [f.attname for f in model._meta.concrete_fields if f.name not in ("id", "summary")]
 
 
 def _check_publishable(summary: Summary) -> None:
@@ -321,7 +378,7 @@ def publish_due_changes(*, now: datetime | None = None) -> list[int]:
 @transaction.atomic
 def _publish_scheduled(*, copy_id: int, now: datetime) -> None:
     copy = (
-        Summary.objects.select_for_update()
+        Summary.objects.select_for_update(of=("self",))
         .select_related("updated_by")
         .filter(pk=copy_id, scheduled_version=F("lock_version"), publish_at__lte=now)
         .first()

@@ -214,7 +214,7 @@ class RevisionComparison:
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 # Not shown: the summary a part belongs to, its position (shown as moves) and what is
 # derived from what editors wrote (rendered HTML, search text).
-HIDDEN_FIELDS = {"id", "summary", "position"}
+HIDDEN_FIELDS = {"id", "summary", "position", "video"}
 # Seconds into the video, shown as the admin shows them (12:30).
 TIME_FIELDS = {"time", "start_time"}
 
@@ -241,6 +241,8 @@ class _Snapshot:
     def __init__(self, version):
         self.summary = version.field_dict
         summary_id = self.summary["id"]
+        # A working copy's parts are known by the live parts they were copied from.
+        origins = self.summary.get("part_origins") or {}
         self.parts: dict[type, dict[int, dict]] = {model: {} for model in PART_MODELS}
         models_by_type = {model._meta.model_name: model for model in PART_MODELS}
         for part_version in version.revision.version_set.select_related("content_type"):
@@ -250,11 +252,25 @@ class _Snapshot:
             values = part_version.field_dict
             # One revision may hold several summaries (a bulk publish from the list).
             if values.get("summary_id") == summary_id:
+                values = _as_live(values, model, origins)
                 self.parts[model][values["id"]] = values
 
     def part_label(self, model, pk) -> str | None:
         values = self.parts.get(model, {}).get(pk)
         return None if values is None else _part_label(model, values)
+
+
+def _as_live(values: dict, model, origins: dict) -> dict:
+    """A working copy's part as the live part it was copied from (its id and targets)."""
+    if not origins:
+        return values
+    values = dict(values)
+    own = origins.get(model._meta.model_name, {})
+    values["id"] = own.get(str(values["id"]), values["id"])
+    for name, target in (("chapter_id", "chapter"), ("takeaway_id", "takeaway")):
+        if values.get(name) is not None:
+            values[name] = origins.get(target, {}).get(str(values[name]), values[name])
+    return values
 
 
 def _shown_fields(model) -> list[models.Field]:

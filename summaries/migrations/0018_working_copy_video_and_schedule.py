@@ -17,4 +17,9 @@ class Migration(migrations.Migration):
             name="scheduled_version",
             field=models.PositiveIntegerField(blank=True, editable=False, null=True),
         ),
+        migrations.AddField(
+            model_name="summary",
+            name="part_origins",
+            field=models.JSONField(blank=True, default=dict, editable=False),
+        ),
     ]

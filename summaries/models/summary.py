@@ -165,6 +165,10 @@ class Summary(TimestampedModel):
     # On a working copy scheduled to go live: its lock_version when a reviewer scheduled
     # it. Any later save moves lock_version on, so what goes live is what was reviewed.
     scheduled_version = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    # On a working copy: which live part each of its parts was copied from, by model name
+    # ({"chapter": {"<copy part id>": <live part id>}}), so that publishing the changes
+    # edits those parts in place and history knows them as the same parts.
+    part_origins = models.JSONField(default=dict, blank=True, editable=False)
 
     objects = SummaryQuerySet.as_manager()
 
