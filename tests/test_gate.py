@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import reversion
 import time_machine
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -261,6 +261,15 @@ def test_a_time_after_the_videos_end_is_refused_on_a_live_summarys_changes(clien
     assert response.status_code == 200
     assert "after the end" in response.content.decode() or "10:00" in response.content.decode()
     assert not Summary.objects.filter(working_copy_of=live).exists()
+
+
+def test_changes_with_a_time_after_the_videos_end_are_not_published(live, editor, reviewer):
+    copy, _ids, _made = copies.edit_target(summary=live, user=editor)
+    copy.chapters.update(start_time=700)  # however it got there: the video lasts 600 s
+    with pytest.raises(ValidationError):
+        workflow.publish_summary(summary=live, user=reviewer)
+    live.refresh_from_db()
+    assert live.chapters.get().start_time == 60
 
 
 # --- Empty changes ------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takea
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import gate, video_changes
+from . import gate, rules, video_changes
 from .derived import refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import make_room_for_reorder
@@ -253,6 +253,10 @@ def _content_fields(model) -> list[str]:
 def _check_publishable(summary: Summary) -> None:
     if not summary.tldr.strip():
         raise ValidationError({"tldr": "A summary needs its 30-second text before publishing."})
+    duration = video_changes.duration_of(summary)
+    late = rules.parts_after_end(summary, duration) if duration else []
+    if late:
+        raise ValidationError(["These changes cannot be published:", *late])
 
 
 @transaction.atomic
