@@ -13,6 +13,7 @@ EDITORS_MIGRATION = importlib.import_module("summaries.migrations.0002_editors_g
 EDITORS = EDITORS_MIGRATION.EDITORS
 create_editors_group = EDITORS_MIGRATION.create_editors_group
 REVIEWERS_MIGRATION = importlib.import_module("summaries.migrations.0010_reviewers_group")
+REVIEWER_FIXES_MIGRATION = importlib.import_module("summaries.migrations.0021_review_conversation")
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -34,6 +35,7 @@ def reviewers_group() -> Group:
         models_module = config.models_module  # the migration's function resets it
         try:
             REVIEWERS_MIGRATION.create_reviewers_group(django_apps, None)
+            REVIEWER_FIXES_MIGRATION.grant_reviewers_part_changes(django_apps, None)
         finally:
             config.models_module = models_module
         group = Group.objects.get(name=REVIEWERS_MIGRATION.REVIEWERS)
@@ -54,6 +56,7 @@ def editors_group() -> Group:
             create_editors_group(django_apps, None)
             # …as the later migration leaves it: publishing belongs to reviewers.
             REVIEWERS_MIGRATION.create_reviewers_group(django_apps, None)
+            REVIEWER_FIXES_MIGRATION.grant_reviewers_part_changes(django_apps, None)
         finally:
             config.models_module = models_module
         group = Group.objects.get(name=EDITORS)

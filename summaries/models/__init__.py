@@ -38,6 +38,7 @@ from .notifications import (
     NotificationPreferences,
     NotificationQuerySet,
 )
+from .review import REVIEW_MESSAGE_CHARS, ReviewMessage
 from .sources import Citation, Source, SourceCheck
 from .summary import (
     Caveat,
@@ -80,7 +81,9 @@ __all__ = [
     "Organisation",
     "Person",
     "PublicationStatus",
+    "REVIEW_MESSAGE_CHARS",
     "RelatedLink",
+    "ReviewMessage",
     "Source",
     "SourceCheck",
     "StoredThumbnail",
@@ -118,5 +121,6 @@ reversion.register(Caveat)
 reversion.register(
     Summary,
     follow=["key_points", "takeaways", "chapters", "caveats"],
-    exclude=["lock_version", "page_version"],
+    # Who is asked to review is not content: restoring a revision leaves it as it is.
+    exclude=["lock_version", "page_version", "assigned_to"],
 )

@@ -169,6 +169,17 @@ class Summary(TimestampedModel):
     # ({"chapter": {"<copy part id>": <live part id>}}), so that publishing the changes
     # edits those parts in place and history knows them as the same parts.
     part_origins = models.JSONField(default=dict, blank=True, editable=False)
+    # The reviewer asked to review the summary (and its changes): told alone when it is
+    # sent for review. Set by editing.review.assign_reviewer, which checks they may publish.
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="summaries_to_review",
+        editable=False,
+        verbose_name="reviewer",
+    )
 
     objects = SummaryQuerySet.as_manager()
 
