@@ -368,3 +368,103 @@ def _moved(old_order: list[int], new_order: list[int]) -> set[int]:
         for pk in old_order[block.a : block.a + block.size]
     }
     return set(new_order) - kept
+
+
+# --- Comparing a live summary with its unpublished changes -------------------------------
+
+# What the changes change of the summary itself: its workflow fields (a copy is in review
+# or a draft, with no publish time of its own) and its video are not content.
+LIVE_HIDDEN_FIELDS = {"status", "publish_at", "video"}
+
+
+def compare_live_and_changes(summary: Summary) -> RevisionComparison | None:
+    """What the unpublished changes (working copy) of a published summary change, as both
+    are stored now: the same comparison as two revisions', the live summary older.
+
+    The copy's parts are known by the live parts they were copied from
+    (`Summary.part_origins`), so an edited part is shown edited, not removed and added;
+    its pending video changes are shown as fields named "video.<name>". Returns None when
+    the summary (or the copy given, for its live summary) has no unpublished changes.
+    """
+    if summary.is_working_copy:
+        summary = summary.working_copy_of
+    copy = Summary.objects.filter(working_copy_of=summary).first()
+    if copy is None:
+        return None
+    older, newer = _Rows(summary), _Rows(copy)
+    fields = [
+        _field_change(field, older.summary, newer.summary, older, newer)
+        for field in _shown_fields(Summary)
+        if field.name not in LIVE_HIDDEN_FIELDS
+    ]
+    fields += _video_changes(summary.video, copy.video_changes)
+    return RevisionComparison(
+        fields=tuple(fields),
+        parts=tuple(_compare_parts(model, older, newer) for model in PART_MODELS),
+    )
+
+
+class _Rows(_Snapshot):
+    """A summary and its parts as stored now, in a revision's shape (values by attname)."""
+
+    def __init__(self, summary: Summary):
+        self.summary = {f.attname: getattr(summary, f.attname) for f in Summary._meta.fields}
+        origins = summary.part_origins or {}
+        self.parts = {
+            model: {
+                values["id"]: values
+                for values in (
+                    _as_live(row, model, origins)
+                    for row in model.objects.filter(summary=summary).values()
+                )
+            }
+            for model in PART_MODELS
+        }
+
+
+def _video_changes(video, changes: dict) -> list[FieldChange]:
+    """The video's fields the changes set, as FieldChanges named "video.<field>"."""
+    if not changes:
+        return []
+    from . import video_changes  # it imports the catalogue models this module does not need
+
+    edited = video_changes.pending_video(video, changes)
+    shown = []
+    for name in (*video_changes.FIELDS, "people", "topics"):
+        if name not in changes:
+            continue
+        old, new = _video_value(video, name), _video_value(edited, name)
+        label = "channel" if name == "channel_id" else name.replace("_", " ")
+        old_segments, new_segments = text_diff(old, new) if old != new else ((), ())
+        shown.append(
+            FieldChange(
+                name=f"video.{name.removesuffix('_id')}",
+                label=f"Video: {label}",
+                old=old,
+                new=new,
+                old_segments=old_segments,
+                new_segments=new_segments,
+            )
+        )
+    return shown
+
+
+def _video_value(video, name: str) -> str:
+    """A video's field as an editor reads it (a pending video's from its changes)."""
+    if name == "topics":
+        return ", ".join(sorted(topic.name for topic in video.topics.all()))
+    if name == "people":
+        return "; ".join(
+            f"{a.person} ({a.organisation})" if a.organisation_id else str(a.person)
+            for a in video.appearances.all()
+        )
+    if name == "channel_id":
+        return str(video.channel)
+    value = getattr(video, name)
+    if value is None or value == "":
+        return ""
+    if name == "duration_seconds":
+        return format_duration(value)
+    if name == "language":
+        return str(dict(type(video)._meta.get_field("language").flatchoices).get(value, value))
+    return str(value)
