@@ -386,11 +386,31 @@ class SummaryAdmin(
     def editor_warnings(self, summary):
         if not summary.pk:
             return "—"
-        warnings = rules.summary_warnings(summary=summary)
+        warnings = rules.explained_warnings(summary=summary)
         if not warnings:
-            return "No warnings."
-        items = format_html_join("", "<li>{}</li>", ((str(w),) for w in warnings))
-        return format_html('<ul class="editor-warnings">{}</ul>', items)
+            return format_html('<p id="things-to-check">{}</p>', "No warnings.")
+        items = format_html_join(
+            "",
+            "<li><strong>{}</strong>: {}{}</li>",
+            (
+                (
+                    warning.where,
+                    warning.message,
+                    format_html(
+                        "<details><summary>Technical reason</summary>{}</details>",
+                        warning.detail,
+                    )
+                    if warning.detail
+                    else "",
+                )
+                for warning in warnings
+            ),
+        )
+        return format_html(
+            '<div id="things-to-check"><p>{}.</p><ul class="editor-warnings">{}</ul></div>',
+            rules.warnings_headline(warnings),
+            items,
+        )
 
     # Saving.
 
@@ -423,8 +443,9 @@ class SummaryAdmin(
             summary=form.instance, parts=parts, user=request.user, comment=change_comment(changes)
         )
         self._save_key_phrases(request, summary, key_phrases)
-        for warning in rules.summary_warnings(summary=summary):
-            messages.warning(request, str(warning))
+        headline = rules.warnings_headline(rules.explained_warnings(summary=summary))
+        if headline:  # one message; each warning is listed in "Things to check"
+            messages.warning(request, f"{headline} — see Things to check.")
         # The buttons act once the save is kept (SummaryAdmin.changeform_view).
         request.saved_summary = summary
 

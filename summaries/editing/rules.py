@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.utils import timezone
 
+from summaries.checking import source_labels
 from summaries.linkcheck import policy
 from summaries.models import (
     Chapter,
@@ -301,6 +302,99 @@ def source_warnings(citations: list[Citation]) -> list[Warning]:
         if problem:
             warnings.append(Warning(f"Link “{citation.link_text}”", problem))
     return warnings
+
+
+def _source_warnings_explained(citations: list[Citation]) -> list["ExplainedWarning"]:
+    """`source_warnings` in the words readers get (checking.source_labels), each with the
+    technical reason (`source_warnings`' message) kept as its detail."""
+    sources = Source.objects.in_bulk({citation.source_id for citation in citations})
+    explained = []
+    for citation in citations:
+        source = sources.get(citation.source_id)
+        if source is None or source.ignored:
+            continue
+        problem = _source_problem(citation, source) or _verdict_problem(citation)
+        if not problem:
+            continue
+        when = source.last_checked_at
+        if citation.verdict in PROBLEM_VERDICT_GROUPS:
+            when = citation.verdict_checked_at
+        label = source_labels.label_of(
+            source, citation.verdict, checked_at=timezone.localtime(when) if when else None
+        )
+        group = label.modifier if label.modifier in WARNING_GROUPS else OTHER_GROUP
+        explained.append(
+            ExplainedWarning(
+                where=f"Link “{citation.link_text}”",
+                message=f"{label.label}. {label.explanation}",
+                detail=problem,
+                group=group,
+            )
+        )
+    return explained
+
+
+# The groups the summary page counts warnings in, with the words of its one-line message
+# ("3 sources could not be checked"): reader label modifiers for cited sources, then the rest.
+WARNING_GROUPS = {
+    source_labels.NEUTRAL: ("source could not be checked", "sources could not be checked"),
+    source_labels.UNAVAILABLE: ("source was unavailable", "sources were unavailable"),
+    source_labels.CLAIM_MISSING: (
+        "source no longer contains its statement",
+        "sources no longer contain their statement",
+    ),
+    source_labels.CLAIM_CHANGED: (
+        "source changed since it was confirmed",
+        "sources changed since they were confirmed",
+    ),
+}
+OTHER_GROUP = "other"
+WARNING_GROUPS[OTHER_GROUP] = ("other thing to check", "other things to check")
+PROBLEM_VERDICT_GROUPS = frozenset({Citation.Verdict.NOT_FOUND, Citation.Verdict.CHANGED})
+
+
+@dataclass(frozen=True)
+class ExplainedWarning:
+    """A warning as the summary page shows it: plain words, the technical reason (empty
+    when the message says it all) and the group it is counted in (WARNING_GROUPS)."""
+
+    where: str
+    message: str
+    detail: str = ""
+    group: str = OTHER_GROUP
+
+    def __str__(self):
+        return f"{self.where}: {self.message}"
+
+
+def explained_warnings(*, summary: Summary) -> list[ExplainedWarning]:
+    """`summary_warnings` for the summary page: problems of cited sources in the words
+    readers get, with the checker's reason as a detail; the others as they are."""
+    chapters = list(summary.chapters.all())
+    takeaways = list(summary.takeaways.all())
+    citations = list(summary.citations.all())
+    text_warnings = (
+        _order_warnings(chapters)
+        + _figure_warnings(takeaways, citations, chapters)
+        + _attribution_warnings(citations)
+    )
+    return [
+        ExplainedWarning(where=w.where, message=w.message) for w in text_warnings
+    ] + _source_warnings_explained(citations)
+
+
+def warnings_headline(warnings: list[ExplainedWarning]) -> str:
+    """One sentence counting `warnings` by group ("3 sources could not be checked, 1 other
+    thing to check"), or "" when there are none."""
+    counts = {}
+    for warning in warnings:
+        counts[warning.group] = counts.get(warning.group, 0) + 1
+    parts = []
+    for group, (one, many) in WARNING_GROUPS.items():
+        count = counts.get(group, 0)
+        if count:
+            parts.append(f"{count} {one if count == 1 else many}")
+    return ", ".join(parts)
 
 
 def summary_warnings(*, summary: Summary) -> list[Warning]:
