@@ -395,3 +395,32 @@ def test_the_e_mail_is_plain_text_and_quotes_editors_text_as_typed(people, mailo
     assert "<img src=x onerror=1>" in message.body
     assert f"/admin/summaries/summary/{summary.pk}/change/" in message.body
     assert message.extra_headers["Auto-Submitted"] == "auto-generated"
+
+
+def test_a_summary_with_an_assigned_reviewer_is_told_to_that_reviewer_only(people):
+    from summaries.editing import review
+
+    summary = SummaryFactory(created_by=people["ed"])
+    review.assign_reviewer(summary=summary, reviewer=people["rob"], user=people["ed"])
+    workflow.submit_for_review(summary=summary, user=people["ed"])
+    assert told() == {"rob": {"submitted"}}
+
+
+def test_changes_are_told_to_the_reviewer_assigned_to_their_summary(people):
+    from summaries.editing import review
+
+    live = SummaryFactory(live=True)
+    copies.edit_target(summary=live, user=people["ed"])
+    review.assign_reviewer(summary=live, reviewer=people["rita"], user=people["ed"])
+    workflow.submit_for_review(summary=live, user=people["ed"])
+    assert told() == {"rita": {"submitted"}}
+
+
+def test_an_assignee_who_may_no_longer_publish_is_not_the_only_one_told(people):
+    from summaries.editing import review
+
+    summary = SummaryFactory(created_by=people["ed"])
+    review.assign_reviewer(summary=summary, reviewer=people["rob"], user=people["ed"])
+    people["rob"].groups.clear()
+    workflow.submit_for_review(summary=summary, user=people["ed"])
+    assert told() == {"rita": {"submitted"}, "boss": {"submitted"}}

@@ -10,12 +10,13 @@ from django.utils import timezone
 from summaries import notifications
 from summaries.background import queue_after_commit
 from summaries.models import (
+    ReviewMessage,
     Summary,
 )
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import copies, gate
+from . import copies, gate, review
 
 # A reviewer's note is a few sentences, not a second summary.
 REVIEW_NOTE_CHARS = 2000
@@ -100,13 +101,16 @@ def unpublish_summary(*, summary: Summary, user=None) -> Summary:
 
 
 @transaction.atomic
-def submit_for_review(*, summary: Summary, user=None) -> Summary:
+def submit_for_review(*, summary: Summary, user=None, message: str = "") -> Summary:
     """Mark a draft, or the unpublished changes of a published summary, as ready for review.
 
-    A published summary without changes has nothing to review. Raises PermissionDenied
-    when `user` may not change summaries.
+    A published summary without changes has nothing to review. Records the submission,
+    with the optional `message` to the reviewer, in the summary's review conversation, and
+    tells the reviewers (the assigned one only, when there is one). Raises PermissionDenied
+    when `user` may not change summaries, ValidationError when the message is too long.
     """
     gate.require(user, gate.CHANGE, "send summaries to review")
+    message = review.message_text(message, required=False, name="message")
     if summary.status == Summary.Status.PUBLISHED:
         copy = copies.working_copy_of(summary)
         if copy is None:
@@ -116,6 +120,7 @@ def submit_for_review(*, summary: Summary, user=None) -> Summary:
         summary = copy
     summary.status = Summary.Status.IN_REVIEW
     _record(summary, user, "Sent for review")
+    review.record(summary=summary, user=user, kind=ReviewMessage.Kind.SUBMITTED, text=message)
     notifications.summary_submitted(summary=summary, by=user)
     return summary
 
@@ -125,8 +130,9 @@ def send_back(*, summary: Summary, user=None, note: str) -> Summary:
     """A reviewer sends a summary (or its unpublished changes) in review back to its editor.
 
     It becomes a draft again, with the reviewer's note, who wrote it and when, shown on the
-    summary until it is published. A published summary's changes are addressed through
-    the summary. Changes scheduled to go live are no longer scheduled. Raises
+    summary until it is published, and kept in the summary's review conversation. A
+    published summary's changes are addressed through the summary. Changes scheduled to go
+    live are no longer scheduled. Raises
     ValidationError when it is not in review or the note is empty, PermissionDenied when
     `user` may not publish.
     """
@@ -160,5 +166,8 @@ def send_back(*, summary: Summary, user=None, note: str) -> Summary:
         if summary.review_note_by is not None:
             reversion.set_user(user)
         reversion.set_comment(f"Sent back: {summary.review_note}")
+    review.record(
+        summary=summary, user=user, kind=ReviewMessage.Kind.SENT_BACK, text=summary.review_note
+    )
     notifications.summary_sent_back(summary=summary, by=user)
     return summary

@@ -124,15 +124,25 @@ def tell(
 # --- The workflow -------------------------------------------------------------------------
 
 
+def assignee_of(summary: Summary) -> list:
+    """The reviewer assigned to a summary (a working copy's: its summary's), when there is
+    one who may still review (active staff who may publish); else nobody."""
+    original = summary.working_copy_of if summary.is_working_copy else summary
+    if original.assigned_to_id is None:
+        return []
+    return [user for user in reviewers() if user.pk == original.assigned_to_id]
+
+
 def summary_submitted(*, summary: Summary, by=None) -> list[Notification]:
-    """A summary (or the changes to a published one) was sent for review: tell the
-    reviewers."""
+    """A summary (or the changes to a published one) was sent for review: tell its
+    assigned reviewer, or every reviewer when none is assigned (or the one assigned may
+    no longer review)."""
     title = _title(summary)
     what = f'Changes to "{title}"' if summary.is_working_copy else f'"{title}"'
     return tell(
         kind=Kind.SUBMITTED,
         key=f"submitted:{summary.pk}:{uuid.uuid4().hex}",
-        recipients=reviewers(),
+        recipients=assignee_of(summary) or reviewers(),
         subject=f"Review requested: {title}",
         body=f"{what} was sent for review by {_name(by)}.",
         summary=summary,

@@ -1,0 +1,106 @@
+"""A summary's review conversation and its assigned reviewer.
+
+Every message (a submission's message, a reviewer's send-back note, a reply by an editor or
+a reviewer) is a ReviewMessage on the summary itself, never on its working copy, so the
+conversation is kept across rounds of changes. The workflow records the submissions and
+send-backs (workflow.py); replies and assignments are recorded here.
+"""
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
+
+from summaries.models import REVIEW_MESSAGE_CHARS, ReviewMessage, Summary
+
+from . import gate
+
+
+def original(summary: Summary) -> Summary:
+    """The summary a working copy changes (the summary itself otherwise)."""
+    return summary.working_copy_of if summary.is_working_copy else summary
+
+
+def thread(summary: Summary) -> QuerySet[ReviewMessage]:
+    """The summary's review conversation, oldest first, with each message's author."""
+    return ReviewMessage.objects.filter(summary=original(summary)).select_related("author")
+
+
+def message_text(text: str | None, *, required: bool, name: str = "text") -> str:
+    """`text` stripped; ValidationError (under `name`) when empty but required, or too long."""
+    text = (text or "").strip()
+    if required and not text:
+        raise ValidationError({name: "Write a message."})
+    if len(text) > REVIEW_MESSAGE_CHARS:
+        raise ValidationError(
+            {name: f"Keep it to {REVIEW_MESSAGE_CHARS} characters (it has {len(text)})."}
+        )
+    return text
+
+
+def record(*, summary: Summary, user, kind: str, text: str = "") -> ReviewMessage:
+    """Write one message of the conversation (no permission check: for the workflow's
+    services, which check their own). `text` must have passed message_text."""
+    author = user if user is not None and user.is_authenticated else None
+    message = ReviewMessage(summary=original(summary), author=author, kind=kind, text=text)
+    message.save()
+    return message
+
+
+def _may_take_part(user) -> bool:
+    return gate.may(user, gate.CHANGE) or gate.may(user, gate.PUBLISH)
+
+
+def reply(*, summary: Summary, user, text: str) -> ReviewMessage:
+    """Add a reply by an editor or a reviewer to the summary's review conversation.
+
+    Raises ValidationError when the text is empty or longer than REVIEW_MESSAGE_CHARS,
+    PermissionDenied when `user` may neither change nor publish summaries.
+    """
+    if not _may_take_part(user):
+        raise PermissionDenied("You do not have permission to reply in reviews.")
+    return record(
+        summary=summary,
+        user=user,
+        kind=ReviewMessage.Kind.REPLY,
+        text=message_text(text, required=True),
+    )
+
+
+def may_review(user) -> bool:
+    """Whether `user` can be asked to review: an active user who may publish."""
+    return user is not None and user.is_active and user.has_perm(gate.PUBLISH)
+
+
+def reviewer_choices() -> QuerySet:
+    """The users a summary can be assigned to, by name."""
+    users = get_user_model().objects.with_perm(gate.PUBLISH, is_active=True)
+    return users.filter(is_staff=True).order_by("username")
+
+
+def assign_reviewer(*, summary: Summary, reviewer, user) -> Summary:
+    """Ask `reviewer` (None: nobody in particular) to review the summary and its changes.
+
+    Set on the summary itself (a working copy's summary), without touching its lock
+    version: assigning is not an edit, and must not turn someone's save into a conflict.
+    Recorded in the conversation as a note. Returns the summary. Raises ValidationError
+    when `reviewer` may not publish, PermissionDenied when `user` may not change summaries.
+    """
+    if not _may_take_part(user):
+        raise PermissionDenied("You do not have permission to assign reviewers.")
+    if reviewer is not None and not may_review(reviewer):
+        raise ValidationError(
+            {"assigned_to": f"{reviewer.get_username()} may not publish, so cannot review."}
+        )
+    summary = original(summary)
+    if summary.assigned_to_id == getattr(reviewer, "pk", None):
+        return summary
+    Summary.objects.filter(pk=summary.pk).update(assigned_to=reviewer)
+    summary.assigned_to = reviewer
+    who = reviewer.get_full_name() or reviewer.get_username() if reviewer else None
+    record(
+        summary=summary,
+        user=user,
+        kind=ReviewMessage.Kind.NOTE,
+        text=f"Asked {who} to review." if who else "No reviewer in particular.",
+    )
+    return summary
