@@ -42,6 +42,7 @@ from .forms import (
 from .history import RevisionHistoryMixin
 from .preview import MarkdownPreviewMixin
 from .restore import RestoreMixin
+from .review import SUBMIT_MESSAGE_FIELD, ReviewMixin
 from .sources import page_summary, state_badge, verdict_badge
 
 MARKDOWN_WIDGET = forms.Textarea(
@@ -263,6 +264,7 @@ class LanguageFilter(admin.SimpleListFilter):
 
 @admin.register(Summary)
 class SummaryAdmin(
+    ReviewMixin,
     WorkingCopyMixin,
     RestoreMixin,
     RevisionHistoryMixin,
@@ -280,14 +282,14 @@ class SummaryAdmin(
     search_fields = ["video__title", "tldr", "chapters__title", "video__channel__name"]
     list_select_related = ["video", "video__channel", "updated_by"]
     date_hierarchy = "publish_at"
-    readonly_fields = ["state", "preview_link", "editor_warnings", "edited"]
+    readonly_fields = ["state", "preview_link", "editor_warnings", "edited", "reviewer"]
     fieldsets = [
         (None, {"fields": ["video", "tldr"]}),
-        ("Publishing", {"fields": ["state", "publish_at", "preview_link", "edited"]}),
+        ("Publishing", {"fields": ["state", "publish_at", "preview_link", "edited", "reviewer"]}),
         ("Warnings", {"fields": ["editor_warnings"]}),
         (None, {"fields": ["expected_lock_version"], "classes": ["hidden"]}),
     ]
-    actions = ["publish_now", "schedule", "unpublish", "send_to_review"]
+    actions = ["publish_now", "schedule", "unpublish", "send_to_review", "assign_to_me"]
 
     def get_queryset(self, request):
         failing = Q(citations__source__state__in=[str(state) for state in PROBLEM_STATES]) | Q(
@@ -325,7 +327,7 @@ class SummaryAdmin(
     def get_actions(self, request):
         actions = super().get_actions(request)
         if not request.user.has_perm("summaries.publish_summary"):
-            for name in ("publish_now", "schedule", "unpublish"):
+            for name in ("publish_now", "schedule", "unpublish", "assign_to_me"):
                 actions.pop(name, None)
         return actions
 
@@ -514,7 +516,8 @@ class SummaryAdmin(
                 workflow.unpublish_summary(summary=summary, user=request.user)
                 messages.success(request, "Unpublished: readers no longer see this summary.")
             elif "_review" in request.POST:
-                workflow.submit_for_review(summary=summary, user=request.user)
+                message = request.POST.get(SUBMIT_MESSAGE_FIELD, "")
+                workflow.submit_for_review(summary=summary, user=request.user, message=message)
                 messages.success(request, "Sent for review.")
             elif "_send_back" in request.POST and self._may_publish(request):
                 note = request.POST.get("review_note", "")
