@@ -77,6 +77,7 @@ def test_summary_detail_nests_every_part(client):
         "status",
         "unpublished_changes",
         "review_note",
+        "reviewer",
         "publish_at",
         "first_published_at",
         "lock_version",

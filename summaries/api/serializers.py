@@ -299,6 +299,9 @@ class SummarySerializer(serializers.ModelSerializer):
     review_note = serializers.SerializerMethodField(
         help_text="Editors only: what a reviewer asked for when sending it back, or null."
     )
+    reviewer = serializers.SerializerMethodField(
+        help_text="Editors only: the username of the reviewer asked to review it, or null."
+    )
 
     class Meta:
         model = Summary
@@ -309,6 +312,7 @@ class SummarySerializer(serializers.ModelSerializer):
             "status",
             "unpublished_changes",
             "review_note",
+            "reviewer",
             "publish_at",
             "first_published_at",
             "lock_version",
@@ -339,6 +343,16 @@ class SummarySerializer(serializers.ModelSerializer):
         if not summary.review_note or user is None or not user.is_staff:
             return None
         return summary.review_note
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_reviewer(self, summary) -> str | None:
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if user is None or not user.is_staff:
+            return None
+        # A working copy is assigned through its summary.
+        original = summary.working_copy_of if summary.working_copy_of_id else summary
+        return original.assigned_to.get_username() if original.assigned_to_id else None
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_html_url(self, summary) -> str:

@@ -17,7 +17,8 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from summaries import checking
-from summaries.editing import copies, rules, save, video_changes, workflow
+from summaries.editing import copies, review, rules, save, video_changes, workflow
+from summaries.editing.revisions import compare_live_and_changes
 from summaries.models import (
     Appearance,
     Caveat,
@@ -32,6 +33,13 @@ from .conditional import check_if_match, edit_version, summary_tag
 from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
 from .inputs import KeyPhraseInput, SummaryInput
 from .permissions import can_see_unpublished
+from .review import (
+    AssignSerializer,
+    ChangesDiffSerializer,
+    ReplySerializer,
+    ReviewMessageSerializer,
+    SubmitSerializer,
+)
 from .serializers import (
     EXPANDABLE,
     PublishSerializer,
@@ -93,7 +101,7 @@ def _part_prefetches() -> dict:
 
 
 def _with_video(queryset):
-    return queryset.select_related("video", "video__channel").prefetch_related(
+    return queryset.select_related("video", "video__channel", "assigned_to").prefetch_related(
         Prefetch(
             "video__appearances",
             queryset=Appearance.objects.select_related("person", "organisation"),
@@ -366,12 +374,18 @@ class SummaryViewSet(
         """Take a live or scheduled summary back to draft."""
         return self._workflow(request, workflow.unpublish_summary)
 
-    @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_ACTION])
+    @extend_schema(
+        request=SubmitSerializer, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_ACTION]
+    )
     @action(detail=True, methods=["post"], url_path="submit-for-review")
     @requires("summaries.change_summary")
     def submit_for_review(self, request, slug=None):
-        """Mark a draft, or a published summary's unpublished changes, ready for review."""
-        return self._workflow(request, workflow.submit_for_review)
+        """Mark a draft, or a published summary's unpublished changes, ready for review,
+        with an optional message to the reviewer (kept in the review conversation)."""
+        payload = SubmitSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        message = payload.validated_data.get("message", "")
+        return self._workflow(request, workflow.submit_for_review, message=message)
 
     @extend_schema(
         request=SendBackSerializer, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_ACTION]
@@ -411,6 +425,68 @@ class SummaryViewSet(
         response["Edit-Version"] = edit_version(fresh)
         response.last_modified = last_modified(fresh)
         return response
+
+    @extend_schema(
+        responses={
+            200: ChangesDiffSerializer,
+            404: OpenApiResponse(description="No such summary, or it has no changes."),
+        }
+    )
+    @action(
+        detail=True, methods=["get"], url_path="working-copy/diff", url_name="working-copy-diff"
+    )
+    def working_copy_diff(self, request, slug=None):
+        """What a published summary's unpublished changes change (editors only): field by
+        field and word by word, its parts added, removed, moved and edited, against the
+        summary readers see now."""
+        summary = get_object_or_404(self.get_queryset(), video__slug=slug)
+        comparison = None
+        if can_see_unpublished(request.user):
+            comparison = compare_live_and_changes(summary)
+        if comparison is None:
+            raise NotFound("This summary has no unpublished changes.")
+        return Response(ChangesDiffSerializer(comparison).data)
+
+    @extend_schema(methods=["GET"], request=None, responses=ReviewMessageSerializer(many=True))
+    @extend_schema(
+        methods=["POST"], request=ReplySerializer, responses={201: ReviewMessageSerializer}
+    )
+    @action(detail=True, methods=["get", "post"], url_path="review-messages")
+    @requires("summaries.change_summary")
+    def review_messages(self, request, slug=None):
+        """The summary's review conversation, oldest first (editors only: 404 to others);
+        POST adds a reply by an editor or a reviewer."""
+        if not can_see_unpublished(request.user):
+            raise NotFound("No such summary.")
+        summary = get_object_or_404(Summary.objects.originals(), video__slug=slug)
+        if request.method == "POST":
+            payload = ReplySerializer(data=request.data)
+            payload.is_valid(raise_exception=True)
+            message = review.reply(
+                summary=summary, user=request.user, text=payload.validated_data["text"]
+            )
+            return Response(ReviewMessageSerializer(message).data, status=status.HTTP_201_CREATED)
+        return Response(ReviewMessageSerializer(review.thread(summary), many=True).data)
+
+    @extend_schema(request=AssignSerializer, responses=SummaryWrittenSerializer)
+    @action(detail=True, methods=["post"], url_path="assign-reviewer")
+    @requires("summaries.change_summary")
+    def assign_reviewer(self, request, slug=None):
+        """Ask a reviewer (a user who may publish) to review the summary and its changes;
+        they alone are told when it is sent for review. Not an edit: no If-Match."""
+        payload = AssignSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        username = payload.validated_data["reviewer"]
+        reviewer = None
+        if username:
+            reviewer = review.reviewer_choices().filter(username=username).first()
+            if reviewer is None:
+                raise serializers.ValidationError(
+                    {"reviewer": [f"{username!r} is not a user who may review."]}
+                )
+        summary = get_object_or_404(Summary.objects.originals(), video__slug=slug)
+        review.assign_reviewer(summary=summary, reviewer=reviewer, user=request.user)
+        return self._respond(self._edited(summary))
 
     @extend_schema(
         request=None,
