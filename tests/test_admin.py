@@ -348,8 +348,9 @@ def test_changelist_shows_live_and_scheduled_states(client, editor):
     response = client.get(reverse("admin:summaries_summary_changelist"))
     content = response.content.decode()
     assert response.status_code == 200
-    assert "<strong>Live</strong> since" in content
-    assert "<strong>Scheduled</strong> for" in content
+    # The state in a word: the publish time is the next column.
+    assert '<td class="field-list_state"><span class="nowrap">Live</span>' in content
+    assert '<td class="field-list_state"><span class="nowrap">Scheduled</span>' in content
 
 
 # --- New and reordered rows: positions never block a save -------------------------------

@@ -7,12 +7,13 @@ import datetime
 import pytest
 from django.urls import reverse
 
-from summaries.editing import derived, rules
-from summaries.models import Source
+from summaries.editing import derived, restore, rules
+from summaries.models import Caveat, Source, Summary
 
 from .admin_forms import form_fields
 from .factories import (
     ChapterFactory,
+    EditorFactory,
     OrganisationFactory,
     ReviewerFactory,
     SummaryFactory,
@@ -102,3 +103,156 @@ def test_text_warnings_are_in_things_to_check_not_in_messages(client, editor):
     content = client.get(change_url(summary)).content.decode()
     assert "not after the chapter before it" in content
     assert "1,000 tokens per second" in content
+
+
+# --- Search --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["tokens per second", "benchmark caveat", "qualified claim", "Anthropic post", "x.example"],
+)
+def test_search_finds_words_in_chapters_caveats_and_citations_once(client, editor, words):
+    summary = SummaryFactory(video__title="Found")
+    SummaryFactory(video__title="Other")
+    for n in range(2):  # two matching chapters must not list the summary twice
+        ChapterFactory(
+            summary=summary,
+            body=f"It runs at 1,000 tokens per second [Anthropic post {n}](https://x.example/{n}).",
+        )
+    derived.sync_citations(summary=summary)
+    Caveat.objects.create(
+        summary=summary, position=1, text="A benchmark caveat.", claim="qualified claim"
+    )
+    response = client.get(reverse("admin:summaries_summary_changelist"), {"q": words})
+    assert response.status_code == 200
+    assert response.context["cl"].result_count == 1
+    assert [s.pk for s in response.context["cl"].result_list] == [summary.pk]
+
+
+# --- Rows added without JavaScript -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prefix", "fields"),
+    [
+        ("key_points", {"title": "New point", "body": "Why."}),
+        ("takeaways", {"text": "New takeaway."}),
+        ("chapters", {"title": "New chapter", "body": "Text."}),
+        ("caveats", {"text": "New caveat."}),
+    ],
+)
+def test_an_empty_extra_row_is_offered_and_fills_without_javascript(client, editor, prefix, fields):
+    summary = SummaryFactory()
+    data = open_form(client, summary)
+    assert data[f"{prefix}-TOTAL_FORMS"] == "1"  # one empty row, in the page itself
+    untouched = dict(data)
+    response = client.post(change_url(summary), untouched)
+    assert response.status_code == 302  # the empty rows are neither saved nor errors
+    assert getattr(summary, prefix).count() == 0
+    data = open_form(client, summary)
+    data.update({f"{prefix}-0-{name}": value for name, value in fields.items()})
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert getattr(summary, prefix).count() == 1
+
+
+def test_more_empty_rows_are_asked_for_with_a_reload(client, editor):
+    summary = SummaryFactory()
+    response = client.get(change_url(summary), {"rows": "3"})
+    assert form_fields(response)["chapters-TOTAL_FORMS"] == "3"
+    data = form_fields(response)
+    assert 'name="_more_rows"' in response.content.decode()  # the "add rows" button
+    data["_more_rows"] = "1"
+    response = client.post(change_url(summary) + "?rows=3", data)
+    assert response.status_code == 302
+    assert response["Location"].endswith(change_url(summary) + "?rows=6")
+
+
+# --- Smaller things ----------------------------------------------------------------------
+
+
+def test_the_dashboard_praises_sources_only_after_they_were_checked(client, editor):
+    summary = SummaryFactory()
+    ChapterFactory(summary=summary, body="[a](https://example.org/a)")
+    derived.sync_citations(summary=summary)
+    content = client.get(reverse("admin:index")).content.decode()
+    assert "Every cited source checks out." not in content
+    assert "No cited source has been checked yet." in content
+    Source.objects.update(state=Source.State.OK, status_code=200, last_checked_at=CHECKED)
+    content = client.get(reverse("admin:index")).content.decode()
+    assert "Every cited source checks out." in content
+
+
+def test_send_back_without_a_note_stays_on_the_page_with_the_input(client, editor):
+    summary = SummaryFactory(status=Summary.Status.IN_REVIEW, tldr="Old words.")
+    data = open_form(client, summary)
+    data.update({"tldr": "Reviewer's fix.", "_send_back": "1", "review_note": "  "})
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "Say what the editor should change." in content
+    assert "Reviewer&#x27;s fix." in content
+    summary.refresh_from_db()
+    assert (summary.status, summary.tldr) == (Summary.Status.IN_REVIEW, "Old words.")
+
+
+def test_send_back_keeps_the_note_typed_when_the_form_has_errors(client, editor):
+    summary = SummaryFactory(status=Summary.Status.IN_REVIEW)
+    data = open_form(client, summary)
+    data.update({"tldr": "", "_send_back": "1", "review_note": "Fix the title."})
+    response = client.post(change_url(summary), data)
+    assert response.status_code == 200
+    assert "Fix the title.</textarea>" in response.content.decode()
+
+
+def test_the_list_state_is_short_and_names_sent_back_drafts(client, editor):
+    SummaryFactory(live=True, video__title="Live one")
+    SummaryFactory(video__title="Back", review_note="Fix it.")
+    response = client.get(reverse("admin:summaries_summary_changelist"))
+    content = response.content.decode()
+    cells = [
+        c.split("</span>")[0]
+        for c in content.split('<td class="field-list_state"><span class="nowrap">')[1:]
+    ]
+    assert sorted(cells) == ["Draft (sent back)", "Live"]
+
+
+def test_last_edit_falls_back_to_the_creator(client, editor):
+    author = EditorFactory(username="bob")
+    summary = SummaryFactory(created_by=author, updated_by=None)
+    content = client.get(reverse("admin:summaries_summary_changelist")).content.decode()
+    assert ", bob</td>" in content
+    content = client.get(change_url(summary)).content.decode()
+    assert "unknown" not in content.split("field-edited")[1][:300]
+
+
+def test_publish_at_has_a_picker_and_a_format_hint(client, editor):
+    content = client.get(change_url(SummaryFactory())).content.decode()
+    field = content.split('class="form-row field-publish_at')[1][:3000]
+    assert 'class="vDateField' in field and 'class="vTimeField' in field
+    assert "YYYY-MM-DD" in field
+
+
+def test_the_key_point_body_box_is_four_rows_high(client, editor):
+    content = client.get(change_url(SummaryFactory())).content.decode()
+    assert (
+        'name="key_points-__prefix__-body" rows="4"'
+        in content.replace('cols="40" rows="4"', 'rows="4"')
+        or '<textarea name="key_points-__prefix__-body" cols="40" rows="4"' in content
+    )
+
+
+def test_the_saved_message_does_not_nest_quotes(client, editor):
+    summary = SummaryFactory(video__title="Speed")
+    response = client.post(change_url(summary), open_form(client, summary), follow=True)
+    shown = " ".join(str(m) for m in response.context["messages"])
+    assert "Summary of Speed</a>” was changed" in shown
+    assert "““" not in shown and "””" not in shown
+
+
+def test_a_restored_version_without_an_author_is_named_by_its_time():
+    from reversion.models import Revision, Version
+
+    version = Version(revision=Revision(date_created=CHECKED, user=None))
+    assert restore.describe(version).startswith("the version saved on 2026-11-02")

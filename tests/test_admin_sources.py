@@ -93,7 +93,8 @@ def test_things_to_check_names_a_broken_source(client, editor):
     cite(summary, f"It is [2.5 times faster]({URL}).")
     Source.objects.filter(url=URL).update(state=Source.State.BROKEN, status_code=410)
     page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
-    assert f"Link “2.5 times faster”: {URL} is broken (HTTP 410)" in page
+    assert "Link “2.5 times faster”</strong>: Unavailable when last checked." in page
+    assert f"<summary>Technical reason</summary>{URL} is broken (HTTP 410)" in page
 
 
 def test_editors_see_each_cited_page_title_and_description_beside_the_link(client, editor):

@@ -147,7 +147,7 @@ def test_the_summary_list_shows_originals_and_their_pending_changes(client, edit
     assert content.count(f'href="{change_url(live)}"') >= 1
     copy = Summary.objects.get(working_copy_of=live)
     assert change_url(copy) not in content
-    assert "Unpublished changes" in content
+    assert "Live · changes (draft)" in content
 
 
 def test_a_form_error_on_the_first_edit_keeps_the_editors_input(client, editor, live):

@@ -77,7 +77,8 @@ def test_sending_back_needs_a_note_and_a_summary_in_review(client):
     client.force_login(ReviewerFactory())
     in_review = SummaryFactory(status=Summary.Status.IN_REVIEW)
     response = post_button(client, in_review, "_send_back", review_note="  ")
-    assert "Say what the editor should change" in messages_of(response)
+    # A form error: the page stays, with what was typed.
+    assert "Say what the editor should change" in response.content.decode()
     in_review.refresh_from_db()
     assert in_review.status == Summary.Status.IN_REVIEW
     draft = SummaryFactory()

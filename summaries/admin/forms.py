@@ -10,6 +10,7 @@ from summaries.editing.rules import (
     duplicate_video_problem,
     link_problems,
     parts_after_end,
+    review_note_problem,
     time_after_end,
 )
 from summaries.models import Summary, Video
@@ -20,6 +21,12 @@ from summaries.text.durations import (
     read_duration,
 )
 
+# The change form's "Send back to the editor" button (its note is checked with the form).
+SEND_BACK_BUTTON = "_send_back"
+PUBLISH_AT_HINT = (
+    "Date as YYYY-MM-DD and time as HH:MM (24-hour), in the server's time zone (UTC); "
+    "the calendar and clock buttons pick them. Empty: publishing makes it live at once."
+)
 # The largest place in an order a posted position is read as (a small integer column).
 MAX_POSITION = 32767
 
@@ -67,6 +74,8 @@ class SummaryForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             self.fields["expected_lock_version"].initial = self._current_version(self.instance)
+        if "publish_at" in self.fields:
+            self.fields["publish_at"].help_text = PUBLISH_AT_HINT
 
     def _current_version(self, summary):
         return self.lock_baseline if self.lock_baseline is not None else summary.lock_version
@@ -79,6 +88,10 @@ class SummaryForm(forms.ModelForm):
                 "publish_at",
                 "A published summary needs a publish time. To take it down, use Unpublish.",
             )
+        if SEND_BACK_BUTTON in self.data:
+            problem = review_note_problem(self.data.get("review_note", ""))
+            if problem:
+                self.add_error(None, ValidationError(problem, code="review_note"))
         self._check_not_stale(cleaned.get("expected_lock_version"))
         return cleaned
 
@@ -181,6 +194,13 @@ class SummaryItemForm(forms.ModelForm):
         kind = self._meta.model._meta.verbose_name.capitalize()
         title = cleaned.get("title")
         return f"{kind} “{title}”" if title else kind
+
+    def has_changed(self):
+        # A new row's position alone is no content: moving an empty row (the page's move
+        # buttons number every row) must not save it nor make its empty fields errors.
+        if self.instance.pk is None:
+            return any(name != "position" for name in self.changed_data)
+        return super().has_changed()
 
     def _get_validation_exclusions(self):
         # Positions are unique per summary only once the formset has numbered the rows.

@@ -79,33 +79,50 @@ class TimeFieldMixin:
 
 # --- Inlines of the summary page --------------------------------------------------------
 
+# Empty rows each part offers, so that parts can be added without JavaScript; the page's
+# "Save and add empty rows" button reloads it with MORE_ROWS of them (?rows=N).
+EXTRA_ROWS = 1
+MORE_ROWS = 3
+MAX_ROWS_PARAMETER = 20
+MORE_ROWS_BUTTON = "_more_rows"
 
-class KeyPointInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
+
+class EmptyRowsMixin:
+    """One empty row per part, or as many as ?rows=N asks for (at most MAX_ROWS_PARAMETER).
+
+    Empty rows are neither saved nor errors (OrderedInlineFormSet skips unchanged new rows).
+    """
+
+    def get_extra(self, request, obj=None, **kwargs):
+        asked = request.GET.get("rows", "")
+        if asked.isdigit():
+            return min(int(asked), MAX_ROWS_PARAMETER)
+        return EXTRA_ROWS
+
+
+class KeyPointInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = KeyPoint
     form = SummaryItemForm
     formset = OrderedInlineFormSet
-    extra = 0
     fields = ["title", "body", "time", "position"]
     markdown_fields = ()
-    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 2})}}
+    formfield_overrides = {models.TextField: {"widget": forms.Textarea(attrs={"rows": 4})}}
 
 
-class TakeawayInline(TimeFieldMixin, SortableTabularInline):
+class TakeawayInline(EmptyRowsMixin, TimeFieldMixin, SortableTabularInline):
     model = Takeaway
     form = SummaryItemForm
     formset = OrderedInlineFormSet
-    extra = 0
     fields = ["text", "time", "position"]
     formfield_overrides = {
         models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 80})}
     }
 
 
-class ChapterInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
+class ChapterInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = Chapter
     form = SummaryItemForm
     formset = OrderedInlineFormSet
-    extra = 0
     fields = ["title", "start_time", "synopsis", "body", "rendered", "position"]
     readonly_fields = ["rendered"]
     formfield_overrides = {
@@ -120,11 +137,10 @@ class ChapterInline(TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
         return format_html('<div class="markdown-preview">{}</div>', mark_safe(chapter.body_html))  # noqa: S308
 
 
-class CaveatInline(MarkdownAdminMixin, SortableTabularInline):
+class CaveatInline(EmptyRowsMixin, MarkdownAdminMixin, SortableTabularInline):
     model = Caveat
     form = SummaryItemForm
     formset = OrderedInlineFormSet
-    extra = 0
     fields = ["chapter", "takeaway", "claim", "text", "position"]
     formfield_overrides = {
         models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 60})}
@@ -242,7 +258,9 @@ WORKFLOW_BUTTONS = ("_publish", "_unpublish", "_review", "_send_back")
 
 class ScheduleForm(forms.Form):
     publish_at = forms.DateTimeField(
-        label="Publish at", help_text="Server time zone (UTC). A past time publishes now."
+        label="Publish at",
+        help_text="YYYY-MM-DD HH:MM, server time zone (UTC). A past time publishes now.",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
     )
 
 
@@ -277,10 +295,23 @@ class SummaryAdmin(
     inlines = [KeyPointInline, TakeawayInline, ChapterInline, CaveatInline, CitationInline]
     autocomplete_fields = ["video"]
     # Short columns: the list must show state, publish time and failing sources at 1280 px.
-    list_display = ["title", "channel", "state", "publish_at", "failing_sources", "last_edit"]
+    list_display = ["title", "channel", "list_state", "publish_at", "failing_sources", "last_edit"]
     list_filter = ["status", "video__channel", "video__topics", LanguageFilter]
-    search_fields = ["video__title", "tldr", "chapters__title", "video__channel__name"]
-    list_select_related = ["video", "video__channel", "updated_by"]
+    # Spanning parts and citations may match a summary several times; the admin's
+    # changelist keeps each summary once (ModelAdmin.get_search_results: may_have_duplicates).
+    search_fields = [
+        "video__title",
+        "tldr",
+        "chapters__title",
+        "chapters__body",
+        "caveats__text",
+        "caveats__claim",
+        "citations__link_text",
+        "citations__claim",
+        "citations__url",
+        "video__channel__name",
+    ]
+    list_select_related = ["video", "video__channel", "updated_by", "created_by"]
     date_hierarchy = "publish_at"
     readonly_fields = ["state", "preview_link", "editor_warnings", "edited", "reviewer"]
     fieldsets = [
@@ -344,8 +375,23 @@ class SummaryAdmin(
 
     @admin.display(description="Last edit", ordering="updated_at")
     def last_edit(self, summary):
-        who = summary.updated_by.get_username() if summary.updated_by else "—"
-        return f"{timezone.localtime(summary.updated_at):%Y-%m-%d %H:%M}, {who}"
+        who = _last_editor(summary)
+        when = f"{timezone.localtime(summary.updated_at):%Y-%m-%d %H:%M}"
+        return f"{when}, {who}" if who else when
+
+    @admin.display(description="State", ordering="status")
+    def list_state(self, summary):
+        """The state in a word or two: the publish time has a column of its own."""
+        if summary.is_scheduled():
+            state = "Scheduled"
+        elif summary.is_live():
+            state = "Live"
+        else:
+            state = _status_label(summary)
+        copy = getattr(summary, "working_copy", None)
+        if copy is not None:
+            state = f"{state} · changes ({_status_label(copy).lower()})"
+        return format_html('<span class="nowrap">{}</span>', state)
 
     @admin.display(description="State", ordering="status")
     def state(self, summary):
@@ -362,13 +408,11 @@ class SummaryAdmin(
             local = timezone.localtime(summary.publish_at)
             state = format_html("<strong>Live</strong> since {}", f"{local:%Y-%m-%d %H:%M %Z}")
         else:
-            return summary.get_status_display()
+            return _status_label(summary)
         copy = getattr(summary, "working_copy", None)
         if copy is None:
             return state
-        return format_html(
-            "{} · Unpublished changes ({})", state, copy.get_status_display().lower()
-        )
+        return format_html("{} · Unpublished changes ({})", state, _status_label(copy).lower())
 
     @admin.display(description="Preview")
     def preview_link(self, summary):
@@ -381,8 +425,9 @@ class SummaryAdmin(
     def edited(self, summary):
         if not summary.pk:
             return "—"
-        who = summary.updated_by.get_username() if summary.updated_by else "unknown"
-        return f"{who}, {timezone.localtime(summary.updated_at):%Y-%m-%d %H:%M %Z}"
+        when = f"{timezone.localtime(summary.updated_at):%Y-%m-%d %H:%M %Z}"
+        who = _last_editor(summary)
+        return f"{who}, {when}" if who else when
 
     @admin.display(description="Things to check")
     def editor_warnings(self, summary):
@@ -498,6 +543,11 @@ class SummaryAdmin(
             messages.error(request, " ".join(error.messages))
 
     def response_change(self, request, obj):
+        if MORE_ROWS_BUTTON in request.POST:  # saved; back with more empty rows
+            asked = request.GET.get("rows", "")
+            rows = (int(asked) if asked.isdigit() else EXTRA_ROWS) + MORE_ROWS
+            rows = min(rows, MAX_ROWS_PARAMETER)
+            return HttpResponseRedirect(f"{request.path}?rows={rows}")
         workflow = any(name in request.POST for name in WORKFLOW_BUTTONS)
         stay = CONFIRM_BUTTON in request.POST or CHECK_NOW_BUTTON in request.POST
         if stay or (workflow and "_stay" in request.POST):
@@ -593,6 +643,19 @@ class SummaryAdmin(
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/summaries/summary/schedule.html", context)
+
+
+def _last_editor(summary) -> str:
+    """Who saved the summary last: its last editor, else whoever created it ("" if unknown)."""
+    user = summary.updated_by or summary.created_by
+    return user.get_username() if user else ""
+
+
+def _status_label(summary) -> str:
+    """The status as editors read it: a draft a reviewer sent back says so."""
+    if summary.status == Summary.Status.DRAFT and summary.review_note:
+        return "Draft (sent back)"
+    return summary.get_status_display()
 
 
 def change_comment(message) -> str:

@@ -39,9 +39,10 @@ def history_versions(summary: Summary):
 
 def describe(version: Version) -> str:
     """ "the version alice saved on 2026-12-05 10:02:03" """
-    who = version.revision.user.get_username() if version.revision.user else "someone"
     saved = timezone.localtime(version.revision.date_created)
-    return f"the version {who} saved on {saved:%Y-%m-%d %H:%M:%S}"
+    if version.revision.user is None:  # saved by a script or a since deleted account
+        return f"the version saved on {saved:%Y-%m-%d %H:%M:%S}"
+    return f"the version {version.revision.user.get_username()} saved on {saved:%Y-%m-%d %H:%M:%S}"
 
 
 @transaction.atomic

@@ -137,6 +137,17 @@ def duplicate_video_problem(source_url: str, *, exclude_pk: int | None = None) -
     return f"This video is already here as “{twin.title}” (same {platform} id {video_id})."
 
 
+# --- Review ---------------------------------------------------------------------------
+
+
+def review_note_problem(note: str) -> str | None:
+    """A summary is sent back with a note saying what to change (as workflow.send_back
+    requires); checked before saving, so that a form is not saved and then refused."""
+    if not (note or "").strip():
+        return "Say what the editor should change."
+    return None
+
+
 # --- Times into the video --------------------------------------------------------------
 
 # (model, the field holding its time into the video) for the parts that have one.

@@ -216,7 +216,8 @@ class Summary(TimestampedModel):
     def __str__(self):
         if self.working_copy_of_id:
             return f"Changes to {self.working_copy_of}"
-        return f"Summary of “{self.video}”" if self.video_id else "New summary"
+        # No quotes: the admin quotes it ("The summary “Summary of Speed” was changed").
+        return f"Summary of {self.video}" if self.video_id else "New summary"
 
     @property
     def is_working_copy(self) -> bool:

@@ -67,4 +67,6 @@ def editor_dashboard(context):
         "my_work": _with_page(mine),
         "scheduled": _with_page(scheduled),
         "sources": _sources_needing_attention(),
+        # "Every cited source checks out" only means something once sources were checked.
+        "sources_checked": Source.objects.filter(last_checked_at__isnull=False).exists(),
     }
