@@ -8,11 +8,13 @@ A preview button renders the reader page from the form as it is, saving nothing.
 
 import reversion
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
+from django.contrib.admin import helpers
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 
 from summaries.editing import copies
 from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
@@ -32,6 +34,12 @@ DISCARD_BUTTON = "_discard"
 DISCARD_CONFIRMED = "_discard_confirmed"
 DISCARD_TEMPLATE = "admin/summaries/summary/discard_confirm.html"
 PREVIEW_BUTTON = "_preview"
+STALE_PAGE_MESSAGE = (
+    "The unpublished changes this page was opened on were published, discarded or saved "
+    "by someone else after you opened it. Your changes are still in this form but were NOT "
+    "saved. Open the summary in a new tab to see it as it is, copy your edits over there, "
+    "and save that."
+)
 
 
 class _Undone(Exception):
@@ -154,6 +162,36 @@ class WorkingCopyMixin:
             obj = obj.working_copy_of  # the page's own address, also after publishing
         return super().response_change(request, obj)
 
+    def history_view(self, request, object_id, extra_context=None):
+        """The changes' History button names the copy: its history is its summary's."""
+        copy = Summary.objects.filter(pk=object_id, working_copy_of__isnull=False).first()
+        if copy is not None:
+            opts = self.model._meta
+            return HttpResponseRedirect(
+                reverse(
+                    f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_history",
+                    args=[copy.working_copy_of_id],
+                )
+            )
+        return super().history_view(request, object_id, extra_context)
+
+    def view_on_site(self, summary):
+        """A live summary's reader page; anything readers cannot see yet (a draft, a
+        scheduled summary, unpublished changes) its preview, not a 404."""
+        video = summary.summarised_video
+        if video is None:  # not saved yet
+            return None
+        if summary.is_live(timezone.now()):
+            return summary.get_absolute_url()
+        return reverse("summaries:summary-preview", kwargs={"slug": video.slug})
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.is_working_copy:
+            # Another summary is added from the list, not from a summary's changes.
+            context["show_save_and_add_another"] = False
+        _conflict_only(context)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
     def _discard(self, request, summary):
         """Ask first; then drop the changes (kept in the summary's history)."""
         url = reverse("admin:summaries_summary_change", args=[summary.pk])
@@ -237,3 +275,29 @@ class WorkingCopyMixin:
         response = SummaryPreviewView.as_view()(request, slug=summary.video.slug)
         response.render()
         return response
+
+
+def _conflict_only(context) -> None:
+    """On a form refused as stale, show the conflict alone, not its consequences.
+
+    A page opened before someone else published, discarded or saved the changes posts
+    rows that no longer exist where it saves ("Select a valid choice" on each): that is
+    the conflict, said once above the form, with the editor's input kept.
+    """
+    adminform = context.get("adminform")
+    form = getattr(adminform, "form", None)
+    if form is None or not form.is_bound:
+        return
+    formsets = [inline.formset for inline in context.get("inline_admin_formsets", ())]
+    gone = any(f.errors.get("id") for formset in formsets for f in formset.forms)
+    conflict = form.has_error(NON_FIELD_ERRORS, "edit_conflict")
+    if gone and not conflict:
+        form.add_error(None, ValidationError(STALE_PAGE_MESSAGE, code="edit_conflict"))
+        conflict = True
+    if not conflict:
+        return
+    for formset in formsets:
+        for inline_form in formset.forms:
+            inline_form._errors = type(inline_form.errors)()
+        formset._non_form_errors = formset.error_class()
+    context["errors"] = helpers.AdminErrorList(form, [])

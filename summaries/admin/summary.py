@@ -398,9 +398,9 @@ class SummaryAdmin(
         if not summary.pk:
             return "Draft (not saved yet)"
         if summary.is_working_copy:
-            return format_html(
-                "{} · <strong>unpublished changes</strong>", self.state(summary.working_copy_of)
-            )
+            # The summary's state says where its changes are (the banner above the form
+            # says only that these are they).
+            return self.state(summary.working_copy_of)
         if summary.is_scheduled():
             local = timezone.localtime(summary.publish_at)
             state = format_html("<strong>Scheduled</strong> for {}", f"{local:%Y-%m-%d %H:%M %Z}")
@@ -418,7 +418,8 @@ class SummaryAdmin(
     def preview_link(self, summary):
         if not summary.pk:
             return "Available after the first save."
-        url = reverse("summaries:summary-preview", kwargs={"slug": summary.video.slug})
+        slug = summary.summarised_video.slug  # a working copy's is its summary's video
+        url = reverse("summaries:summary-preview", kwargs={"slug": slug})
         return format_html('<a href="{}" target="_blank">Open the reader page preview</a>', url)
 
     @admin.display(description="Last edit")
