@@ -14,12 +14,12 @@ from reversion.models import Version
 
 from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway
 
-from . import copies, save
+from . import copies, revisions, save
 
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 # Set by save_summary (positions, rendered HTML) or by the summary restored to.
 NOT_RESTORED = {"id", "summary", "position"}
-TARGETS = {"chapter_id": Chapter, "takeaway_id": Takeaway}
+TARGETS = {"chapter_id": Chapter, "key_point_id": KeyPoint, "takeaway_id": Takeaway}
 
 
 def history_versions(summary: Summary):
@@ -55,7 +55,7 @@ def restore_revision(*, summary: Summary, version: Version, user) -> tuple[Summa
     reversion's RevertError when the version cannot be read.
     """
     stored = version.field_dict
-    parts = _stored_parts(version, stored["id"])
+    parts = _stored_parts(version)
     target, _ids, made = copies.edit_target(summary=summary, user=user)
     target.tldr = stored.get("tldr", target.tldr)
     _check(target, parts)
@@ -71,22 +71,15 @@ def restore_revision(*, summary: Summary, version: Version, user) -> tuple[Summa
     return target, made
 
 
-def _stored_parts(version: Version, summary_id: int) -> dict:
+def _stored_parts(version: Version) -> dict:
     """Unsaved parts as the revision stored them, in order; caveats point at the chapters
     and takeaways built here (new rows: the stored ones may be gone or belong elsewhere)."""
-    by_model: dict = {model: [] for model in PART_MODELS}
-    names = {model._meta.model_name: model for model in PART_MODELS}
-    for part_version in version.revision.version_set.select_related("content_type"):
-        model = names.get(part_version.content_type.model)
-        if model is None or part_version.content_type.app_label != "summaries":
-            continue
-        values = part_version.field_dict
-        if values.get("summary_id") == summary_id:
-            by_model[model].append(values)
+    stored = revisions.Snapshot(version).parts
     built, parts = {}, {}
     for model in PART_MODELS:
         objects = []
-        for values in sorted(by_model[model], key=lambda v: (v.get("position") or 0, v["id"])):
+        rows = sorted(stored[model].values(), key=lambda v: (v.get("position") or 0, v["id"]))
+        for values in rows:
             obj = _built(model, values, built)
             built[(model, values["id"])] = obj
             objects.append(obj)
@@ -118,7 +111,7 @@ def _check(summary: Summary, parts: dict) -> None:
         for index, obj in enumerate(objects, 1):
             try:
                 obj.full_clean(
-                    exclude=["summary", "chapter", "takeaway", "position"],
+                    exclude=["summary", "chapter", "key_point", "takeaway", "position"],
                     validate_unique=False,
                     validate_constraints=False,
                 )

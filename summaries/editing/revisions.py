@@ -225,7 +225,7 @@ def compare_revisions(older_version, newer_version) -> RevisionComparison:
     Both are reversion Versions of the same Summary. Raises reversion's RevertError when
     a version's stored data cannot be read any more.
     """
-    older, newer = _Snapshot(older_version), _Snapshot(newer_version)
+    older, newer = Snapshot(older_version), Snapshot(newer_version)
     return RevisionComparison(
         fields=tuple(
             _field_change(field, older.summary, newer.summary, older, newer)
@@ -235,7 +235,7 @@ def compare_revisions(older_version, newer_version) -> RevisionComparison:
     )
 
 
-class _Snapshot:
+class Snapshot:
     """A summary and its parts as one revision stored them (field values by attname)."""
 
     def __init__(self, version):
@@ -267,7 +267,11 @@ def _as_live(values: dict, model, origins: dict) -> dict:
     values = dict(values)
     own = origins.get(model._meta.model_name, {})
     values["id"] = own.get(str(values["id"]), values["id"])
-    for name, target in (("chapter_id", "chapter"), ("takeaway_id", "takeaway")):
+    for name, target in (
+        ("chapter_id", "chapter"),
+        ("key_point_id", "keypoint"),
+        ("takeaway_id", "takeaway"),
+    ):
         if values.get(name) is not None:
             values[name] = origins.get(target, {}).get(str(values[name]), values[name])
     return values
@@ -295,7 +299,7 @@ def _field_change(field, old_values, new_values, older, newer) -> FieldChange:
     )
 
 
-def _display(field, values: dict, snapshot: _Snapshot) -> str:
+def _display(field, values: dict, snapshot: Snapshot) -> str:
     """A stored field value as an editor reads it."""
     value = values.get(field.attname)
     if value is None or value == "":
@@ -311,7 +315,7 @@ def _display(field, values: dict, snapshot: _Snapshot) -> str:
     return str(value)
 
 
-def _related_label(model, pk, snapshot: _Snapshot) -> str:
+def _related_label(model, pk, snapshot: Snapshot) -> str:
     # A caveat's chapter as this revision had it; it may be gone from the database.
     label = snapshot.part_label(model, pk)
     if label is None:
@@ -328,7 +332,7 @@ def _part_label(model, values: dict) -> str:
     return f"{model._meta.verbose_name.capitalize()} {values.get('position')}: {name}"
 
 
-def _compare_parts(model, older: _Snapshot, newer: _Snapshot) -> PartsComparison:
+def _compare_parts(model, older: Snapshot, newer: Snapshot) -> PartsComparison:
     old_parts, new_parts = older.parts[model], newer.parts[model]
     old_order = sorted(old_parts, key=lambda pk: old_parts[pk].get("position") or 0)
     new_order = sorted(new_parts, key=lambda pk: new_parts[pk].get("position") or 0)
@@ -404,7 +408,7 @@ def compare_live_and_changes(summary: Summary) -> RevisionComparison | None:
     )
 
 
-class _Rows(_Snapshot):
+class _Rows(Snapshot):
     """A summary and its parts as stored now, in a revision's shape (values by attname)."""
 
     def __init__(self, summary: Summary):
