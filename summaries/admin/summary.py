@@ -29,6 +29,7 @@ from summaries.models import (
     Summary,
     Takeaway,
 )
+from summaries.text.durations import format_duration
 from summaries.text.links import http_url
 
 from .base import ContentAdmin
@@ -75,6 +76,29 @@ class TimeFieldMixin:
                 help_text="Into the video: mm:ss (optional).",
             )
         return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    # Who may only view the parts reads each time as a clock time, as editors type it,
+    # never as raw seconds (the admin would print the stored number).
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        if self.has_change_permission(request, obj):
+            return fields
+        return [f"{name}_shown" if name in self.time_fields else name for name in fields]
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        if self.has_change_permission(request, obj):
+            return readonly
+        return [*readonly, *(f"{name}_shown" for name in self.time_fields)]
+
+    @admin.display(description="Time")
+    def time_shown(self, part):
+        return format_duration(part.time) if part.time is not None else "—"
+
+    @admin.display(description="Start time")
+    def start_time_shown(self, part):
+        return format_duration(part.start_time) if part.start_time is not None else "—"
 
 
 # --- Inlines of the summary page --------------------------------------------------------
