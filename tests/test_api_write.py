@@ -301,7 +301,7 @@ def test_caveat_targets_must_exist(api, catalogue):
     payload["caveats"][1]["takeaway"] = 1
     fields = fields_of(api.post(LIST_URL, payload, format="json"))
     assert fields["caveats[0].chapter"] == ["There is no chapter 3."]
-    assert "not both" in fields["caveats[1]"][0]
+    assert "not several" in fields["caveats[1]"][0]
 
 
 def test_duplicate_platform_video_is_a_field_error(api, catalogue):
@@ -359,6 +359,7 @@ def test_patch_with_if_match_replaces_the_lists_it_sends(api, catalogue, editor)
             "id": updated["caveats"][0]["id"],
             "position": 1,
             "chapter": 1,
+            "key_point": None,
             "takeaway": None,
             "claim": "2.5 times faster",
             "text": "Still careful.",

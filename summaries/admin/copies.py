@@ -20,6 +20,8 @@ from summaries.editing import copies
 from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
 from summaries.reader.views import SummaryPreviewView
 
+from .forms import CAVEAT_TARGET_FIELDS
+
 # Inline prefixes of the summary page and the model each one edits.
 PREFIX_MODELS = {
     "key_points": KeyPoint,
@@ -74,6 +76,12 @@ def map_onto_copy(post, ids: dict, copy: Summary, confirm_button: str):
             data[key] = str(ids.get((model, int(value)), value))
         elif field in TARGET_FIELDS and value.isdigit():
             data[key] = str(ids.get((TARGET_FIELDS[field], int(value)), value))
+        elif field == "target" and value.partition(":")[0] in CAVEAT_TARGET_FIELDS:
+            # A caveat's chooser (admin.forms.CaveatForm): "key_point:<id>" and the like.
+            name, _, target_id = value.partition(":")
+            if target_id.isdigit():
+                target = ids.get((CAVEAT_TARGET_FIELDS[name], int(target_id)), target_id)
+                data[key] = f"{name}:{target}"
     confirm = data.get(confirm_button, "")
     if confirm.isdigit():
         data[confirm_button] = str(ids.get((Citation, int(confirm)), confirm))

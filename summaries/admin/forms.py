@@ -1,5 +1,7 @@
 """Admin form pieces: durations typed as 34:21, optimistic locking, ordered inlines."""
 
+import re
+
 from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
@@ -13,7 +15,7 @@ from summaries.editing.rules import (
     review_note_problem,
     time_after_end,
 )
-from summaries.models import Summary, Video
+from summaries.models import Chapter, KeyPoint, Summary, Takeaway, Video
 from summaries.text.durations import (
     DURATION_MESSAGES,
     DurationError,
@@ -205,6 +207,57 @@ class SummaryItemForm(forms.ModelForm):
     def _get_validation_exclusions(self):
         # Positions are unique per summary only once the formset has numbered the rows.
         return {*super()._get_validation_exclusions(), "position"}
+
+
+# What a caveat on the summary page may qualify: a saved part, as "<field>:<id>", or a part
+# added in the same save, as "new:<inline prefix>:<row index>"; "" is the whole summary.
+CAVEAT_TARGET_FIELDS = {"chapter": Chapter, "key_point": KeyPoint, "takeaway": Takeaway}
+NEW_TARGET_FIELDS = {"chapters": "chapter", "key_points": "key_point", "takeaways": "takeaway"}
+NEW_TARGET_RE = re.compile(r"new:(chapters|key_points|takeaways):(\d{1,4})")
+
+
+class CaveatTargetField(forms.ChoiceField):
+    """The part a caveat qualifies. The choices list this summary's parts and the empty
+    rows the page was drawn with; any new row is accepted too (rows added by script)."""
+
+    def valid_value(self, value):
+        return bool(NEW_TARGET_RE.fullmatch(str(value))) or super().valid_value(value)
+
+
+class CaveatForm(SummaryItemForm):
+    """A caveat with one chooser for what it qualifies (CaveatTargetField).
+
+    A saved part is set on the caveat here; a new row's is kept in `new_target`
+    (prefix, row index) for SummaryAdmin.save_related, which attaches the caveat to the
+    part once that row is known to be saved.
+    """
+
+    target = CaveatTargetField(
+        required=False,
+        label="Qualifies",
+        help_text="A chapter, key point or takeaway (also one added in this save), or none.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in CAVEAT_TARGET_FIELDS:
+            target_id = getattr(self.instance, f"{name}_id", None)
+            if target_id:
+                self.initial.setdefault("target", f"{name}:{target_id}")
+        self.new_target = None
+
+    def clean(self):
+        cleaned = super().clean()
+        target = cleaned.get("target") or ""
+        for name in CAVEAT_TARGET_FIELDS:
+            setattr(self.instance, name, None)
+        new = NEW_TARGET_RE.fullmatch(target)
+        if new:
+            self.new_target = (new.group(1), int(new.group(2)))
+        elif target:
+            name, _, target_id = target.partition(":")
+            setattr(self.instance, f"{name}_id", int(target_id))
+        return cleaned
 
 
 class OrderedInlineFormSet(CustomInlineFormSet):

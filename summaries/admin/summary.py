@@ -35,6 +35,8 @@ from summaries.text.links import http_url
 from .base import ContentAdmin
 from .copies import WorkingCopyMixin
 from .forms import (
+    NEW_TARGET_FIELDS,
+    CaveatForm,
     DurationField,
     OrderedInlineFormSet,
     SummaryForm,
@@ -163,32 +165,44 @@ class ChapterInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, Sortable
 
 class CaveatInline(EmptyRowsMixin, MarkdownAdminMixin, SortableTabularInline):
     model = Caveat
-    form = SummaryItemForm
+    form = CaveatForm
     formset = OrderedInlineFormSet
-    fields = ["chapter", "takeaway", "claim", "text", "position"]
+    fields = ["target", "claim", "text", "position"]
     formfield_overrides = {
         models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 60})}
     }
 
     def get_formset(self, request, obj=None, **kwargs):
         formset = super().get_formset(request, obj, **kwargs)
-        # Attach caveats only to this summary's own chapters and takeaways.
-        base = formset.form.base_fields
-        base["chapter"].queryset = (
-            Chapter.objects.filter(summary=obj) if obj else Chapter.objects.none()
-        )
-        base["takeaway"].queryset = (
-            Takeaway.objects.filter(summary=obj) if obj else Takeaway.objects.none()
-        )
-        base["chapter"].help_text = "Save new chapters first to attach caveats to them."
-        # Short labels: a takeaway's whole text would make the row overflow the page.
-        base["takeaway"].label_from_instance = lambda takeaway: (
-            f"Takeaway {takeaway.position}: {Truncator(takeaway.text).chars(40)}"
-        )
-        base["chapter"].label_from_instance = lambda chapter: (
-            f"Chapter {chapter.position}: {Truncator(chapter.title).chars(40)}"
-        )
+        formset.form.base_fields["target"].choices = self._target_choices(request, obj)
         return formset
+
+    def _target_choices(self, request, obj) -> list:
+        """This summary's own chapters, key points and takeaways (short labels: a whole
+        takeaway would make the row overflow the page), then the page's empty rows of each
+        ("new:<prefix>:<row index>"), which the page's script names by their title."""
+        extra = self.get_extra(request, obj)
+        groups = []
+        for label, model, prefix, name, text in (
+            ("Chapter", Chapter, "chapters", "chapter", "title"),
+            ("Key point", KeyPoint, "key_points", "key_point", "title"),
+            ("Takeaway", Takeaway, "takeaways", "takeaway", "text"),
+        ):
+            saved = (
+                list(model.objects.filter(summary=obj).values_list("pk", "position", text))
+                if obj
+                else []
+            )
+            options = [
+                (f"{name}:{pk}", f"{label} {position}: {Truncator(words).chars(40)}")
+                for pk, position, words in saved
+            ]
+            options += [
+                (f"new:{prefix}:{len(saved) + row}", f"New {label.lower()} (empty row {row + 1})")
+                for row in range(extra)
+            ]
+            groups.append((f"{label}s", options))
+        return [("", "The whole summary"), *groups]
 
 
 class CitationInline(admin.TabularInline):
@@ -505,6 +519,7 @@ class SummaryAdmin(
                     for f in formset.forms
                     if f.instance.pk and "key_phrase" in f.changed_data
                 }
+        self._attach_caveats_to_new_parts(request, formsets, parts)
         changes = self.construct_change_message(request, form, formsets, not change)
         request.publish_at_asked = form.cleaned_data.get("publish_at", form.instance.publish_at)
         if change and not changes and any(name in request.POST for name in WORKFLOW_BUTTONS):
@@ -520,6 +535,30 @@ class SummaryAdmin(
             messages.warning(request, f"{headline} — see Things to check.")
         # The buttons act once the save is kept (SummaryAdmin.changeform_view).
         request.saved_summary = summary
+
+    def _attach_caveats_to_new_parts(self, request, formsets, parts: dict) -> None:
+        """A caveat whose target is a row added in this save qualifies that row's part,
+        which editing.save_summary writes before the caveats; a row left empty is not
+        saved, so its caveat stays on the whole summary (and the editor is told)."""
+        by_prefix = {formset.prefix: formset for formset in formsets}
+        for formset in formsets:
+            if formset.model is not Caveat:
+                continue
+            for form in formset.forms:
+                new_target = getattr(form, "new_target", None)
+                if new_target is None or form.instance not in parts.get(Caveat, []):
+                    continue
+                prefix, index = new_target
+                rows = by_prefix[prefix].forms if prefix in by_prefix else []
+                part = rows[index].instance if index < len(rows) else None
+                if part is not None and part in parts.get(type(part), []):
+                    setattr(form.instance, NEW_TARGET_FIELDS[prefix], part)
+                else:
+                    messages.warning(
+                        request,
+                        f"The caveat “{Truncator(form.instance.text).chars(40)}” was for a "
+                        "new row that stayed empty, so it qualifies the whole summary.",
+                    )
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         response = super().changeform_view(request, object_id, form_url, extra_context)

@@ -247,6 +247,13 @@ class CaveatInput(ItemInput):
         allow_null=True,
         help_text="The chapter it qualifies: its position (1-based) in `chapters`.",
     )
+    key_point = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_KEY_POINTS,
+        required=False,
+        allow_null=True,
+        help_text="The key point it qualifies: its position (1-based) in `key_points`.",
+    )
     takeaway = serializers.IntegerField(
         min_value=1,
         max_value=MAX_TAKEAWAYS,

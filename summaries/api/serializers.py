@@ -215,6 +215,12 @@ class CaveatSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="Position of the chapter it qualifies.",
     )
+    key_point = serializers.IntegerField(
+        source="key_point_position",
+        read_only=True,
+        allow_null=True,
+        help_text="Position of the key point it qualifies.",
+    )
     takeaway = serializers.IntegerField(
         source="takeaway_position",
         read_only=True,
@@ -224,7 +230,16 @@ class CaveatSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Caveat
-        fields = ["id", "position", "chapter", "takeaway", "claim", "text", "text_html"]
+        fields = [
+            "id",
+            "position",
+            "chapter",
+            "key_point",
+            "takeaway",
+            "claim",
+            "text",
+            "text_html",
+        ]
 
 
 class SourceSerializer(serializers.ModelSerializer):

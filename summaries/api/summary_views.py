@@ -86,6 +86,7 @@ def _part_prefetches() -> dict:
             "caveats",
             queryset=Caveat.objects.annotate(
                 chapter_position=F("chapter__position"),
+                key_point_position=F("key_point__position"),
                 takeaway_position=F("takeaway__position"),
             ),
         ),

@@ -123,22 +123,22 @@ def _check_items(data: dict, existing: dict, duration: int, errors: _Errors) -> 
                 path = f"{key}[{index}].{time_field}" if given else "video.duration"
                 errors.add(path, f"{label.capitalize()} {index + 1}: {problem}")
 
-    chapter_count = len(data.get("chapters", existing["chapters"]))
-    takeaway_count = len(data.get("takeaways", existing["takeaways"]))
     if "caveats" in data:
         for index, caveat in enumerate(data["caveats"]):
-            chapter, takeaway = caveat.get("chapter"), caveat.get("takeaway")
-            if chapter and takeaway:
+            given = [name for name, *_ in CAVEAT_TARGETS if caveat.get(name)]
+            if len(given) > 1:
                 errors.add(
-                    f"caveats[{index}]", "A caveat qualifies a chapter or a takeaway, not both."
+                    f"caveats[{index}]",
+                    "A caveat qualifies one chapter, key point or takeaway, not several.",
                 )
-            if chapter and chapter > chapter_count:
-                errors.add(f"caveats[{index}].chapter", f"There is no chapter {chapter}.")
-            if takeaway and takeaway > takeaway_count:
-                errors.add(f"caveats[{index}].takeaway", f"There is no takeaway {takeaway}.")
+            for name, key, label in CAVEAT_TARGETS:
+                position = caveat.get(name)
+                if position and position > len(data.get(key, existing[key])):
+                    errors.add(f"caveats[{index}].{name}", f"There is no {label} {position}.")
     else:
-        # Replacing chapters or takeaways would silently delete the caveats attached to them.
-        for key, field in (("chapters", "chapter_id"), ("takeaways", "takeaway_id")):
+        # Replacing parts would silently delete the caveats attached to them.
+        for name, key, label in CAVEAT_TARGETS:
+            field = f"{name}_id"
             if key not in data:
                 continue
             kept = {item.get("id") for item in data[key]}
@@ -147,9 +147,17 @@ def _check_items(data: dict, existing: dict, duration: int, errors: _Errors) -> 
             ):
                 errors.add(
                     "caveats",
-                    f"Some caveats are attached to {key} this request removes; "
+                    f"Some caveats are attached to {label}s this request removes; "
                     "send the caveats too.",
                 )
+
+
+# What a caveat may qualify: (its field and input key, the parts' payload key, label).
+CAVEAT_TARGETS = (
+    ("chapter", "chapters", "chapter"),
+    ("key_point", "key_points", "key point"),
+    ("takeaway", "takeaways", "takeaway"),
+)
 
 
 # What an item left out of a payload's item gets (a sent item replaces the whole row).
@@ -164,20 +172,20 @@ ITEM_DEFAULTS = {
 def _build_items(key: str, model, items: list[dict], summary: Summary, existing, targets):
     """Unsaved model objects for the payload's items of one kind, numbered 1..n.
 
-    An item with an id updates that row; a caveat's chapter and takeaway are positions in
-    `targets` (this request's chapters and takeaways, or the summary's when not sent).
+    An item with an id updates that row; a caveat's chapter, key point and takeaway are
+    positions in `targets` (this request's parts, or the summary's when not sent).
     """
     by_id = {item.pk: item for item in existing[key]}
     objects = []
     for position, item in enumerate(items, start=1):
         obj = by_id.get(item.get("id")) or model(summary=summary)
         for name, value in {**ITEM_DEFAULTS[model], **item}.items():
-            if name not in ("id", "chapter", "takeaway"):
+            if name != "id" and name not in CAVEAT_FIELDS:
                 setattr(obj, name, value)
         if model is Caveat:
-            chapter, takeaway = item.get("chapter"), item.get("takeaway")
-            obj.chapter = targets["chapters"][chapter - 1] if chapter else None
-            obj.takeaway = targets["takeaways"][takeaway - 1] if takeaway else None
+            for name, key, _label in CAVEAT_TARGETS:
+                position = item.get(name)
+                setattr(obj, name, targets[key][position - 1] if position else None)
         obj.position = position
         objects.append(obj)
     return objects
@@ -187,7 +195,7 @@ def _clean_items(key: str, objects: list, errors: _Errors) -> None:
     for index, obj in enumerate(objects):
         try:
             obj.full_clean(
-                exclude=["summary", "chapter", "takeaway", "position"],
+                exclude=["summary", *CAVEAT_FIELDS, "position"],
                 validate_unique=False,
                 validate_constraints=False,
             )
@@ -195,7 +203,8 @@ def _clean_items(key: str, objects: list, errors: _Errors) -> None:
             errors.add_model_errors(f"{key}[{index}]", exc)
 
 
-# The order parts are written in: caveats last, since they point at chapters and takeaways.
+CAVEAT_FIELDS = tuple(name for name, *_ in CAVEAT_TARGETS)
+# The order parts are written in: caveats last, since they point at the other parts.
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 
 
@@ -212,15 +221,16 @@ def _save_parts(model, objects: list, summary: Summary) -> None:
 
 
 def _keep_caveats_of_deleted_targets(parts: dict, summary: Summary) -> None:
-    """A kept caveat whose chapter or takeaway this save deletes stays, on the summary.
+    """A kept caveat whose chapter, key point or takeaway this save deletes stays, on the
+    summary.
 
-    Kept caveats are detached in the database first, so that deleting their chapter or
-    takeaway does not delete them in cascade; each is attached again as it is saved.
+    Kept caveats are detached in the database first, so that deleting the part they qualify
+    does not delete them in cascade; each is attached again as it is saved.
     """
     caveats = parts.get(Caveat)
     if caveats is None:
         return
-    for model, field in ((Chapter, "chapter"), (Takeaway, "takeaway")):
+    for model, field in ((Chapter, "chapter"), (KeyPoint, "key_point"), (Takeaway, "takeaway")):
         if model not in parts:
             continue
         kept = {obj.pk for obj in parts[model] if obj.pk}
@@ -229,7 +239,7 @@ def _keep_caveats_of_deleted_targets(parts: dict, summary: Summary) -> None:
             if target_id is not None and target_id not in kept and caveat.pk is not None:
                 setattr(caveat, field, None)
     Caveat.objects.filter(pk__in=[c.pk for c in caveats if c.pk]).update(
-        chapter=None, takeaway=None
+        chapter=None, key_point=None, takeaway=None
     )
 
 

@@ -395,11 +395,15 @@ class Chapter(SummaryItem):
 
 
 class Caveat(SummaryItem):
-    """An editorial note that qualifies a claim of the summary, a chapter or a takeaway."""
+    """An editorial note that qualifies a claim of the summary, a chapter, a key point or a
+    takeaway (at most one of them)."""
 
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="caveats")
     chapter = models.ForeignKey(
         Chapter, on_delete=models.CASCADE, related_name="caveats", null=True, blank=True
+    )
+    key_point = models.ForeignKey(
+        KeyPoint, on_delete=models.CASCADE, related_name="caveats", null=True, blank=True
     )
     takeaway = models.ForeignKey(
         Takeaway, on_delete=models.CASCADE, related_name="caveats", null=True, blank=True
@@ -416,7 +420,9 @@ class Caveat(SummaryItem):
         constraints = [
             SummaryItem.position_constraint("caveat_position_unique"),
             models.CheckConstraint(
-                condition=Q(chapter__isnull=True) | Q(takeaway__isnull=True),
+                condition=Q(chapter__isnull=True, key_point__isnull=True)
+                | Q(chapter__isnull=True, takeaway__isnull=True)
+                | Q(key_point__isnull=True, takeaway__isnull=True),
                 name="caveat_one_target",
             ),
         ]

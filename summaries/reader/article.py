@@ -28,7 +28,7 @@ from . import presentation, seo
 
 # Move it on when includes/summary_article.html, or anything it prints, changes: every
 # stored article is then rendered again when its page is next read.
-RENDER_VERSION = 1
+RENDER_VERSION = 2
 
 # The parts the article is made of, without the Markdown sources (it prints the HTML), and
 # the citations (with their sources) that chapters and caveats show beside their claims.
