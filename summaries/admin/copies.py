@@ -82,9 +82,11 @@ def map_onto_copy(post, ids: dict, copy: Summary, confirm_button: str):
             if target_id.isdigit():
                 target = ids.get((CAVEAT_TARGET_FIELDS[name], int(target_id)), target_id)
                 data[key] = f"{name}:{target}"
-    confirm = data.get(confirm_button, "")
-    if confirm.isdigit():
-        data[confirm_button] = str(ids.get((Citation, int(confirm)), confirm))
+    # Buttons naming a citation: "Save and confirm", and "Use it" for a suggested key phrase.
+    for button in (confirm_button, "_accept_key_phrase"):
+        citation = data.get(button, "")
+        if citation.isdigit():
+            data[button] = str(ids.get((Citation, int(citation)), citation))
     return data
 
 

@@ -29,6 +29,7 @@ from summaries.models import (
     Summary,
     Takeaway,
 )
+from summaries.text.citations import suggest_key_phrase
 from summaries.text.durations import format_duration
 from summaries.text.links import http_url
 
@@ -211,8 +212,16 @@ class CitationInline(admin.TabularInline):
     model = Citation
     extra = 0
     can_delete = False
-    fields = ["position", "where", "link", "claim", "key_phrase", "source_state", "claim_check"]
-    readonly_fields = ["position", "where", "link", "claim", "source_state", "claim_check"]
+    fields = [
+        "position",
+        "where",
+        "link",
+        "claim_text",
+        "key_phrase",
+        "source_state",
+        "claim_check",
+    ]
+    readonly_fields = ["position", "where", "link", "claim_text", "source_state", "claim_check"]
     verbose_name_plural = "Citations found in the text (updated on save)"
 
     def get_queryset(self, request):
@@ -252,6 +261,22 @@ class CitationInline(admin.TabularInline):
             page_summary(citation.source),
         )
 
+    @admin.display(description="Sentence cited")
+    def claim_text(self, citation):
+        """The claim, and for a citation without a key phrase the claim's words to use as
+        one, with a button that saves the page with them (SummaryAdmin.save_related)."""
+        suggestion = "" if citation.key_phrase else suggest_key_phrase(citation.claim)
+        if not suggestion:
+            return citation.claim
+        return format_html(
+            '{}<p class="key-phrase-suggestion">Suggested key phrase: “{}”<br>'
+            '<button type="submit" name="{}" value="{}" class="button">Use it</button></p>',
+            citation.claim,
+            suggestion,
+            ACCEPT_KEY_PHRASE_BUTTON,
+            citation.pk,
+        )
+
     @admin.display(description="Source check")
     def source_state(self, citation):
         history = reverse("admin:summaries_source_change", args=[citation.source_id])
@@ -261,7 +286,7 @@ class CitationInline(admin.TabularInline):
             history,
         )
 
-    @admin.display(description="Claim")
+    @admin.display(description="Claim check")
     def claim_check(self, citation):
         """The claim verdict, what the page says, and a button to confirm the citation."""
         parts = [verdict_badge(citation)]
@@ -285,6 +310,8 @@ class CitationInline(admin.TabularInline):
 
 # The summary form's per-citation "confirm" button (handled in SummaryAdmin.save_related).
 CONFIRM_BUTTON = "_confirm_citation"
+# A citation's "Use it" button for its suggested key phrase (SummaryAdmin.save_related).
+ACCEPT_KEY_PHRASE_BUTTON = "_accept_key_phrase"
 # "Check the sources now" (handled in SummaryAdmin.save_related).
 CHECK_NOW_BUTTON = "_check_now"
 # The change form's workflow buttons (SummaryAdmin._apply_workflow_button).
@@ -530,6 +557,7 @@ class SummaryAdmin(
             summary=form.instance, parts=parts, user=request.user, comment=change_comment(changes)
         )
         self._save_key_phrases(request, summary, key_phrases)
+        self._accept_suggested_key_phrase(request, summary)
         headline = rules.warnings_headline(rules.explained_warnings(summary=summary))
         if headline:  # one message; each warning is listed in "Things to check"
             messages.warning(request, f"{headline} — see Things to check.")
@@ -579,6 +607,24 @@ class SummaryAdmin(
                 citation=citation, phrase=key_phrases[citation.pk], user=request.user
             )
 
+    def _accept_suggested_key_phrase(self, request, summary) -> None:
+        """A citation's "Use it" button: its claim's suggested words become its key phrase
+        (as if typed), unless it got a key phrase meanwhile."""
+        pk = request.POST.get(ACCEPT_KEY_PHRASE_BUTTON, "")
+        citation = (
+            Citation.objects.select_related("source", "summary")
+            .filter(summary=summary, pk=pk, key_phrase="")
+            .first()
+            if pk.isdigit()
+            else None
+        )
+        suggestion = suggest_key_phrase(citation.claim) if citation else ""
+        if suggestion:
+            derived.set_key_phrase(citation=citation, phrase=suggestion, user=request.user)
+            messages.success(
+                request, f"Key phrase of “{citation.link_text}” set to “{suggestion}”."
+            )
+
     def _apply_check_now_button(self, request, summary) -> None:
         """ "Check the sources now": queue checks of every source the summary cites."""
         if CHECK_NOW_BUTTON not in request.POST:
@@ -613,7 +659,10 @@ class SummaryAdmin(
             rows = min(rows, MAX_ROWS_PARAMETER)
             return HttpResponseRedirect(f"{request.path}?rows={rows}")
         workflow = any(name in request.POST for name in WORKFLOW_BUTTONS)
-        stay = CONFIRM_BUTTON in request.POST or CHECK_NOW_BUTTON in request.POST
+        stay = any(
+            button in request.POST
+            for button in (CONFIRM_BUTTON, CHECK_NOW_BUTTON, ACCEPT_KEY_PHRASE_BUTTON)
+        )
         if stay or (workflow and "_stay" in request.POST):
             request.POST = request.POST.copy()
             request.POST["_continue"] = "1"  # stay on the page

@@ -20,6 +20,7 @@ from summaries.models import (
     Topic,
     Video,
 )
+from summaries.text.citations import suggest_key_phrase
 from summaries.text.durations import format_duration
 
 
@@ -269,6 +270,10 @@ class CitationSerializer(serializers.ModelSerializer):
     )
     takeaway = serializers.IntegerField(source="takeaway_position", read_only=True, allow_null=True)
     source = SourceSerializer(read_only=True)
+    suggested_key_phrase = serializers.SerializerMethodField(
+        help_text="For a citation without a key phrase: words of its claim to use as one "
+        "(send them as `key_phrase` to accept); otherwise empty."
+    )
 
     class Meta:
         model = Citation
@@ -280,6 +285,7 @@ class CitationSerializer(serializers.ModelSerializer):
             "claim",
             "key_phrase",
             "key_phrase_edited",
+            "suggested_key_phrase",
             "chapter",
             "key_point",
             "takeaway",
@@ -289,6 +295,9 @@ class CitationSerializer(serializers.ModelSerializer):
             "verdict_checked_at",
             "confirmed_at",
         ]
+
+    def get_suggested_key_phrase(self, citation) -> str:
+        return "" if citation.key_phrase else suggest_key_phrase(citation.claim)
 
 
 class SummarySerializer(serializers.ModelSerializer):

@@ -263,6 +263,44 @@ def attributed_organisation_names(claim: str, names: list[str]) -> list[str]:
     return found
 
 
+# --- Key phrase suggestions --------------------------------------------------------------
+
+SUGGESTED_PHRASE_WORDS = 8
+MIN_SUGGESTED_WORDS = 2  # one word is found on almost any page
+# Words that carry no claim at either end of a suggested phrase.
+_EDGE_WORDS = frozenset(
+    "a an and are as at be but by for from has have i in is it its of on or so that the "
+    "their there these they this those to was we were which who with you".split()
+)
+_LEADING_ATTRIBUTION_RE = re.compile(
+    rf"""^.*?(?:(?:{_ATTRIBUTION_VERBS})(?:\s+that)?|according\s+to\s+[^,]+,)\s+""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_WORD_RE = re.compile(r"[\w][\w.,%$€£×'’\-]*")
+
+
+def suggest_key_phrase(claim: str) -> str:
+    """Words of a citation's claim its source should say, for an editor to accept as the
+    key phrase when none was extracted (extraction only takes figures).
+
+    The claim sentence without a leading attribution ("Anthropic says that …"), trimmed of
+    words that carry nothing at either end, at most SUGGESTED_PHRASE_WORDS words; "" when
+    nothing is left. A suggestion only: what the page says is checked once it is accepted.
+    """
+    text = " ".join(claim.split())
+    without = _LEADING_ATTRIBUTION_RE.sub("", text, count=1)
+    if len(without.split()) >= 3:  # an attribution that leaves a claim to quote
+        text = without
+    words = [word.rstrip(".,;:!?") for word in _WORD_RE.findall(text)]
+    words = [word for word in words if word]
+    while words and words[0].lower() in _EDGE_WORDS:
+        words.pop(0)
+    words = words[:SUGGESTED_PHRASE_WORDS]
+    while words and words[-1].lower() in _EDGE_WORDS:
+        words.pop()
+    return " ".join(words) if len(words) >= MIN_SUGGESTED_WORDS else ""
+
+
 # --- Sentences --------------------------------------------------------------------------
 
 # Words that end in a full stop without ending a sentence ("e.g.", "Dr.", "vs.").
