@@ -1,4 +1,5 @@
 import datetime
+import re
 
 import pytest
 from django.urls import reverse
@@ -605,7 +606,7 @@ def test_the_caveat_chooser_names_takeaways_briefly(client, editor):
     summary = SummaryFactory()
     TakeawayFactory(summary=summary, position=1, text="A very long takeaway " * 20)
     page = client.get(change_url(summary)).content.decode()
-    assert "Takeaway 1: A very long takeaway A very long takeaw…" in page
+    assert re.search(r"Takeaway 1: A very long takeaway A very l\w*…<", page)
 
 
 def test_the_language_filter_offers_the_languages_in_use(client, editor):

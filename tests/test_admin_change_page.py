@@ -73,7 +73,9 @@ def test_things_to_check_use_the_readers_words_and_hide_the_reason(client, edito
     assert "2 sources could not be checked." in section
     assert "The site&#x27;s name could not be looked up when we tried on 2 Nov 2026" in section
     reason = section[section.index("<details>") :]
-    assert reason.startswith("<details><summary>Technical reason</summary>")
+    # The two links say the same: one item naming both, their reasons behind one disclosure.
+    assert "<strong>Link “page 0”, Link “page 1”</strong>" in section
+    assert reason.startswith("<details><summary>Technical reasons</summary>")
     assert "[Errno -2] Name or service not known" in reason
     assert section.count("Errno") == 2  # only behind the disclosures
 
@@ -256,3 +258,26 @@ def test_a_restored_version_without_an_author_is_named_by_its_time():
 
     version = Version(revision=Revision(date_created=CHECKED, user=None))
     assert restore.describe(version).startswith("the version saved on 2026-11-02")
+
+
+# --- A light page ------------------------------------------------------------------------
+
+
+def test_the_page_drops_indentation_but_keeps_texts_as_typed(client, editor):
+    summary = SummaryFactory()
+    body = "    indented code\n\n  two spaces\n\n\n\nfour breaks"
+    ChapterFactory(summary=summary, body=body)
+    content = client.get(change_url(summary)).content.decode()
+    assert "\n    <" not in content and ">\n\n" not in content
+    assert open_form(client, summary)["chapters-0-body"] == body
+
+
+def test_compacting_leaves_textareas_and_pre_alone():
+    from django.http import HttpResponse
+
+    from summaries.admin.summary import compact_html
+
+    html = "<div>\n   <p>\n  a\n  b </p>\n<textarea>\n  x\n\n  y</textarea><pre> 1\n\n 2</pre>\n </div>"
+    assert compact_html(HttpResponse(html)).content.decode() == (
+        "<div>\n<p>\na\nb </p>\n<textarea>\n  x\n\n  y</textarea><pre> 1\n\n 2</pre>\n</div>"
+    )

@@ -1,6 +1,7 @@
 """The summary page: one page per summary with its parts, history, preview and warnings."""
 
 import json
+import re
 
 from adminsortable2.admin import SortableAdminBase, SortableStackedInline, SortableTabularInline
 from django import forms
@@ -14,7 +15,6 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
 from summaries import checking
@@ -72,11 +72,12 @@ class TimeFieldMixin:
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         if db_field.name in self.time_fields:
+            # The format in the label rather than a help text under every row's field.
             return DurationField(
                 allow_zero=True,
                 required=False,
-                label=db_field.verbose_name.capitalize(),
-                help_text="Into the video: mm:ss (optional).",
+                label=f"{db_field.verbose_name.capitalize()} (mm:ss)",
+                help_text="",
             )
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
@@ -114,6 +115,13 @@ MAX_ROWS_PARAMETER = 20
 MORE_ROWS_BUTTON = "_more_rows"
 
 
+# Django's own inline templates rather than adminsortable2's: those add "move to first /
+# last" icons to every row, which a keyboard cannot reach; the page's script gives each row
+# "Move up" and "Move down" buttons instead (drag and drop still works).
+STACKED_TEMPLATE = "admin/edit_inline/stacked.html"
+TABULAR_TEMPLATE = "admin/edit_inline/tabular.html"
+
+
 class EmptyRowsMixin:
     """One empty row per part, or as many as ?rows=N asks for (at most MAX_ROWS_PARAMETER).
 
@@ -129,6 +137,7 @@ class EmptyRowsMixin:
 
 class KeyPointInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = KeyPoint
+    template = STACKED_TEMPLATE
     form = SummaryItemForm
     formset = OrderedInlineFormSet
     fields = ["title", "body", "time", "position"]
@@ -138,6 +147,7 @@ class KeyPointInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, Sortabl
 
 class TakeawayInline(EmptyRowsMixin, TimeFieldMixin, SortableTabularInline):
     model = Takeaway
+    template = TABULAR_TEMPLATE
     form = SummaryItemForm
     formset = OrderedInlineFormSet
     fields = ["text", "time", "position"]
@@ -148,24 +158,21 @@ class TakeawayInline(EmptyRowsMixin, TimeFieldMixin, SortableTabularInline):
 
 class ChapterInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = Chapter
+    template = STACKED_TEMPLATE
     form = SummaryItemForm
     formset = OrderedInlineFormSet
-    fields = ["title", "start_time", "synopsis", "body", "rendered", "position"]
-    readonly_fields = ["rendered"]
+    # No saved preview of each body in the page: twelve chapters of transcript would double
+    # its weight. The page's script previews a body when it is opened; without JavaScript,
+    # "Preview (nothing is saved)" shows the reader page.
+    fields = ["title", "start_time", "synopsis", "body", "position"]
     formfield_overrides = {
         models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 100})}
     }
 
-    @admin.display(description="Preview (as last saved)")
-    def rendered(self, chapter):
-        if not chapter.pk:
-            return "Shown after the first save."
-        # body_html was sanitised by summaries.markdown when the chapter was saved.
-        return format_html('<div class="markdown-preview">{}</div>', mark_safe(chapter.body_html))  # noqa: S308
-
 
 class CaveatInline(EmptyRowsMixin, MarkdownAdminMixin, SortableTabularInline):
     model = Caveat
+    template = TABULAR_TEMPLATE
     form = CaveatForm
     formset = OrderedInlineFormSet
     fields = ["target", "claim", "text", "position"]
@@ -195,7 +202,7 @@ class CaveatInline(EmptyRowsMixin, MarkdownAdminMixin, SortableTabularInline):
                 else []
             )
             options = [
-                (f"{name}:{pk}", f"{label} {position}: {Truncator(words).chars(40)}")
+                (f"{name}:{pk}", f"{label} {position}: {Truncator(words).chars(32)}")
                 for pk, position, words in saved
             ]
             options += [
@@ -210,6 +217,7 @@ class CitationInline(admin.TabularInline):
     """Citations are found in the text on save; editors read them here."""
 
     model = Citation
+    template = "admin/summaries/summary/includes/citations_inline.html"
     extra = 0
     can_delete = False
     fields = [
@@ -228,8 +236,16 @@ class CitationInline(admin.TabularInline):
         return (
             super()
             .get_queryset(request)
-            .select_related("source", "chapter", "takeaway", "confirmed_by")
+            .select_related("source", "chapter", "key_point", "takeaway", "confirmed_by")
         )
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "key_phrase":
+            # Said once, in the column's heading (the page's citations template), not per row.
+            field.label = "Key phrase (words the source must say)"
+            field.help_text = ""
+        return field
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -241,11 +257,14 @@ class CitationInline(admin.TabularInline):
 
     @admin.display(description="In")
     def where(self, citation):
+        # Positions, not titles: the title of each chapter once per citation weighs a lot.
         if citation.chapter_id:
-            return f"Chapter: {citation.chapter.title}"
+            return f"Chapter {citation.chapter.position}"
         if citation.takeaway_id:
-            return "Takeaway"
-        return "Key point"
+            return f"Takeaway {citation.takeaway.position}"
+        if citation.key_point_id:
+            return f"Key point {citation.key_point.position}"
+        return "Summary"
 
     @admin.display(description="Link")
     def link(self, citation):
@@ -280,11 +299,7 @@ class CitationInline(admin.TabularInline):
     @admin.display(description="Source check")
     def source_state(self, citation):
         history = reverse("admin:summaries_source_change", args=[citation.source_id])
-        return format_html(
-            '{} <a href="{}" title="Every check of this source">history</a>',
-            state_badge(citation.source),
-            history,
-        )
+        return format_html('{} <a href="{}">history</a>', state_badge(citation.source), history)
 
     @admin.display(description="Claim check")
     def claim_check(self, citation):
@@ -502,21 +517,21 @@ class SummaryAdmin(
         warnings = rules.explained_warnings(summary=summary)
         if not warnings:
             return format_html('<p id="things-to-check">{}</p>', "No warnings.")
+        # Warnings saying the same (36 sources whose host could not be looked up) are one
+        # item naming every link, their technical reasons behind one disclosure.
+        grouped = {}
+        for warning in warnings:
+            grouped.setdefault(warning.message, []).append(warning)
         items = format_html_join(
             "",
             "<li><strong>{}</strong>: {}{}</li>",
             (
                 (
-                    warning.where,
-                    warning.message,
-                    format_html(
-                        "<details><summary>Technical reason</summary>{}</details>",
-                        warning.detail,
-                    )
-                    if warning.detail
-                    else "",
+                    ", ".join(warning.where for warning in same),
+                    message,
+                    _technical_reasons([w.detail for w in same if w.detail]),
                 )
-                for warning in warnings
+                for message, same in grouped.items()
             ),
         )
         return format_html(
@@ -587,6 +602,15 @@ class SummaryAdmin(
                         f"The caveat “{Truncator(form.instance.text).chars(40)}” was for a "
                         "new row that stayed empty, so it qualifies the whole summary.",
                     )
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # The whole width for the parts and the citation table, and a lighter page: the
+        # sidebar repeats the admin index, one link away.
+        context["is_nav_sidebar_enabled"] = False
+        response = super().render_change_form(request, context, add, change, form_url, obj)
+        if hasattr(response, "add_post_render_callback"):
+            response.add_post_render_callback(compact_html)
+        return response
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         response = super().changeform_view(request, object_id, form_url, extra_context)
@@ -756,6 +780,35 @@ class SummaryAdmin(
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/summaries/summary/schedule.html", context)
+
+
+def _technical_reasons(details: list[str]):
+    """The checker's reasons behind a <details> disclosure ("" when there are none)."""
+    if not details:
+        return ""
+    if len(details) == 1:
+        return format_html("<details><summary>Technical reason</summary>{}</details>", details[0])
+    return format_html(
+        "<details><summary>Technical reasons</summary><ul>{}</ul></details>",
+        format_html_join("", "<li>{}</li>", ((detail,) for detail in details)),
+    )
+
+
+# The admin's templates indent deeply: on a page of a hundred rows the indentation alone
+# weighs tens of KB. Runs of whitespace holding a line break render as one space (a line
+# break keeps scripts' meaning), except in textareas and <pre>, which are left alone.
+_VERBATIM_RE = re.compile(rb"(<textarea\b.*?</textarea>|<pre\b.*?</pre>)", re.DOTALL)
+_INDENTATION_RE = re.compile(rb"[ \t\r]*\n[ \t\r\n]*")
+
+
+def compact_html(response):
+    """The response with each run of whitespace holding a line break reduced to one line
+    break, outside textareas and <pre>: the same page, a third lighter."""
+    parts = _VERBATIM_RE.split(response.content)
+    for index in range(0, len(parts), 2):  # the even parts are outside the verbatim ones
+        parts[index] = _INDENTATION_RE.sub(b"\n", parts[index])
+    response.content = b"".join(parts)
+    return response
 
 
 def _last_editor(summary) -> str:

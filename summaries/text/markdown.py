@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from html.parser import HTMLParser
@@ -144,6 +145,13 @@ class _SafeDefaultsExtension(Extension):
         md.treeprocessors.register(_DemoteH1(md), "demote_h1", 1)
 
 
+# Sources whose parse is remembered: a save of a whole summary parses each text several
+# times (link checks, the stored HTML, citations, warnings, the search document), and the
+# parse depends on the source alone. At most MAX_SOURCE_CHARS each, so a few MB per process.
+PARSE_MEMO_SIZE = 64
+
+
+@functools.lru_cache(maxsize=PARSE_MEMO_SIZE)
 def _markdown_to_unsafe_html(source: str) -> str:
     """Python-Markdown with the project's extensions; raw HTML is passed through."""
     converter = markdown.Markdown(
