@@ -95,6 +95,8 @@ def test_a_reviewer_sees_what_changed_and_the_editor_replies(
         editor_page.fill("#id_review_reply", "Done.")
         editor_page.get_by_role("button", name="Add reply").click()
         expect(editor_page.locator(".review-messages li").last).to_contain_text("Done.")
+        # A reply is not an unsaved edit of the summary: nothing is offered back.
+        expect(editor_page.locator(".draft-offer")).to_have_count(0)
         screenshot(editor_page, "review-conversation")
     finally:
         context.close()
