@@ -161,3 +161,22 @@ def test_a_reviewer_is_assigned_through_the_api(live):
     assert cleared.json()["reviewer"] is None
     assert APIClient().get(url(live)).json()["reviewer"] is None  # readers never see it
     assert Summary.objects.get(pk=live.pk).assigned_to is None
+
+
+def test_the_diffs_query_count_does_not_grow_with_the_parts(live):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = client_for(ReviewerFactory())
+    change(live)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url(live, "working-copy/diff")).status_code == 200
+        return len(captured)
+
+    few = queries()
+    copy = Summary.objects.get(working_copy_of=live)
+    for position in range(2, 8):
+        ChapterFactory(summary=copy, position=position, title=f"More {position}", body="More.")
+    assert queries() == few
