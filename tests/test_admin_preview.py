@@ -47,7 +47,10 @@ def test_a_chapter_body_is_rendered_as_markdown(client, editor):
     response = preview(client, "chapters-body", "# Title\n\nSome **bold** text.")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
-    assert response.json() == {"html": "<h2>Title</h2>\n<p>Some <strong>bold</strong> text.</p>"}
+    assert response.json() == {
+        "html": "<h2>Title</h2>\n<p>Some <strong>bold</strong> text.</p>",
+        "problems": [],
+    }
 
 
 def test_the_preview_is_sanitised_like_the_page(client, editor):
@@ -86,7 +89,7 @@ def test_the_preview_is_what_saving_stores(client, editor, field, make, attribut
 
 
 def test_empty_text_previews_as_nothing(client, editor):
-    assert preview(client, "chapters-body", "  \n").json() == {"html": ""}
+    assert preview(client, "chapters-body", "  \n").json() == {"html": "", "problems": []}
 
 
 @pytest.mark.parametrize(
@@ -153,7 +156,7 @@ def test_csrf_is_enforced():
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
     response = preview(browser, "chapters-body", "**x**", headers={"X-CSRFToken": token})
     assert response.status_code == 200
-    assert response.json() == {"html": "<p><strong>x</strong></p>"}
+    assert response.json() == {"html": "<p><strong>x</strong></p>", "problems": []}
 
 
 def test_the_summary_page_loads_the_preview_script_with_its_endpoint(client, editor):
@@ -168,3 +171,11 @@ def test_the_summary_page_loads_the_preview_script_with_its_endpoint(client, edi
     # Without JavaScript the reader page's preview is a button away (the saved HTML of every
     # chapter is not repeated in the page: the script previews a body when it is opened).
     assert 'name="_preview"' in page
+
+
+def test_the_preview_names_links_the_save_would_refuse(client, editor):
+    response = preview(
+        client, "chapters-body", "[click](javascript:alert(1)) and [ok](https://example.org/)"
+    )
+    problems = response.json()["problems"]
+    assert len(problems) == 1 and "javascript: links cannot be cited" in problems[0]

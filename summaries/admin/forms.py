@@ -77,7 +77,13 @@ class SummaryForm(forms.ModelForm):
         if self.instance.pk:
             self.fields["expected_lock_version"].initial = self._current_version(self.instance)
         if "publish_at" in self.fields:
-            self.fields["publish_at"].help_text = PUBLISH_AT_HINT
+            publish_at = self.fields["publish_at"]
+            publish_at.help_text = PUBLISH_AT_HINT
+            # The admin's split date and time boxes say "Date:" and "Time:" as bare text.
+            for widget, name in zip(
+                getattr(publish_at.widget, "widgets", ()), ("date", "time"), strict=False
+            ):
+                widget.attrs["aria-label"] = f"Publish at: {name}"
 
     def _current_version(self, summary):
         return self.lock_baseline if self.lock_baseline is not None else summary.lock_version

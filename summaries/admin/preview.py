@@ -20,6 +20,7 @@ from django.http import JsonResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
+from summaries.editing.rules import link_problems
 from summaries.models import Caveat, Chapter, KeyPoint, Takeaway
 from summaries.text.markdown import render_inline_markdown, render_markdown
 
@@ -74,7 +75,8 @@ class MarkdownPreviewMixin:
         return super().media + forms.Media(js=[script], css={"all": [STYLE]})
 
     def markdown_preview_view(self, request):
-        """POST `field` (e.g. chapters-body) and `text`: {"html": the sanitised HTML}."""
+        """POST `field` (e.g. chapters-body) and `text`: {"html": the sanitised HTML,
+        "problems": the links saving would refuse (editing.rules.link_problems)}."""
         if not (self.has_change_permission(request) or self.has_add_permission(request)):
             raise PermissionDenied
         field = PREVIEWED_FIELDS.get(request.POST.get("field", ""))
@@ -90,4 +92,5 @@ class MarkdownPreviewMixin:
                 f"Too long to save: at most {field.max_length:,} characters "
                 f"(this text has {len(text):,})."
             )
-        return JsonResponse({"html": field.render(text)})
+        # Links the save would refuse (javascript:, private addresses…), said while typing.
+        return JsonResponse({"html": field.render(text), "problems": link_problems(text)})

@@ -119,7 +119,7 @@ MORE_ROWS_BUTTON = "_more_rows"
 # last" icons to every row, which a keyboard cannot reach; the page's script gives each row
 # "Move up" and "Move down" buttons instead (drag and drop still works).
 STACKED_TEMPLATE = "admin/edit_inline/stacked.html"
-TABULAR_TEMPLATE = "admin/edit_inline/tabular.html"
+TABULAR_TEMPLATE = "admin/summaries/summary/includes/tabular_parts.html"
 
 
 class EmptyRowsMixin:
@@ -137,6 +137,7 @@ class EmptyRowsMixin:
 
 class KeyPointInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = KeyPoint
+    jump_label = "Key points"  # in the page's links to its sections
     template = STACKED_TEMPLATE
     form = SummaryItemForm
     formset = OrderedInlineFormSet
@@ -147,6 +148,7 @@ class KeyPointInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, Sortabl
 
 class TakeawayInline(EmptyRowsMixin, TimeFieldMixin, SortableTabularInline):
     model = Takeaway
+    jump_label = "Takeaways"
     template = TABULAR_TEMPLATE
     form = SummaryItemForm
     formset = OrderedInlineFormSet
@@ -158,6 +160,7 @@ class TakeawayInline(EmptyRowsMixin, TimeFieldMixin, SortableTabularInline):
 
 class ChapterInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, SortableStackedInline):
     model = Chapter
+    jump_label = "Chapters"
     template = STACKED_TEMPLATE
     form = SummaryItemForm
     formset = OrderedInlineFormSet
@@ -172,6 +175,7 @@ class ChapterInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, Sortable
 
 class CaveatInline(EmptyRowsMixin, MarkdownAdminMixin, SortableTabularInline):
     model = Caveat
+    jump_label = "Caveats"
     template = TABULAR_TEMPLATE
     form = CaveatForm
     formset = OrderedInlineFormSet
@@ -217,6 +221,7 @@ class CitationInline(admin.TabularInline):
     """Citations are found in the text on save; editors read them here."""
 
     model = Citation
+    jump_label = "Citations"
     template = "admin/summaries/summary/includes/citations_inline.html"
     extra = 0
     can_delete = False

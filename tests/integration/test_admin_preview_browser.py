@@ -27,6 +27,7 @@ def test_typing_in_a_chapter_body_shows_the_rendered_markdown_below_it(live_serv
     page.click("input[type=submit]")
     page.goto(live_server.url + reverse("admin:summaries_summary_change", args=[summary.pk]))
 
+    page.locator("#chapters-0 .part-toggle").click()  # chapters open on demand
     body = page.locator("textarea[name='chapters-0-body']")
     field = page.locator(".form-row", has=body)
     preview = field.locator(".markdown-live-preview")

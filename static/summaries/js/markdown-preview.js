@@ -7,6 +7,10 @@
  * preview endpoint, which answers with the HTML the saved part will have: rendered and
  * sanitised on the server by the same function, so nothing unsafe is ever inserted here.
  * The endpoint and the fields come from this script's data- attributes.
+ *
+ * A box appears when its field is first seen on screen (a folded chapter's when it is
+ * opened) and shows the text as it is, so the saved text's rendering until the editor
+ * types; links the save would refuse (a javascript: link) are named below it.
  */
 (function () {
     "use strict";
@@ -49,14 +53,27 @@
         var output = document.createElement("div");
         output.className = "markdown-preview";
         output.setAttribute("aria-live", "polite");
-        output.textContent = "Shown when you edit the text.";
+        var problems = document.createElement("ul");
+        problems.className = "errorlist markdown-live-preview-problems";
+        problems.hidden = true;
         wrapper.appendChild(label);
         wrapper.appendChild(output);
+        wrapper.appendChild(problems);
         // Below the field: outside the flex row that puts a stacked field beside its label.
         var anchor = textarea.closest(".flex-container") || textarea;
         anchor.insertAdjacentElement("afterend", wrapper);
-        textarea.previewBox = {output: output, timer: null, sent: 0, shown: null};
+        textarea.previewBox = {output: output, problems: problems, timer: null, sent: 0, shown: null};
         return textarea.previewBox;
+    }
+
+    function showProblems(preview, problems) {
+        preview.problems.textContent = "";
+        (problems || []).forEach(function (problem) {
+            var item = document.createElement("li");
+            item.textContent = "Saving will refuse this: " + problem;
+            preview.problems.appendChild(item);
+        });
+        preview.problems.hidden = !(problems && problems.length);
     }
 
     function show(preview, html, error) {
@@ -99,6 +116,7 @@
                 }
                 preview.shown = data.error ? null : text;
                 show(preview, data.html || "", data.error);
+                showProblems(preview, data.problems);
             })
             .catch(function () {
                 if (request === preview.sent) {
@@ -131,10 +149,25 @@
         }
     });
 
+    // A box, showing the text as it is, once its field is on screen: not one request per
+    // part when the page opens, and none for folded parts until they are opened.
+    var watcher = window.IntersectionObserver
+        ? new IntersectionObserver(function (entries) {
+              entries.forEach(function (entry) {
+                  if (entry.isIntersecting) {
+                      watcher.unobserve(entry.target);
+                      render(entry.target);
+                  }
+              });
+          })
+        : null;
+
     function addBoxes(root) {
         root.querySelectorAll("textarea").forEach(function (textarea) {
-            if (previewed(textarea)) {
-                box(textarea);
+            if (previewed(textarea) && textarea.value.trim()) {
+                if (watcher) {
+                    watcher.observe(textarea);
+                }
             }
         });
     }
