@@ -266,7 +266,44 @@ class CaveatForm(SummaryItemForm):
         return cleaned
 
 
-class OrderedInlineFormSet(CustomInlineFormSet):
+class _KnownRowField(forms.ModelChoiceField):
+    """A row's hidden id, read from the rows the formset loaded (one query for all) rather
+    than by a query per row as Django's ModelChoiceField does; an id it did not load is
+    looked up as Django would."""
+
+    def __init__(self, queryset, *, known, **kwargs):
+        self.known = known
+        super().__init__(queryset, **kwargs)
+
+    def to_python(self, value):
+        if value not in self.empty_values:
+            try:
+                row = self.known(int(value))
+            except (TypeError, ValueError):
+                row = None
+            if row is not None:
+                return row
+        return super().to_python(value)
+
+
+class KnownRowsMixin:
+    """For inline formsets of many rows (36 citations): no query per posted row id."""
+
+    def add_fields(self, form, index):
+        super().add_fields(form, index)
+        name = self.model._meta.pk.name
+        field = form.fields.get(name)
+        if isinstance(field, forms.ModelChoiceField):
+            form.fields[name] = _KnownRowField(
+                field.queryset,
+                known=self._existing_object,
+                initial=field.initial,
+                required=False,
+                widget=field.widget,
+            )
+
+
+class OrderedInlineFormSet(KnownRowsMixin, CustomInlineFormSet):
     """Drag-and-drop ordered parts of a summary (key points, takeaways, chapters, caveats).
 
     Rows are ordered as their positions give (rows without one, such as new rows added
@@ -308,3 +345,7 @@ class OrderedInlineFormSet(CustomInlineFormSet):
             position = form.cleaned_data.get("position") or 0
             kept.append((position if position > 0 else MAX_POSITION + 1, index, form))
         return [form for *_, form in sorted(kept, key=lambda item: item[:2])]
+
+
+class CitationFormSet(KnownRowsMixin, forms.BaseInlineFormSet):
+    """The summary page's citations (only their key phrases are edited)."""

@@ -38,6 +38,7 @@ from .copies import WorkingCopyMixin
 from .forms import (
     NEW_TARGET_FIELDS,
     CaveatForm,
+    CitationFormSet,
     DurationField,
     OrderedInlineFormSet,
     SummaryForm,
@@ -172,6 +173,13 @@ class ChapterInline(EmptyRowsMixin, TimeFieldMixin, MarkdownAdminMixin, Sortable
         models.TextField: {"widget": forms.Textarea(attrs={"rows": 2, "cols": 100})}
     }
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "synopsis" and field is not None:
+            # Its help in the label: one line less under each of a dozen chapters.
+            field.label, field.help_text = "Synopsis (two sentences above the text)", ""
+        return field
+
 
 class CaveatInline(EmptyRowsMixin, MarkdownAdminMixin, SortableTabularInline):
     model = Caveat
@@ -217,11 +225,41 @@ class CaveatInline(EmptyRowsMixin, MarkdownAdminMixin, SortableTabularInline):
         return [("", "The whole summary"), *groups]
 
 
+class CitationCellsMixin:
+    """A citation row's read-only cells as one piece of HTML each side of its key phrase:
+    36 rows of six cells through the admin's per-field machinery cost more time than the
+    rest of the page."""
+
+    inline = None  # the CitationInline, set by its get_formset
+
+    def _cells(self, names):
+        inline = self.inline
+        return format_html_join(
+            "",
+            '<td class="field-{}">{}</td>',
+            ((name, getattr(inline, name)(self.instance)) for name in names),
+        )
+
+    @property
+    def cells_before(self):
+        return self._cells(self.inline.cells_before)
+
+    @property
+    def cells_after(self):
+        return self._cells(self.inline.cells_after)
+
+
+class CitationForm(CitationCellsMixin, forms.ModelForm):
+    pass
+
+
 class CitationInline(admin.TabularInline):
     """Citations are found in the text on save; editors read them here."""
 
     model = Citation
     jump_label = "Citations"
+    form = CitationForm
+    formset = CitationFormSet
     template = "admin/summaries/summary/includes/citations_inline.html"
     extra = 0
     can_delete = False
@@ -237,6 +275,10 @@ class CitationInline(admin.TabularInline):
     readonly_fields = ["position", "where", "link", "claim_text", "source_state", "claim_check"]
     verbose_name_plural = "Citations found in the text (updated on save)"
 
+    # The read-only cells before and after the key phrase, in the order of `fields`.
+    cells_before = ("where", "link", "claim_text")
+    cells_after = ("source_state", "claim_check")
+
     def get_queryset(self, request):
         return (
             super()
@@ -244,12 +286,19 @@ class CitationInline(admin.TabularInline):
             .select_related("source", "chapter", "key_point", "takeaway", "confirmed_by")
         )
 
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        formset.form.inline = self  # for its rows' cells (CitationCellsMixin)
+        return formset
+
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         field = super().formfield_for_dbfield(db_field, request, **kwargs)
         if db_field.name == "key_phrase":
-            # Said once, in the column's heading (the page's citations template), not per row.
+            # Said once, in the column's heading (the page's citations template), not per row;
+            # each box is named for screen readers by a short aria-label.
             field.label = "Key phrase (words the source must say)"
             field.help_text = ""
+            field.widget.attrs["aria-label"] = "Key phrase"
         return field
 
     def has_add_permission(self, request, obj=None):
