@@ -178,7 +178,10 @@ def phases_ms(page) -> dict:
     return page.evaluate(
         """() => { const n = performance.getEntriesByType('navigation')[0];
         return {post: n.redirectEnd - n.redirectStart, get: n.responseStart - n.requestStart,
-                browser: n.loadEventEnd - n.responseStart}; }"""
+                browser: n.loadEventEnd - n.responseStart,
+                parse: n.domInteractive - n.responseStart,
+                ready: n.domContentLoadedEventEnd - n.domInteractive,
+                load: n.loadEventEnd - n.domContentLoadedEventEnd}; }"""
     )
 
 
@@ -219,7 +222,8 @@ def measure(base: str, path: str, repeat: int) -> dict:
         "saves": saves,
         "clicked": clicked,
         "phases": {
-            name: statistics.median(p[name] for p in phases) for name in ("post", "get", "browser")
+            name: statistics.median(p[name] for p in phases)
+            for name in ("post", "get", "browser", "parse", "ready", "load")
         },
     }
 
@@ -264,7 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     say(
         f"a save's median phases: POST until its redirect {phases['post']:.0f} ms, the page "
         f"until its first byte {phases['get']:.0f} ms, the browser until load "
-        f"{phases['browser']:.0f} ms"
+        f"{phases['browser']:.0f} ms (parsing with the scripts in <head> {phases['parse']:.0f}, "
+        f"deferred scripts and DOMContentLoaded {phases['ready']:.0f}, until load "
+        f"{phases['load']:.0f})"
     )
     missed = []
     for name, unit, shown in (

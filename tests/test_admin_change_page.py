@@ -277,7 +277,42 @@ def test_compacting_leaves_textareas_and_pre_alone():
 
     from summaries.admin.summary import compact_html
 
-    html = "<div>\n   <p>\n  a\n  b </p>\n<textarea>\n  x\n\n  y</textarea><pre> 1\n\n 2</pre>\n </div>"
+    html = (
+        "<div>\n   <p>\n  a\n  b </p>\n<textarea>\n  x\n\n  y</textarea>"
+        "<pre> 1\n\n 2</pre>\n </div>"
+    )
     assert compact_html(HttpResponse(html)).content.decode() == (
         "<div>\n<p>\na\nb </p>\n<textarea>\n  x\n\n  y</textarea><pre> 1\n\n 2</pre>\n</div>"
     )
+
+
+def test_a_save_writes_only_the_parts_that_changed():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from summaries.editing import save
+    from summaries.models import Chapter
+
+    summary = SummaryFactory()
+    for n in range(1, 4):
+        ChapterFactory(summary=summary, position=n, title=f"Chapter {n}", body="Words.")
+    chapters = list(summary.chapters.order_by("position"))
+    chapters[1].body = "Changed words."
+    with CaptureQueriesContext(connection) as captured:
+        save.save_summary(summary=summary, parts={Chapter: chapters}, user=None)
+    writes = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith('UPDATE "summaries_chapter"')
+    ]
+    assert len(writes) == 1  # the changed chapter only
+    assert list(summary.chapters.order_by("position").values_list("body", "position")) == [
+        ("Words.", 1),
+        ("Changed words.", 2),
+        ("Words.", 3),
+    ]
+    # Reordered, every row is written again (positions are unique per summary).
+    chapters = list(reversed(summary.chapters.order_by("position")))
+    save.save_summary(summary=summary, parts={Chapter: chapters}, user=None)
+    titles = list(summary.chapters.order_by("position").values_list("title", flat=True))
+    assert titles == ["Chapter 3", "Chapter 2", "Chapter 1"]

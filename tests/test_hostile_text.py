@@ -480,7 +480,8 @@ def test_admin_pages_show_plain_text_as_text(admin_client, hostile, output):
 
 @pytest.mark.parametrize("hostile", HOSTILE.values(), ids=HOSTILE.keys())
 def test_admin_messages_after_saving_show_plain_text_as_text(admin_client, hostile):
-    """Saving runs the editor warnings, which quote a chapter title in a message."""
+    """Saving runs the editor warnings, counted in a message and listed under "Things to
+    check", which quotes a chapter title."""
     world = build_world(hostile)
     url = reverse("admin:summaries_summary_change", args=[world.summary.pk])
     data = {**form_fields(admin_client.get(url)), "_continue": "Save and continue editing"}
@@ -491,7 +492,12 @@ def test_admin_messages_after_saving_show_plain_text_as_text(admin_client, hosti
     page = response.content.decode()
     assert_safe_and_readable(parse_html(page), world, ["Video.title", "Summary.tldr"], "saved")
     messages = parse_html(page.split('<ul class="messagelist">', 1)[1].split("</ul>", 1)[0])
-    assert f"Chapter 2 “{world['Chapter.title']}”: starts at 0:00" in messages.text
+    assert "see Things to check" in messages.text
+    things = page.split('id="things-to-check"', 1)[1].split("</div>", 1)[0]
+    assert (
+        f"Chapter 2 “{world['Chapter.title']}”: starts at 0:00"
+        in parse_html(f"<div {things}</div>").text
+    )
 
 
 # --- Feeds ------------------------------------------------------------------------------

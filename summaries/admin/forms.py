@@ -5,6 +5,9 @@ import re
 from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
+from django.forms.utils import flatatt
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from summaries.editing import video_changes
 from summaries.editing.rules import (
@@ -222,6 +225,55 @@ NEW_TARGET_FIELDS = {"chapters": "chapter", "key_points": "key_point", "takeaway
 NEW_TARGET_RE = re.compile(r"new:(chapters|key_points|takeaways):(\d{1,4})")
 
 
+class FastHiddenInput(forms.HiddenInput):
+    """A hidden input written directly rather than through a widget template: the page of
+    a long summary holds a hundred of them (each row's id, summary and position)."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        value = self.format_value(value)
+        return format_html(
+            '<input type="hidden" name="{}"{}{}>',
+            name,
+            format_html(' value="{}"', value) if value is not None else "",
+            flatatt(self.build_attrs(self.attrs, attrs)),
+        )
+
+
+class FastSelect(forms.Select):
+    """A select written directly rather than one template per option: every caveat row
+    lists each chapter, key point and takeaway of the summary."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        chosen = {str(v) for v in self.format_value(value)}
+
+        def options(choices):
+            return format_html_join(
+                "",
+                "<option{}{}>{}</option>",
+                (
+                    (
+                        flatatt({"value": str(key)}),
+                        mark_safe(" selected") if str(key) in chosen else "",  # noqa: S308
+                        label,
+                    )
+                    for key, label in choices
+                ),
+            )
+
+        parts = []
+        for key, label in self.choices:
+            if isinstance(label, (list, tuple)):
+                parts.append(format_html('<optgroup label="{}">{}</optgroup>', key, options(label)))
+            else:
+                parts.append(options([(key, label)]))
+        return format_html(
+            '<select name="{}"{}>{}</select>',
+            name,
+            flatatt(self.build_attrs(self.attrs, attrs)),
+            mark_safe("".join(parts)),  # noqa: S308 - each part escaped above
+        )
+
+
 class CaveatTargetField(forms.ChoiceField):
     """The part a caveat qualifies. The choices list this summary's parts and the empty
     rows the page was drawn with; any new row is accepted too (rows added by script)."""
@@ -240,6 +292,7 @@ class CaveatForm(SummaryItemForm):
 
     target = CaveatTargetField(
         required=False,
+        widget=FastSelect,
         label="Qualifies",
         help_text="A chapter, key point or takeaway (also one added in this save), or none.",
     )
@@ -299,8 +352,11 @@ class KnownRowsMixin:
                 known=self._existing_object,
                 initial=field.initial,
                 required=False,
-                widget=field.widget,
+                widget=FastHiddenInput,
             )
+        for hidden in form.fields.values():  # the summary's id, the position
+            if type(hidden.widget) is forms.HiddenInput:
+                hidden.widget = FastHiddenInput(attrs=hidden.widget.attrs)
 
 
 class OrderedInlineFormSet(KnownRowsMixin, CustomInlineFormSet):

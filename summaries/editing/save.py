@@ -209,13 +209,28 @@ PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 
 
 def _save_parts(model, objects: list, summary: Summary) -> None:
-    """Replace the summary's parts of one kind by `objects`, numbered 1..n in that order."""
+    """Replace the summary's parts of one kind by `objects`, numbered 1..n in that order.
+
+    When every kept part is already at its new place, parts whose stored row equals them
+    are not written again (a save of a long summary usually changes one or two parts).
+    """
     kept = {obj.pk for obj in objects if obj.pk}
-    make_room_for_reorder(model=model, summary=summary)
+    stored = {row["id"]: row for row in model.objects.filter(summary=summary).values()}
+    in_place = all(
+        obj.pk in stored and stored[obj.pk]["position"] == position
+        for position, obj in enumerate(objects, start=1)
+        if obj.pk
+    )
+    if not in_place:
+        make_room_for_reorder(model=model, summary=summary)
     model.objects.filter(summary=summary).exclude(pk__in=kept).delete()
+    fields = [field.attname for field in model._meta.concrete_fields]
     for position, obj in enumerate(objects, start=1):
         obj.summary = summary
         obj.position = position
+        row = stored.get(obj.pk) if in_place else None
+        if row is not None and all(getattr(obj, name) == row[name] for name in fields):
+            continue  # stored as it is
         obj.save()
     renumber(model=model, summary=summary)
 
