@@ -9,24 +9,12 @@ from playwright.sync_api import expect
 from summaries.editing import restore
 from summaries.models import Summary, Video
 from tests.factories import ChapterFactory, EditorFactory, SummaryFactory, reviewers_group
-from tests.integration.browser_helpers import DESKTOP, TIMEOUT_MS
+from tests.integration.browser_helpers import sign_in
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
-
-PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
-
-
-def sign_in(live_server, page, user) -> None:
-    page.set_default_timeout(TIMEOUT_MS)
-    page.set_viewport_size(DESKTOP)
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    expect(page.locator("#user-tools")).to_contain_text(user.username, ignore_case=True)
 
 
 def test_an_editors_restore_and_video_edit_reach_readers_only_through_review(
@@ -43,7 +31,7 @@ def test_an_editors_restore_and_video_edit_reach_readers_only_through_review(
     public = live_server.url + summary.get_absolute_url()
 
     editor = EditorFactory(username="edna")  # Editors only: may not publish
-    sign_in(live_server, page, editor)
+    sign_in(page, live_server, editor)
     history = reverse("admin:summaries_summary_revision", args=[summary.pk, old.pk])
     page.goto(live_server.url + history)
     page.click("input[value='Restore this version']")
@@ -66,7 +54,7 @@ def test_an_editors_restore_and_video_edit_reach_readers_only_through_review(
     context = browser.new_context()
     try:
         review = context.new_page()
-        sign_in(live_server, review, reviewer)
+        sign_in(review, live_server, reviewer)
         review.goto(live_server.url + reverse("admin:summaries_summary_change", args=[summary.pk]))
         review.click("input[name=_publish]")
         expect(review.locator("ul.messagelist")).to_contain_text("Published")

@@ -8,25 +8,13 @@ from playwright.sync_api import expect
 
 from summaries.models import Summary
 from tests.factories import EditorFactory, SummaryFactory, reviewers_group
-from tests.integration.browser_helpers import DESKTOP, TIMEOUT_MS
+from tests.integration.browser_helpers import sign_in
 from tests.test_webhooks_admin import editors_with_webhooks, make_endpoint
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
-
-PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
-
-
-def sign_in(live_server, page, user) -> None:
-    page.set_default_timeout(TIMEOUT_MS)
-    page.set_viewport_size(DESKTOP)
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    expect(page.locator("#user-tools")).to_contain_text(user.username, ignore_case=True)
 
 
 def test_a_reviewer_finds_a_summary_sent_for_review_in_the_inbox(live_server, browser, page):
@@ -35,7 +23,7 @@ def test_a_reviewer_finds_a_summary_sent_for_review_in_the_inbox(live_server, br
     reviewer = EditorFactory(username="rosa")
     reviewer.groups.set([reviewers_group()])  # Reviewers only
 
-    sign_in(live_server, page, editor)
+    sign_in(page, live_server, editor)
     page.goto(live_server.url + reverse("admin:summaries_summary_change", args=[summary.pk]))
     page.click("input[name=_review]")
     expect(page.locator("ul.messagelist")).to_contain_text("Sent for review")
@@ -45,7 +33,7 @@ def test_a_reviewer_finds_a_summary_sent_for_review_in_the_inbox(live_server, br
     context = browser.new_context()
     try:
         review = context.new_page()
-        sign_in(live_server, review, reviewer)
+        sign_in(review, live_server, reviewer)
         inbox = review.locator(".inbox-link")
         expect(inbox).to_contain_text("Inbox (1)")
         inbox.click()
@@ -66,7 +54,7 @@ def test_an_endpoints_owner_sends_a_test_event_and_another_editor_cannot_reach_i
     endpoint = make_endpoint(owner=owner, url="http://127.0.0.1:9/hooks", description="Olga's")
     change = live_server.url + reverse("admin:summaries_webhookendpoint_change", args=[endpoint.pk])
 
-    sign_in(live_server, page, owner)
+    sign_in(page, live_server, owner)
     page.goto(change)
     expect(page.locator("body")).to_contain_text(endpoint.secret)
     page.click("input[value='Send a test event']")
@@ -75,7 +63,7 @@ def test_an_endpoints_owner_sends_a_test_event_and_another_editor_cannot_reach_i
     context = browser.new_context()
     try:
         other = context.new_page()
-        sign_in(live_server, other, EditorFactory(username="oscar"))
+        sign_in(other, live_server, EditorFactory(username="oscar"))
         other.goto(live_server.url + reverse("admin:summaries_webhookendpoint_changelist"))
         expect(other.locator("body")).not_to_contain_text("Olga's")
         other.goto(change)

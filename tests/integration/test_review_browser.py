@@ -9,24 +9,12 @@ from summaries.editing import copies, save, workflow
 from summaries.models import Chapter, ReviewMessage, Summary
 from tests.factories import ChapterFactory, EditorFactory, SummaryFactory, UserFactory
 from tests.factories import reviewers_group as make_reviewers_group
-from tests.integration.browser_helpers import DESKTOP, TIMEOUT_MS, screenshot
+from tests.integration.browser_helpers import DESKTOP, screenshot, sign_in
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
-
-PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
-
-
-def sign_in(page, live_server, user) -> None:
-    page.set_default_timeout(TIMEOUT_MS)
-    page.set_viewport_size(DESKTOP)
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    expect(page.locator("#user-tools")).to_contain_text(user.username, ignore_case=True)
 
 
 @pytest.fixture
