@@ -424,3 +424,50 @@ def test_an_assignee_who_may_no_longer_publish_is_not_the_only_one_told(people):
     people["rob"].groups.clear()
     workflow.submit_for_review(summary=summary, user=people["ed"])
     assert told() == {"rita": {"submitted"}, "boss": {"submitted"}}
+
+
+# --- Replies in a review -------------------------------------------------------------------
+
+
+def test_a_reviewers_reply_is_told_to_the_editors_and_whoever_wrote_in_the_review(people):
+    from summaries.editing import review
+
+    summary = written_by(people["ed"], people["eve"])
+    workflow.submit_for_review(summary=summary, user=people["ed"])
+    workflow.send_back(summary=summary, user=people["rob"], note="Cite the 2.5× figure.")
+    Notification.objects.all().delete()
+    review.reply(summary=summary, user=people["rita"], text="Agreed: the <b>source</b> too.")
+    assert told() == {"ed": {"reply"}, "eve": {"reply"}, "rob": {"reply"}}
+    event = NotificationEvent.objects.get(kind="reply")
+    assert "Agreed: the <b>source</b> too." in event.body and event.actor == people["rita"]
+
+
+def test_an_editors_reply_while_in_review_reaches_the_reviewers_when_none_took_part(people):
+    from summaries.editing import review
+
+    summary = written_by(people["ed"])
+    workflow.submit_for_review(summary=summary, user=people["ed"])
+    Notification.objects.all().delete()
+    review.reply(summary=summary, user=people["ed"], text="The figure is from the talk.")
+    assert told() == {"rita": {"reply"}, "rob": {"reply"}, "boss": {"reply"}}
+
+
+def test_an_editors_reply_reaches_the_assigned_reviewer_only_not_every_reviewer(people):
+    from summaries.editing import review
+
+    live = written_by(people["ed"], live=True)
+    copies.edit_target(summary=live, user=people["eve"])
+    review.assign_reviewer(summary=live, reviewer=people["rita"], user=people["ed"])
+    workflow.submit_for_review(summary=live, user=people["eve"])
+    Notification.objects.all().delete()
+    review.reply(summary=live, user=people["eve"], text="Ready when you are.")
+    assert told() == {"rita": {"reply"}, "ed": {"reply"}}
+
+
+def test_replies_turned_off_are_not_told(people):
+    from summaries.editing import review
+
+    summary = written_by(people["ed"])
+    NotificationPreferences.objects.create(user=people["ed"], reply=False)
+    review.reply(summary=summary, user=people["rita"], text="A question.")
+    assert told() == {}

@@ -70,7 +70,13 @@ def test_a_reviewer_sends_back_with_a_note_the_editor_sees(client):
 
     client.force_login(EditorFactory(username="ed"))
     page = client.get(change_url(summary)).content.decode()
-    assert "Sent back by Rita Reviewer" in page and "Cite the 2.5× figure." in page
+    assert "Sent back by Rita Reviewer" in page
+    # The note is shown once, as the review conversation's current note, which the banner
+    # links to.
+    assert page.count("Cite the 2.5× figure.") == 1
+    note = page.index("Cite the 2.5× figure.")
+    assert page.rfind('class="review-message review-sent_back review-note"', 0, note) != -1
+    assert '<a href="#review-message-' in page
 
 
 def test_sending_back_needs_a_note_and_a_summary_in_review(client):

@@ -136,7 +136,7 @@ def _ids(queryset) -> list[int]:
 class NotificationPreferencesAdmin(OwnOnlyAdmin):
     """A person's own notification settings: the list page opens them directly."""
 
-    fields = ["submitted", "sent_back", "published", "went_live", "source_problem"]
+    fields = ["submitted", "sent_back", "published", "went_live", "source_problem", "reply"]
 
     def has_change_permission(self, request, obj=None):
         return self._own(request, obj)

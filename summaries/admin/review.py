@@ -124,8 +124,10 @@ class ReviewMixin:
             return {}
         summary = review.original(obj)
         has_changes = obj.is_working_copy
+        thread = list(review.thread(summary))
         return {
-            "review_thread": list(review.thread(summary)),
+            "review_thread": thread,
+            "current_note_id": review.current_note_id(obj, thread),
             "reviewer_choices": list(review.reviewer_choices()),
             "assigned_reviewer_id": summary.assigned_to_id,
             "review_summary_id": summary.pk,

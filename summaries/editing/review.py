@@ -8,8 +8,10 @@ send-backs (workflow.py); replies and assignments are recorded here.
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.db.models import QuerySet
 
+from summaries import notifications
 from summaries.models import REVIEW_MESSAGE_CHARS, ReviewMessage, Summary
 
 from . import gate
@@ -23,6 +25,15 @@ def original(summary: Summary) -> Summary:
 def thread(summary: Summary) -> QuerySet[ReviewMessage]:
     """The summary's review conversation, oldest first, with each message's author."""
     return ReviewMessage.objects.filter(summary=original(summary)).select_related("author")
+
+
+def current_note_id(summary: Summary, messages: list[ReviewMessage]) -> int | None:
+    """The send-back note `summary` (a draft or a working copy) still waits on: the last
+    send-back in its conversation `messages`, while it is a draft with a note."""
+    if summary.status != Summary.Status.DRAFT or not summary.review_note:
+        return None
+    sent_back = [m for m in messages if m.kind == ReviewMessage.Kind.SENT_BACK]
+    return sent_back[-1].pk if sent_back else None
 
 
 def message_text(text: str | None, *, required: bool, name: str = "text") -> str:
@@ -51,19 +62,19 @@ def _may_take_part(user) -> bool:
 
 
 def reply(*, summary: Summary, user, text: str) -> ReviewMessage:
-    """Add a reply by an editor or a reviewer to the summary's review conversation.
+    """Add a reply by an editor or a reviewer to the summary's review conversation, and
+    tell the others in the review (notifications.review_reply).
 
     Raises ValidationError when the text is empty or longer than REVIEW_MESSAGE_CHARS,
     PermissionDenied when `user` may neither change nor publish summaries.
     """
     if not _may_take_part(user):
         raise PermissionDenied("You do not have permission to reply in reviews.")
-    return record(
-        summary=summary,
-        user=user,
-        kind=ReviewMessage.Kind.REPLY,
-        text=message_text(text, required=True),
-    )
+    text = message_text(text, required=True)
+    with transaction.atomic():
+        message = record(summary=summary, user=user, kind=ReviewMessage.Kind.REPLY, text=text)
+        notifications.review_reply(summary=summary, message=message)
+    return message
 
 
 def may_review(user) -> bool:

@@ -18,6 +18,7 @@ class NotificationKind(models.TextChoices):
     PUBLISHED = "published", "A summary you wrote was published"
     WENT_LIVE = "went_live", "A scheduled summary you wrote went live"
     SOURCE_PROBLEM = "source_problem", "A source cited by a live summary you wrote has a problem"
+    REPLY = "reply", "A reply in a review you take part in"
 
 
 class NotificationEvent(models.Model):
@@ -137,6 +138,11 @@ class NotificationPreferences(models.Model):
         "problems with sources my live summaries cite",
         default=True,
         help_text="A cited page broke, or no longer supports the claim.",
+    )
+    reply = models.BooleanField(
+        "replies in reviews I take part in",
+        default=True,
+        help_text="Of a summary I wrote, am asked to review, or wrote in the review of.",
     )
 
     class Meta:

@@ -6,6 +6,7 @@ the e-mails go out from Celery after the commit, at most once each (`email`, `ta
 """
 
 from .events import (
+    review_reply,
     source_problem,
     summary_published,
     summary_sent_back,
@@ -14,6 +15,7 @@ from .events import (
 )
 
 __all__ = [
+    "review_reply",
     "source_problem",
     "summary_published",
     "summary_sent_back",

@@ -29,6 +29,7 @@ from summaries.models import (
     NotificationEvent,
     NotificationKind,
     NotificationPreferences,
+    ReviewMessage,
     Source,
     Summary,
 )
@@ -162,6 +163,38 @@ def summary_sent_back(*, summary: Summary, by=None) -> list[Notification]:
         body=f'{_name(by)} sent "{title}" back to you with this note:\n\n{note}',
         summary=summary,
         actor=by,
+    )
+
+
+def review_reply(*, summary: Summary, message: ReviewMessage) -> list[Notification]:
+    """Someone replied in a summary's review conversation: tell the people in that
+    review — its editors, its assigned reviewer and whoever wrote in the conversation —
+    and, while it waits for review with nobody assigned and no reviewer in the
+    conversation yet, the reviewers (who would otherwise not know of it)."""
+    original = summary.working_copy_of if summary.is_working_copy else summary
+    title = _title(original)
+    authors = ReviewMessage.objects.filter(summary=original, author__isnull=False)
+    people = {user.pk: user for user in editors_of(original)}
+    people |= {user.pk: user for user in assignee_of(original)}
+    active_staff = get_user_model().objects.filter(is_active=True, is_staff=True)
+    people |= {user.pk: user for user in active_staff.filter(pk__in=authors.values("author_id"))}
+    waiting = Summary.objects.filter(working_copy_of=original).first() or original
+    all_reviewers = reviewers()
+    reviewer_ids = {user.pk for user in all_reviewers}
+    if (
+        waiting is not None
+        and waiting.status == Summary.Status.IN_REVIEW
+        and not people.keys() & reviewer_ids - {getattr(message.author, "pk", None)}
+    ):
+        people |= {user.pk: user for user in all_reviewers}
+    return tell(
+        kind=Kind.REPLY,
+        key=f"reply:{message.pk}",
+        recipients=people.values(),
+        subject=f"Reply in the review of {title}",
+        body=f'{_name(message.author)} replied in the review of "{title}":\n\n{message.text}',
+        summary=original,
+        actor=message.author,
     )
 
 
