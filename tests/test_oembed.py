@@ -1,4 +1,4 @@
-"""oEmbed (issue 16, section 3): a rich card for published summaries only, discoverable
+"""oEmbed: a rich card for published summaries only, discoverable
 from each summary page."""
 
 import html
@@ -71,6 +71,15 @@ def test_an_unpublished_summary_loses_its_cached_card(client):
     assert ask(client, page_url(summary)).status_code == 200  # from the page cache now
     workflow.unpublish_summary(summary=summary)
     assert ask(client, page_url(summary)).status_code == 404
+
+
+def test_consumers_keep_a_card_no_longer_than_shared_caches_keep_its_page(client):
+    """An unpublished summary's card goes from consumers' caches as soon as its page goes
+    from a CDN's."""
+    summary = SummaryFactory(live=True)
+    page = client.get(summary.video.get_absolute_url())
+    shared_lifetime = int(re.search(r"s-maxage=(\d+)", page["Cache-Control"]).group(1))
+    assert 0 < ask(client, page_url(summary)).json()["cache_age"] <= shared_lifetime
 
 
 @pytest.mark.parametrize(

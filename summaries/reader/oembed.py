@@ -23,6 +23,7 @@ from django.views.decorators.http import require_safe
 
 from summaries.models import Summary
 from summaries.pagecache.middleware import canonical_query, mark_cacheable
+from summaries.pagecache.pages import SHARED_TTL
 
 from .seo import SITE_NAME
 
@@ -110,7 +111,9 @@ def card(summary: Summary, request, *, maxwidth: int | None, maxheight: int | No
         "author_url": request.build_absolute_uri(channel.get_absolute_url()),
         "provider_name": SITE_NAME,
         "provider_url": request.build_absolute_uri("/"),
-        "cache_age": 3600,
+        # As long as a CDN may keep the summary's page: an unpublished summary's card
+        # leaves consumers' caches when its page leaves shared caches.
+        "cache_age": SHARED_TTL,
         "html": str(html),
         "width": width,
         "height": None,  # the card's height follows its text
