@@ -4,7 +4,7 @@
         ALLOWED_HOSTS=127.0.0.1 SECURE_SSL_REDIRECT=0 REDIS_URL=redis://127.0.0.1:6379/14 \\
         .venv/bin/python bench/render_uncached.py [-n 100] [--rounds 3] [--fragments] [PATH ...]
 
-Issue 14, section 6: every reader page, rendered with the page cache and the fragment cache
+Every reader page, rendered with the page cache and the fragment cache
 off, in 10 ms or less (median) at 10,000 videos. Without paths it measures the pages
 bench/run_pages.py measures: the heaviest summary of the largest generated channel
 (`bench-` slugs), that channel's page and the home page.

@@ -40,7 +40,7 @@ with the port space of the previous one in use, and until the CPU is quiet (--ma
 gunicorn finishes requests still queued from the previous run, and work of other processes
 on the machine would skew the figures (the busy share before each run is printed).
 
-Cold measurement (issue 14, section 6: "every cache off"): after the other runs, gunicorn
+Cold measurement ("every cache off"): after the other runs, gunicorn
 is restarted with PAGE_CACHE_FRAGMENTS=0 (curation/settings.py) and the
 same pages are measured uncached again, so shared fragments (a channel's filter choices, a
 list's length) are computed on every request, as on the first requests after a publish.
@@ -107,9 +107,9 @@ end
 """
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-TARGET_RATIO = 0.7  # cached summary throughput / static throughput, at least (issue 14)
+TARGET_RATIO = 0.7  # cached summary throughput / static throughput, at least
 TARGET_P99_MS = 50.0  # uncached p99, below
-# Issue 16: anonymous API reads at page speed, from the same cache as pages.
+# Anonymous API reads at page speed, from the same cache as pages.
 TARGET_API_DETAIL = 0.5  # API summary detail / cached summary page throughput, at least
 TARGET_API_LIST = 0.3  # each API list / cached summary page throughput, at least
 API_PAGE_BYTES = 50_000  # a default list page of summaries, at most
@@ -442,7 +442,7 @@ def measure_once(args, port, target, cache, lua, run_id, load: OtherLoad) -> Res
     )
     if target.mode in ("uncached", "cold"):
         # Each request carries a query parameter of its own: it misses the cache, renders
-        # the page and, since the view reads no such parameter, stores nothing (issue 11).
+        # the page and, since the view reads no such parameter, stores nothing.
         if new_keys:
             say("    warning: uncached requests stored pages: unknown parameters are cached?")
         cache.flushdb()  # drop fragments (and the generation: re-warmed later)
@@ -647,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
         info["videos"] = args.videos
         pages = [("summary", f"/videos/{slug}/"), ("channel", f"/channels/{channel}/")]
         pages.append(("home", "/"))
-        # The API (issue 16): the default pages of the summary and video lists (lean
+        # The API: the default pages of the summary and video lists (lean
         # items), and the heavy summary's detail.
         api = [
             ("api-list", "/api/v1/summaries/"),

@@ -1,4 +1,4 @@
-"""Worker throughput benchmark (issue 13): source checks per hour per Celery worker process.
+"""Worker throughput benchmark: source checks per hour per Celery worker process.
 
     .venv/bin/python bench/run_worker.py [--sources 3000 --hosts 50 --few-hosts 5
                                           --delay 0.2 --concurrency 1 2]

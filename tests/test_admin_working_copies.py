@@ -1,4 +1,4 @@
-"""The admin edits a published summary through its working copy (issue 12 §3)."""
+"""The admin edits a published summary through its working copy."""
 
 import pytest
 from django.apps import apps

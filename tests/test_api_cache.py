@@ -1,4 +1,4 @@
-"""Anonymous API reads from the page cache (issue 16, section 1): as fast as pages, stale on
+"""Anonymous API reads from the page cache: as fast as pages, stale on
 the same events (publish, unpublish, edits going live) and on every recorded check, with
 the API's own ETag, Last-Modified and Cache-Control."""
 
@@ -141,7 +141,7 @@ def test_reads_from_a_read_replica_are_not_kept(client, settings, monkeypatch):
     assert len(queries) > 0  # rendered again, not served from the page cache
 
 
-# --- Read-only tokens (issue 16 section 1: "anonymous and read-only token GETs") ---------
+# --- Read-only tokens: read like anonymous GETs --------------------------------------------
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Lean summary lists (issue 16, section 1): what a card needs by default, parts on
+"""Lean summary lists: what a card needs by default, parts on
 ?expand=, an optional total with ?count=true, in a fixed number of queries."""
 
 import json

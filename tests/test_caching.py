@@ -176,7 +176,7 @@ def test_a_page_stored_by_an_earlier_release_is_rendered_again(client):
 
 # --- What may be stored: the pages a view serves, each under one spelling ---------------
 # Anyone can add a query string or spell the host differently; none of that may add
-# entries to the cache (issue 11: 20 s of random query strings filled Redis).
+# entries to the cache (20 s of random query strings filled Redis).
 
 
 def cache_size() -> int:

@@ -1,4 +1,4 @@
-"""`check_sources --urls` over every server behaviour of issue 6 §9, in one command run.
+"""`check_sources --urls` over every server behaviour a cited site can show, in one command run.
 
 Loopback servers on 127.0.0.2-7 (allowed through FETCH_ALLOWED_NETWORKS) serve every case;
 127.0.0.1 plays the internal address and counts every connection it gets, which must be

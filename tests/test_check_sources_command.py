@@ -1,4 +1,4 @@
-"""The check_sources command: the workers' code path in the foreground (issue 6, section 8)."""
+"""The check_sources command: the workers' code path in the foreground."""
 
 import json
 

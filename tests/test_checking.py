@@ -1,4 +1,4 @@
-"""summaries.checking and its tasks against a real loopback server (issue 6).
+"""summaries.checking and its tasks against a real loopback server.
 
 The test server listens on 127.0.0.2 (allowed through FETCH_ALLOWED_NETWORKS); 127.0.0.1
 plays the internal address that must never be reached. Tasks are called directly; commit

@@ -1,4 +1,4 @@
-"""What editors type, judged the same way in the admin and in the API (issue 11 §1).
+"""What editors type, judged the same way in the admin and in the API.
 
 Titles, names and slugs must have a visible character (zero-width spaces, bidi overrides
 and the like at the edges are dropped); cited links must be links readers can follow.

@@ -1,4 +1,4 @@
-"""summaries.linkcheck fetch and check_many against real loopback servers (issue 6, section 9).
+"""summaries.linkcheck fetch and check_many against real loopback servers.
 
 Every server here listens on 127.0.0.1-3 with an ephemeral port; names are mapped to those
 addresses by a stub resolver, so no test asks real DNS or leaves the machine. 127.0.0.2 and

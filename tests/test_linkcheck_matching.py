@@ -1,5 +1,5 @@
 """Key phrases found on real pages and PDFs, and never where a reader cannot see them
-(issue 15, section 3); titles and descriptions read from every page (section 2)."""
+; titles and descriptions read from every page (section 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""summaries.linkcheck address policy: the SSRF rules of issue 6, section 6.
+"""summaries.linkcheck address policy: the SSRF rules.
 
 Names are resolved by stub resolvers only, and a guard fails any test that tries to open
 a connection: every refusal here must happen before a single packet is sent.
@@ -126,7 +126,7 @@ def test_internal_and_special_addresses_are_blocked(address):
 
 
 def test_python_is_global_is_not_enough():
-    """Why the ranges are explicit lists (issue 6, section 6)."""
+    """Why the ranges are explicit lists."""
     passed_by_python = [
         address
         for address in ("::127.0.0.1", "64:ff9b::7f00:1")

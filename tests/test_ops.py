@@ -1,4 +1,4 @@
-"""Health and readiness probes, and 503s while a backing service is down (issue 13 §1).
+"""Health and readiness probes, and 503s while a backing service is down.
 
 `/healthz` says the process answers and touches nothing else; `/readyz` checks the
 database, the cache and the broker, each with a short timeout, and names each check ok or

@@ -1,4 +1,4 @@
-"""The summary page's click-to-load player, video lengths and reading time (issue 14 §1).
+"""The summary page's click-to-load player, video lengths and reading time.
 
 The browser side (nothing requested from YouTube before play, seeking, keyboard) is in
 tests/integration/test_player_browser.py.

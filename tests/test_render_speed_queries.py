@@ -1,4 +1,4 @@
-"""Reader pages rendered with no cache at all run a fixed number of queries (issue 14, §6).
+"""Reader pages rendered with no cache at all run a fixed number of queries.
 
 Every request here misses the page cache (a query string of its own) and, with
 PAGE_CACHE_FRAGMENTS off, computes every shared fragment afresh: the first request after a

@@ -1,4 +1,4 @@
-"""Review (issue 12 §4): editors submit, reviewers publish or send back with a note."""
+"""Review: editors submit, reviewers publish or send back with a note."""
 
 import datetime
 

@@ -1,6 +1,7 @@
 """Start-up with a bad environment fails with one line; production settings pass --deploy."""
 
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -144,3 +145,61 @@ def test_beat_creates_the_folder_of_its_schedule_file(tmp_path):
         assert "dispatch-source-checks" in scheduler.schedule
     finally:
         scheduler.close()
+
+
+# --- .env.example --------------------------------------------------------------------------
+
+# How settings.py and gunicorn.conf.py read a variable: env.str("X", ...), env("X"),
+# _bool("X", ...), os.environ.get("X") and os.environ["X"].
+READ_VARIABLE = re.compile(
+    r'(?:\benv(?:\.\w+)?|\b_bool|environ(?:\.get)?)\s*[\[(]\s*"([A-Z][A-Z0-9_]*)"'
+)
+# Set by gunicorn.conf.py for its own workers, never by an operator.
+INTERNAL_VARIABLES = {"CURATION_METRICS_DIR_MADE"}
+
+
+def variables_read() -> set[str]:
+    base = settings.BASE_DIR
+    sources = [base / "curation" / "settings.py", base / "gunicorn.conf.py"]
+    names = set()
+    for source in sources:
+        names |= set(READ_VARIABLE.findall(source.read_text()))
+    return names - INTERNAL_VARIABLES
+
+
+ASSIGNMENT = re.compile(r"#? ?[A-Z][A-Z0-9_]*=")
+
+
+def explained(lines: list[str], at: int) -> bool:
+    """Whether the comment block above line `at` (up to a blank line) holds a sentence, not
+    only other variables."""
+    above = []
+    for line in reversed(lines[:at]):
+        if not line.strip():
+            break
+        above.append(line)
+    return any(line.startswith("#") and not ASSIGNMENT.match(line) for line in above)
+
+
+def test_env_example_lists_every_variable_the_settings_read_with_a_line_of_meaning():
+    example = (settings.BASE_DIR / ".env.example").read_text().splitlines()
+    names = variables_read()
+    assert {"DEBUG", "DATABASE_URL", "SITE_URL", "WEBHOOK_SECRET_OVERLAP"} <= names
+    unlisted, unexplained = [], []
+    for name in sorted(names):
+        at = [i for i, line in enumerate(example) if re.match(rf"#? ?{name}=", line)]
+        if not at:
+            unlisted.append(name)
+        elif not explained(example, at[0]):
+            unexplained.append(name)
+    assert not unlisted, f".env.example does not list {unlisted}"
+    assert not unexplained, f".env.example gives no line of meaning for {unexplained}"
+
+
+def test_migrate_and_check_on_the_zero_config_defaults_print_no_system_check_warning(tmp_path):
+    url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    for command in (["migrate", "--noinput"], ["check"]):
+        result = manage(*command, DATABASE_URL=url, CURATION_VAR_DIR=str(tmp_path))
+        assert result.returncode == 0, result.stderr
+        output = result.stdout + result.stderr
+        assert "identified some issues" not in output and "WARNINGS" not in output

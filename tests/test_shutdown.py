@@ -1,4 +1,4 @@
-"""A worker's warm shutdown ends a check batch early and hands the rest back (issue 13 §1).
+"""A worker's warm shutdown ends a check batch early and hands the rest back.
 
 The pieces, in one process: the shared flag (summaries/checking/shutdown.py) seen across a
 fork, the worker importing it before its pool forks, check_many starting nothing once a

@@ -1,4 +1,4 @@
-"""What readers are told about cited sources (issue 14 §3): the label function, every
+"""What readers are told about cited sources: the label function, every
 combination of check state, error class and claim verdict, and the summary page."""
 
 import html

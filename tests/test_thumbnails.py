@@ -1,4 +1,4 @@
-"""Thumbnails (issue 14 §1): fetched through the source checker's fetcher from a real
+"""Thumbnails: fetched through the source checker's fetcher from a real
 loopback server, re-encoded as WebP with Pillow, stored through the storage API and shown
 on cards and summary pages (or a placeholder), as og:image and JSON-LD thumbnailUrl.
 

@@ -1,4 +1,4 @@
-"""Webhooks (issue 16 section 2): which changes make events, and how deliveries go out.
+"""Webhooks: which changes make events, and how deliveries go out.
 
 Deliveries go to a receiver on 127.0.0.2 (opened by WEBHOOK_ALLOWED_NETWORKS); 127.0.0.1
 plays an internal address that must never be reached.

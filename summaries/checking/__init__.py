@@ -1,4 +1,4 @@
-"""Checking cited sources (issue 6): claiming due sources, recording results, claim verdicts.
+"""Checking cited sources: claiming due sources, recording results, claim verdicts.
 
 The network side lives in `summaries.linkcheck` (no ORM); `dispatch` decides which sources
 are checked when, `record` checks them and writes what was found, `limiter` shares the

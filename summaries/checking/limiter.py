@@ -1,4 +1,4 @@
-"""A per-host limit shared by every worker process through Redis (issue 6, section 4).
+"""A per-host limit shared by every worker process through Redis.
 
 `RedisHostLimiter` implements `linkcheck.HostLimiter`: at most `per_host` requests in flight
 per host across all processes using the same Redis, and a pause per host shared by all of

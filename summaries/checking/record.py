@@ -326,7 +326,7 @@ def _update_rows(objects: list, fields: list[str]) -> None:
     """Save these fields of each object in one statement run for every row (executemany).
 
     What bulk_update does, without its CASE WHEN per field and row: that SQL took Django
-    ~3 ms a source to build, more than checking it (issue 15: a worker records as fast as
+    ~3 ms a source to build, more than checking it (a worker records as fast as
     it fetches).
     """
     if not objects:

@@ -3,7 +3,7 @@
 The checker's states and error classes are for editors (the admin shows them). A reader
 learns whether the link worked when we last opened it, whether it moved (and where), whether
 the page was gone, whether the cited statement is still there, or, when the fault was ours
-or the site turned our checker away, only that it could not be checked (issue 14, §3).
+or the site turned our checker away, only that it could not be checked.
 
 Here, below the reader, because recording check results (`record.record_results`) must
 know whether a check changed what readers are shown, so that cached pages are marked

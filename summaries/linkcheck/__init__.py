@@ -1,4 +1,4 @@
-"""Talking to the outside world: checking cited sources (issue 6). No ORM in here.
+"""Talking to the outside world: checking cited sources. No ORM in here.
 
 - `policy`: which URLs and addresses may be contacted (SSRF rules);
 - `fetch`: one URL, safely (redirects, retries, caps) into a `result.CheckResult`;

@@ -1,4 +1,4 @@
-"""Does a fetched page still say what the summary claims? (issue 6, section 3)"""
+"""Does a fetched page still say what the summary claims?"""
 
 from __future__ import annotations
 

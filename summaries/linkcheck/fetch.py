@@ -575,7 +575,7 @@ def fetch(
 ) -> CheckResult:
     """Check one URL and return what was found; never raises for network trouble.
 
-    The rules (issue 6, sections 2, 4, 6, 7):
+    The rules:
     - The URL and every redirect target pass the address policy (`policy`): a refusal is
       the state "blocked", nothing is sent, and it is never retried.
     - One GET per attempt (no HEAD first: a title is wanted for every page, and many

@@ -15,7 +15,7 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 
-# Elements whose text is not part of the page's main text (issue 6: "text of the body with
+# Elements whose text is not part of the page's main text ("text of the body with
 # script/style/nav/header/footer removed"); template, svg and noscript never show as prose.
 SKIPPED_TAGS = frozenset(
     {"script", "style", "nav", "header", "footer", "template", "svg", "noscript", "head"}

@@ -1,4 +1,4 @@
-"""What a PDF source says: its metadata title and its text (issue 15, section 3).
+"""What a PDF source says: its metadata title and its text.
 
 Papers and filings are cited as PDFs. pypdf (pure Python, maintained) reads them from the
 fetched bytes, which the fetcher has already capped at its body limit; nothing external is

@@ -1,4 +1,4 @@
-"""Which URLs and addresses the link checker may contact (issue 6, section 6: SSRF).
+"""Which URLs and addresses the link checker may contact (SSRF).
 
 Everything here is decided before a connection is made: `parse_target` and `check_url`
 look at the URL alone (scheme, host spelling, userinfo, port), `vet_address` and `vet_port`

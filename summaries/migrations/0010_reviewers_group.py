@@ -1,4 +1,4 @@
-"""Review: publishing becomes the Reviewers' permission, no longer every editor's (issue 12 §4).
+"""Review: publishing becomes the Reviewers' permission, no longer every editor's.
 
 Editors write and submit for review; reviewers (the "Reviewers" group) publish, schedule,
 unpublish and send work back with a comment. A user may be in both groups.

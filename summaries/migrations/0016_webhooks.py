@@ -7,7 +7,7 @@ from django.conf import settings
 from django.contrib.auth.management import create_permissions
 from django.db import migrations, models
 
-# Editors register endpoints and read their delivery logs (issue 16 section 2).
+# Editors register endpoints and read their delivery logs.
 EDITOR_CODENAMES = [
     "add_webhookendpoint",
     "change_webhookendpoint",

@@ -207,7 +207,7 @@ class Summary(TimestampedModel):
         indexes = [
             # Covers the video id too (PostgreSQL): a list of live videos, or the count of
             # a channel's, reads the summaries' visibility from the index alone, not from
-            # their wide rows (issue 14, section 6).
+            # their wide rows.
             models.Index(
                 fields=["status", "publish_at"], include=["video"], name="summary_visibility"
             )

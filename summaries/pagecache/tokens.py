@@ -2,7 +2,7 @@
 
 A token whose user is active and not staff (so it may not see unpublished work,
 models/access.py) reads the same published content as everyone, so its GETs share the
-page cache (issue 16 §1). Which tokens are such is kept per process for TOKEN_TTL seconds,
+page cache. Which tokens are such is kept per process for TOKEN_TTL seconds,
 so a hit costs no query: a token deleted, or a user made an editor, is served cached
 public content for at most that long (the same anonymous clients get), then goes to the
 view (401, or the editor's fresh answer). Staff tokens are looked up once in that time too.

@@ -1,6 +1,6 @@
 """Fetching a video's thumbnail, storing its WebP variants and recording the outcome.
 
-The one place that writes the thumbnail fields of a video (issue 14 §1). Network I/O goes
+The one place that writes the thumbnail fields of a video. Network I/O goes
 through the source checker's fetcher (summaries.linkcheck: address policy, redirects,
 deadline, body cap); files go through Django's storage API (the "thumbnails" storage), so
 any django-storages backend works; pages only ever call storage.url().

@@ -1,4 +1,4 @@
-"""Webhooks (issue 16 section 2): events told to the endpoints clients register.
+"""Webhooks: events told to the endpoints clients register.
 
 - `events`: what happened, written with the change itself (an outbox row per event and a
   delivery row per subscribed endpoint), for live summaries only;

@@ -1,4 +1,4 @@
-"""The zero-configuration defaults with several processes on one machine (issue 11 §2).
+"""The zero-configuration defaults with several processes on one machine.
 
 No REDIS_URL and no database server: SQLite and the cache under CURATION_VAR_DIR, the
 file-system broker. Everything runs as an operator would run it, in subprocesses on a

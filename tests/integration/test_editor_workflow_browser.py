@@ -1,4 +1,4 @@
-"""In a real browser: the editor's workflow of issue 12, step by step (JavaScript on).
+"""In a real browser: the editor's workflow, step by step (JavaScript on).
 
 Several new chapters in one save; a live summary edited, previewed and published while an
 anonymous reader keeps seeing the published text; a summary sent back with a note; and a

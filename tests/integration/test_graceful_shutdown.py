@@ -1,4 +1,4 @@
-"""Graceful shutdown with real processes (issue 13 §1): what SIGTERM does to a deploy.
+"""Graceful shutdown with real processes: what SIGTERM does to a deploy.
 
 - gunicorn (`gunicorn curation.wsgi`, reading gunicorn.conf.py, DEBUG off): a request in
   flight when the master gets SIGTERM is answered in full, a new connection is not

@@ -1,4 +1,4 @@
-"""The service on several machines, some of them failing (issue 13 §2).
+"""The service on several machines, some of them failing.
 
 Built with Linux network namespaces (tests/integration/machines.py), all on one bridge in
 198.18.0.0/24 with no route out, created and deleted by the module's fixture:

@@ -1,4 +1,4 @@
-"""The page cache on a real Redis under a reader flood (issue 11 §1).
+"""The page cache on a real Redis under a reader flood.
 
 Each test runs its own redis-server on a free port, with a small memory limit, so that a
 flood can fill it; the shared Redis is left alone.

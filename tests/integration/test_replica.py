@@ -1,4 +1,4 @@
-"""A real PostgreSQL streaming replica behind DATABASE_REPLICA_URL (issue 13 §3).
+"""A real PostgreSQL streaming replica behind DATABASE_REPLICA_URL.
 
 The test starts its own primary and replica clusters on free loopback ports, serves the
 site with gunicorn on both, pauses the replica's replay (a lagging replica) and shows which

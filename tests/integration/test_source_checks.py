@@ -1,4 +1,4 @@
-"""Source checks through a real broker and a real Celery worker process (issue 6, section 9).
+"""Source checks through a real broker and a real Celery worker process.
 
 The loopback test server listens on 127.0.0.2, which the worker may contact because
 FETCH_ALLOWED_NETWORKS is set in its environment below; 127.0.0.1 plays the internal

@@ -1,5 +1,5 @@
 """In a real browser: cards and the summary page show the stored thumbnails, served by this
-site, and the browser contacts no other host (issue 14 §1).
+site, and the browser contacts no other host.
 
 The thumbnails are fetched first, as the worker does, from a loopback image server on
 127.0.0.2 (allowed through FETCH_ALLOWED_NETWORKS); the browser must never ask that server

@@ -1,4 +1,4 @@
-"""Webhook deliveries through a real broker and real Celery worker processes (issue 16 §2).
+"""Webhook deliveries through a real broker and real Celery worker processes.
 
 The receiver listens on 127.0.0.2, which the workers may send to because
 WEBHOOK_ALLOWED_NETWORKS is set in their environment below.

@@ -1,5 +1,5 @@
 /*
- * Click-to-load video player on the summary page (issue 14 §1).
+ * Click-to-load video player on the summary page.
  *
  * The page ships a neutral poster with a link to the video on YouTube; nothing is requested
  * from YouTube while reading. This script shows a play button on the poster; pressing it
