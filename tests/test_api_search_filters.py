@@ -21,6 +21,7 @@ from .factories import (
     SummaryFactory,
     TopicFactory,
 )
+from .test_search import HOSTILE
 
 pytestmark = pytest.mark.django_db
 
@@ -208,3 +209,13 @@ def test_the_search_page_still_offers_live_values_only_after_the_schema_is_built
     assert client.get("/search/", {"language": "de"}).status_code == 400
     assert client.get("/search/", {"channel": "nope"}).status_code == 400
     assert client.get("/search/", {"language": "fr"}).status_code == 200
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_search_answers_any_query_with_a_list(api, query):
+    SummaryFactory(live=True, tldr="Robotics news.")
+
+    response = api.get(LIST, {"search": query})
+
+    assert response.status_code == 200, response.content[:200]
+    assert isinstance(response.json()["results"], list)

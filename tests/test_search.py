@@ -1,8 +1,9 @@
 import datetime
+import random
 
 import pytest
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection
+from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -164,6 +165,20 @@ HOSTILE = [
     "robo\x00tics",
     "🤖 robotics 🦾",
     "日本語",
+    "-" * 33,
+    "-" * 40 + "robotics",
+    "robotics " + "-" * 40 + "factories",
+    "robotics(" + "-" * 40,
+    "-!" * 40 + "robotics",
+    "- " * 8 + "robotics",
+    "-(-)-<-|-&" * 10 + "robotics",
+    '-"' * 100,
+    '"-' * 100 + "robotics",
+    '""robotics"""',
+    "!@#$%^&*()_+=[]{};:',./<>?`~",
+    "\x00" * 100,
+    "-" * 10_240,
+    "robotics " + '-"' * 5_000,
 ]
 
 
@@ -191,6 +206,40 @@ def test_long_queries_are_cut_and_nul_bytes_removed():
     assert clean_query("one two three four five six seven eight nine ten").split()[-1] == "eight"
     assert clean_query("  robo\x00tics \n ") == "robo tics"
     assert search_summaries("  ").count() == 0
+
+
+# Hyphens (negation), alone or after a character web-search syntax skips, and what ends a
+# run of them: spaces, quotes, punctuation, words.
+QUERY_PIECES = [
+    *("-", "-", "-" * 8, "-" * 8),
+    *("-!", "-(", "-)", "-<", "-|", "-&"),
+    *(" ", '"', ":", "'", "\\", "or", "robotics"),
+]
+
+
+def random_queries(count: int, seed: int = 5) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        "".join(rng.choice(QUERY_PIECES) for _ in range(rng.randint(1, 120))) for _ in range(count)
+    ]
+
+
+@on_postgresql
+def test_no_mix_of_operators_and_words_makes_postgresql_fail():
+    indexed(SummaryFactory(live=True, tldr="Robotics news."))
+
+    for query in random_queries(400):
+        with transaction.atomic():
+            assert isinstance(found(query), list), query
+
+
+@on_postgresql
+def test_a_run_of_hyphens_before_a_word_excludes_it_like_one_hyphen():
+    indexed(SummaryFactory(live=True, tldr="Robotics news."))
+    other = indexed(SummaryFactory(live=True, tldr="Gardening news."))
+
+    assert found("news ---robotics") == found("news -robotics") == [other]
+    assert found("news -!- -(-robotics") == [other]
 
 
 def test_results_can_be_counted_for_pagination():

@@ -1,5 +1,7 @@
 """Search over live summaries: PostgreSQL full-text search, a word-by-word fallback elsewhere."""
 
+import re
+
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connections
 from django.db.models import Expression, QuerySet
@@ -17,6 +19,8 @@ MAX_RANKED = 300
 
 # Must match the configuration of the search_vector column (migration 0005).
 SEARCH_CONFIG = "english"
+# Hyphens with nothing between them that web-search syntax reads as a word (websearch_text).
+_NEGATION_RUN = re.compile(r'-(?:[^\w"]*-)+')
 
 _SEARCH_VECTOR = SearchVectorField()
 _SEARCH_VECTOR.set_attributes_from_name("search_vector")
@@ -46,10 +50,21 @@ def clean_query(query: str) -> str:
     return " ".join(words)[:MAX_QUERY_CHARS].strip()
 
 
+def websearch_text(query: str) -> str:
+    """The query with each run of negations written as one hyphen.
+
+    websearch_to_tsquery reads every hyphen before a word as a NOT, skipping spaces and the
+    characters it ignores (! & | ( ) <) between them, and keeps pending NOTs on a stack of
+    32: a 33rd raises "tsquery stack too small". A run of hyphens separated by no letter,
+    digit or quote becomes one hyphen, so at most one NOT waits for its word.
+    """
+    return _NEGATION_RUN.sub("-", query)
+
+
 def search_query(query: str) -> SearchQuery:
     """The PostgreSQL query of a cleaned query string, in web-search syntax."""
     # websearch_to_tsquery accepts any text (no syntax errors from & | ! : * ( ) < >).
-    return SearchQuery(query, config=SEARCH_CONFIG, search_type="websearch")
+    return SearchQuery(websearch_text(query), config=SEARCH_CONFIG, search_type="websearch")
 
 
 def search_summaries(
