@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import pytest
 import redis
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
@@ -22,7 +23,6 @@ from summaries.checking import limiter as checking_limiter
 from summaries.checking import record
 from summaries.checking import tasks as checking_tasks
 from summaries.checking.limiter import RedisHostLimiter, get_host_limiter
-from summaries.checking.options import setting
 from summaries.editing import derived, workflow
 from summaries.linkcheck import CheckResult, InProcessHostLimiter, State
 from summaries.models import Citation, Source, SourceCheck
@@ -144,7 +144,7 @@ def test_a_broker_down_at_commit_does_not_break_the_save(
         checking.queue_checks_for_summary(summary=summary)  # no exception
     source = Source.objects.get()
     assert source.check_token  # claimed: the sweeper takes it once the claim lapses
-    later = timezone.now() + timedelta(seconds=setting("CHECK_CLAIM_SECONDS", 0) + 1)
+    later = timezone.now() + timedelta(seconds=settings.CHECK_CLAIM_SECONDS + 1)
     with django_capture_on_commit_callbacks() as callbacks:
         assert checking.dispatch_due_checks(now=later) == [source.pk]
     assert len(queued(callbacks)) == 1
@@ -324,7 +324,7 @@ def test_a_batch_renews_its_claim_when_it_starts_so_no_one_else_fetches_its_sour
     """A batch that waited in the queue almost as long as the lease: while it fetches, the
     sweeper must not hand its sources to another batch, which would fetch them again."""
     source = Source.objects.create(url=url(site, "/a"), host="127.0.0.2")
-    lease = timedelta(seconds=setting("CHECK_CLAIM_SECONDS", 0))
+    lease = timedelta(seconds=settings.CHECK_CLAIM_SECONDS)
     claimed_at = timezone.now() - lease + timedelta(seconds=1)
     token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=10, now=claimed_at)
     swept = []
@@ -398,7 +398,7 @@ def test_the_sweeper_reclaims_sources_whose_batch_was_lost():
     now = timezone.now()
     first, _ = checking.claim_sources(queryset=Source.objects.all(), limit=10, now=now)
     assert checking.sweep_sources(now=now + timedelta(minutes=1)) == []
-    lapsed = now + timedelta(seconds=setting("CHECK_CLAIM_SECONDS", 0) + 1)
+    lapsed = now + timedelta(seconds=settings.CHECK_CLAIM_SECONDS + 1)
     assert checking.sweep_sources(now=lapsed) == [source.pk]
     source.refresh_from_db()
     assert source.check_token != first

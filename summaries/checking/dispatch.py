@@ -7,14 +7,13 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from summaries.background import queue_after_commit
 from summaries.models import Citation, Source, Summary
-
-from .options import setting
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +29,7 @@ def _claimable(now: datetime) -> Q:
 def lease() -> timedelta:
     """How long a claim holds its sources (CHECK_CLAIM_SECONDS) before the sweeper may
     hand them to another batch."""
-    return timedelta(seconds=int(setting("CHECK_CLAIM_SECONDS", 900)))
+    return timedelta(seconds=settings.CHECK_CLAIM_SECONDS)
 
 
 def _due(now: datetime) -> Q:
@@ -78,7 +77,7 @@ def _queue(token: str, ids: list[int]) -> None:
 
 
 def batch_size() -> int:
-    return int(setting("FETCH_BATCH_SIZE", 2000))
+    return settings.FETCH_BATCH_SIZE
 
 
 def dispatch_due_checks(*, now: datetime | None = None, max_batches: int = 200) -> list[int]:

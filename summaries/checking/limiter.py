@@ -168,10 +168,10 @@ class RedisHostLimiter:
 
 def get_host_limiter(per_host: int) -> HostLimiter:
     """The limiter for this process: shared through Redis when REDIS_URL is set."""
-    url = getattr(settings, "REDIS_URL", "")
+    url = settings.REDIS_URL
     if not url:
         return InProcessHostLimiter(per_host)
-    deadline = float(getattr(settings, "FETCH_DEADLINE", 10.0))
+    deadline = settings.FETCH_DEADLINE
     client = redis.Redis.from_url(
         url, socket_connect_timeout=2, socket_timeout=2, health_check_interval=30
     )
@@ -182,15 +182,11 @@ _limiter_lock = threading.Lock()
 _limiter: HostLimiter | None = None
 
 
-def _setting(name: str, default):
-    return getattr(settings, name, default)
-
-
 def host_limiter() -> HostLimiter:
     """This process's per-host limiter: FETCH_PER_HOST requests in flight per host, shared
     by every worker process through Redis when REDIS_URL is set (see redis_limiter)."""
     global _limiter
     with _limiter_lock:
         if _limiter is None:
-            _limiter = get_host_limiter(int(_setting("FETCH_PER_HOST", 2)))
+            _limiter = get_host_limiter(settings.FETCH_PER_HOST)
         return _limiter

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F, Window
@@ -25,7 +26,7 @@ from summaries.webhooks import events as webhook_events
 
 from .dispatch import extend_claim, lease
 from .limiter import host_limiter
-from .options import fetch_options, setting
+from .options import fetch_options
 from .source_labels import label_of
 
 logger = logging.getLogger(__name__)
@@ -53,10 +54,10 @@ def run_checks(
     within `time_budget` seconds, or once `stop_requested()` is true, are missing from
     the result; no request is sent once time.monotonic() reaches `send_until`.
     """
-    per_host = int(setting("FETCH_PER_HOST", 2))
+    per_host = settings.FETCH_PER_HOST
     return linkcheck.check_many(
         needs,
-        max_in_flight=int(setting("FETCH_MAX_IN_FLIGHT", 64)),
+        max_in_flight=settings.FETCH_MAX_IN_FLIGHT,
         per_host=per_host,
         host_limiter=host_limiter(),
         on_result=on_result,
@@ -194,8 +195,8 @@ def record_results(
     sources = list(locked.order_by("id"))
     if not sources:
         return []
-    healthy = timedelta(seconds=int(setting("CHECK_INTERVAL_HEALTHY", 7 * 24 * 3600)))
-    problem = timedelta(seconds=int(setting("CHECK_INTERVAL_PROBLEM", 24 * 3600)))
+    healthy = timedelta(seconds=settings.CHECK_INTERVAL_HEALTHY)
+    problem = timedelta(seconds=settings.CHECK_INTERVAL_PROBLEM)
 
     citations = defaultdict(list)
     for citation in Citation.objects.filter(source__in=sources).order_by("id"):
@@ -348,7 +349,7 @@ def _update_rows(objects: list, fields: list[str]) -> None:
 
 def _trim_history(source_ids: list[int]) -> None:
     """Keep the newest CHECK_HISTORY_PER_SOURCE checks of each source (two queries)."""
-    keep = int(setting("CHECK_HISTORY_PER_SOURCE", 20))
+    keep = settings.CHECK_HISTORY_PER_SOURCE
     ranked = SourceCheck.objects.filter(source_id__in=source_ids).annotate(
         rank=Window(
             RowNumber(),

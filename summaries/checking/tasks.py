@@ -46,7 +46,7 @@ def _stop_check_batches(**kwargs) -> None:
 
 
 def _time_budget() -> float:
-    deadline = float(getattr(settings, "FETCH_DEADLINE", 10.0))
+    deadline = settings.FETCH_DEADLINE
     return max(1.0, CHECK_SOFT_TIME_LIMIT - deadline - CHECK_BATCH_MARGIN)
 
 

@@ -62,7 +62,7 @@ def citable_url_problem(url: str) -> str | None:
     url = url.strip()
     if len(url) > MAX_CITED_URL_CHARS:
         return f"longer than {MAX_CITED_URL_CHARS} characters."
-    allowed = getattr(settings, "FETCH_ALLOWED_NETWORKS", ())
+    allowed = settings.FETCH_ALLOWED_NETWORKS
     try:
         target = policy.parse_target(url)
         policy.check_target(target, allowed_networks=allowed)

@@ -236,12 +236,12 @@ def may_scrape(request) -> bool:
 
     The peer is REMOTE_ADDR: behind a proxy that is the proxy, so there use the token.
     """
-    token = getattr(settings, "METRICS_TOKEN", "")
+    token = settings.METRICS_TOKEN
     scheme, _, offered = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
     if token and scheme.lower() == "bearer":
         if hmac.compare_digest(offered.strip().encode(), token.encode()):
             return True
-    networks = _networks(tuple(getattr(settings, "METRICS_ALLOWED_NETWORKS", ())))
+    networks = _networks(tuple(settings.METRICS_ALLOWED_NETWORKS))
     if not networks:
         return False
     try:
@@ -264,7 +264,7 @@ def metrics_view(request):
 
 
 def _worker_port() -> int:
-    return int(getattr(settings, "METRICS_WORKER_PORT", 0) or 0)
+    return settings.METRICS_WORKER_PORT
 
 
 @signals.worker_init.connect(dispatch_uid="curation-worker-metrics-folder")
@@ -295,4 +295,4 @@ def start_worker_endpoint(port: int, addr: str) -> bool:
 @signals.worker_ready.connect(dispatch_uid="curation-worker-metrics")
 def _worker_endpoint(**kwargs) -> None:
     if _worker_port():
-        start_worker_endpoint(_worker_port(), getattr(settings, "METRICS_WORKER_ADDR", "127.0.0.1"))
+        start_worker_endpoint(_worker_port(), settings.METRICS_WORKER_ADDR)
