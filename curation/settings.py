@@ -281,7 +281,6 @@ CELERY_TASK_TIME_LIMIT = 180
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULER = "curation.celery:BeatScheduler"
-CELERY_BEAT_SCHEDULE = {}
 CELERY_TIMEZONE = "UTC"
 
 # --- Auth, i18n, static -----------------------------------------------------------------
@@ -376,8 +375,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {"context": {"()": "summaries.ops.logs.ContextFilter"}},
     "formatters": {
-        "text": {"()": "summaries.ops.logs.TextFormatter"},
-        "json": {"()": "summaries.ops.logs.JsonFormatter"},
+        "text": {"()": "summaries.ops.logformat.TextFormatter"},
+        "json": {"()": "summaries.ops.logformat.JsonFormatter"},
     },
     "handlers": {
         "console": {
@@ -506,22 +505,11 @@ CHECK_CLAIM_SECONDS = env.int("CHECK_CLAIM_SECONDS", default=15 * 60)
 CHECK_HISTORY_PER_SOURCE = env.int("CHECK_HISTORY_PER_SOURCE", default=20)
 # Stored "Related" lists: recompute this many missing or day-old lists per beat tick.
 RELATED_REFRESH_BATCH = env.int("RELATED_REFRESH_BATCH", default=200)
-CELERY_BEAT_SCHEDULE["refresh-stale-related"] = {
-    "task": "summaries.tasks.refresh_stale_related",
-    "schedule": env.int("RELATED_REFRESH_EVERY", default=600),
-    "options": {"expires": 540},
-}
+RELATED_REFRESH_EVERY = env.int("RELATED_REFRESH_EVERY", default=600)
 # Changes to live summaries scheduled for a time go live within this many seconds of it.
-CELERY_BEAT_SCHEDULE["publish-due-changes"] = {
-    "task": "summaries.tasks.publish_due_changes",
-    "schedule": env.int("PUBLISH_CHANGES_EVERY", default=60),
-    "options": {"expires": 50},
-}
-CELERY_BEAT_SCHEDULE["dispatch-source-checks"] = {
-    "task": "summaries.tasks.dispatch_source_checks",
-    "schedule": env.int("CHECK_DISPATCH_EVERY", default=300),
-    "options": {"expires": 240},
-}
+PUBLISH_CHANGES_EVERY = env.int("PUBLISH_CHANGES_EVERY", default=60)
+# Due sources are claimed and queued in batches every this many seconds.
+CHECK_DISPATCH_EVERY = env.int("CHECK_DISPATCH_EVERY", default=300)
 # --- Webhooks ----------------------------------------------------------------------------
 # Where the site is, for the links in webhook bodies (which are sent with no request).
 SITE_URL = env.str("SITE_URL", default="http://localhost:8000").rstrip("/")
@@ -549,11 +537,6 @@ WEBHOOK_SECRET_OVERLAP = env.int("WEBHOOK_SECRET_OVERLAP", default=24 * 3600)
 # with that ETA), so that "summary.published" leaves when it goes live rather than at the
 # next sweep; a summary whose announcement was lost is told by the first sweep after.
 WEBHOOK_SWEEP_EVERY = env.int("WEBHOOK_SWEEP_EVERY", default=60)
-CELERY_BEAT_SCHEDULE["sweep-webhooks"] = {
-    "task": "summaries.tasks.sweep_webhooks",
-    "schedule": WEBHOOK_SWEEP_EVERY,
-    "options": {"expires": max(1, WEBHOOK_SWEEP_EVERY - 10)},
-}
 # --- E-mail and notifications ------------------------------------------------------------
 # Django's mail framework. EMAIL_URL (smtp://USER:PASSWORD@HOST:587, smtp+tls://…,
 # smtps://… for implicit TLS, consolemail://) wins; else EMAIL_HOST and its companions
@@ -587,11 +570,7 @@ NOTIFICATION_EMAIL_MAX_ATTEMPTS = env.int("NOTIFICATION_EMAIL_MAX_ATTEMPTS", def
 NOTIFICATION_KEEP_DAYS = env.int("NOTIFICATION_KEEP_DAYS", default=180)
 # The sweeper: tells of scheduled summaries that went live, queues e-mails whose message
 # was lost and marks those whose worker died mid-send "interrupted" (never sent twice).
-CELERY_BEAT_SCHEDULE["sweep-notifications"] = {
-    "task": "summaries.tasks.sweep_notifications",
-    "schedule": env.int("NOTIFICATION_SWEEP_EVERY", default=60),
-    "options": {"expires": 50},
-}
+NOTIFICATION_SWEEP_EVERY = env.int("NOTIFICATION_SWEEP_EVERY", default=60)
 # Password resets from the admin login page, per client address and per e-mail address
 # asked for (django-ratelimit rates: N/s, N/m, N/h or N/d); past either, a 429.
 PASSWORD_RESET_RATE_IP = env.str("PASSWORD_RESET_RATE_IP", default="10/h")
@@ -601,8 +580,25 @@ PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3600)
 # Thumbnails still missing (a fetch that failed for a while, or was lost) are queued again:
 # at most THUMBNAIL_SWEEP_BATCH a run, each after a wait that doubles with each failure.
 THUMBNAIL_SWEEP_BATCH = env.int("THUMBNAIL_SWEEP_BATCH", default=100)
-CELERY_BEAT_SCHEDULE["sweep-thumbnails"] = {
-    "task": "summaries.tasks.sweep_thumbnails",
-    "schedule": env.int("THUMBNAIL_SWEEP_EVERY", default=900),
-    "options": {"expires": 840},
+THUMBNAIL_SWEEP_EVERY = env.int("THUMBNAIL_SWEEP_EVERY", default=900)
+
+
+# --- Celery beat: every periodic task, in one place ----------------------------------------
+def _every(seconds: int, task: str) -> dict:
+    """A beat entry: `task` every `seconds`; a tick not started by the next one is dropped
+    (expires), so a worker back from an outage does not run a backlog of the same sweep."""
+    return {
+        "task": f"summaries.tasks.{task}",
+        "schedule": seconds,
+        "options": {"expires": max(1, seconds - 10)},
+    }
+
+
+CELERY_BEAT_SCHEDULE = {
+    "dispatch-source-checks": _every(CHECK_DISPATCH_EVERY, "dispatch_source_checks"),
+    "publish-due-changes": _every(PUBLISH_CHANGES_EVERY, "publish_due_changes"),
+    "refresh-stale-related": _every(RELATED_REFRESH_EVERY, "refresh_stale_related"),
+    "sweep-webhooks": _every(WEBHOOK_SWEEP_EVERY, "sweep_webhooks"),
+    "sweep-notifications": _every(NOTIFICATION_SWEEP_EVERY, "sweep_notifications"),
+    "sweep-thumbnails": _every(THUMBNAIL_SWEEP_EVERY, "sweep_thumbnails"),
 }

@@ -203,3 +203,21 @@ def test_migrate_and_check_on_the_zero_config_defaults_print_no_system_check_war
         assert result.returncode == 0, result.stderr
         output = result.stdout + result.stderr
         assert "identified some issues" not in output and "WARNINGS" not in output
+
+
+def test_every_periodic_task_is_in_the_one_beat_schedule_and_names_a_real_task():
+    from curation.celery import app
+
+    app.loader.import_default_modules()
+    schedule = settings.CELERY_BEAT_SCHEDULE
+    assert set(schedule) == {
+        "dispatch-source-checks",
+        "publish-due-changes",
+        "refresh-stale-related",
+        "sweep-webhooks",
+        "sweep-notifications",
+        "sweep-thumbnails",
+    }
+    for name, entry in schedule.items():
+        assert entry["task"] in app.tasks, name
+        assert 0 < entry["options"]["expires"] < entry["schedule"], name
