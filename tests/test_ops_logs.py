@@ -7,16 +7,18 @@ import logging
 import os
 import subprocess
 import sys
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from kombu import Connection
 
 from summaries import tasks
 from summaries.checking import dispatch, record
 from summaries.linkcheck import CheckResult, State
 from summaries.models import Source
-from summaries.ops import logs
+from summaries.ops import logformat, logs
 
 from .factories import SummaryFactory
 from .test_ops_metrics import answering
@@ -129,7 +131,7 @@ def test_the_batch_token_follows_a_check_from_dispatch_to_record(
 def test_the_json_formatter_writes_one_valid_json_object_per_line():
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(logs.JsonFormatter())
+    handler.setFormatter(logformat.JsonFormatter())
     handler.addFilter(logs.ContextFilter())
     logger = logging.getLogger("tests.json")
     logger.addHandler(handler)
@@ -182,3 +184,97 @@ def test_log_format_json_makes_every_line_json(tmp_path):
     assert any(p["message"] == "hello" for p in parsed)
     (request,) = [p for p in parsed if p["logger"] == "curation.request"]
     assert request["status"] == 404 and len(request["request_id"]) == 32
+
+
+# --- Text that clients choose cannot forge lines ------------------------------------------
+
+# A path as a client can send it (%0d%0a, %1b): it would start a record of its own, and
+# wipe an operator's terminal, if written as it is.
+FORGED_LINE = "2030-01-01 00:00:00,000 ERROR django.request forged"
+FORGED_PATH = f"/x\r\n{FORGED_LINE}\x1b[2J/"
+FORGED_URL = quote(FORGED_PATH)
+
+
+@pytest.fixture(params=["text", "json"])
+def console(request):
+    """What the site's configured console handler writes, in each LOG_FORMAT."""
+    (handler,) = [h for h in logging.getLogger().handlers if h.name == "console"]
+    formatter = logformat.JsonFormatter() if request.param == "json" else logformat.TextFormatter()
+    stream = io.StringIO()
+    previous_stream, previous_formatter = handler.setStream(stream), handler.formatter
+    handler.setFormatter(formatter)
+    try:
+        yield request.param, stream
+    finally:
+        handler.setStream(previous_stream)
+        handler.setFormatter(previous_formatter)
+
+
+def assert_no_forged_line(console, logger_name: str) -> None:
+    log_format, stream = console
+    written = stream.getvalue()
+    lines = written.splitlines()  # every kind of line break a reader may split on
+    assert lines, "nothing was logged"
+    if log_format == "json":
+        entries = [json.loads(line) for line in lines]
+        assert any(FORGED_LINE in e["message"] for e in entries if e["logger"] == logger_name)
+        return
+    assert not any(line.startswith(FORGED_LINE[:10]) for line in lines), written
+    assert "\x1b" not in written
+    records = [line for line in lines if not line[:1].isspace()]
+    assert all(line[:4].isdigit() for line in records), written  # each starts with its time
+    assert any(logger_name in line and "\\r\\n2030-01-01" in line for line in records), written
+
+
+def unreachable_cache_error():
+    import redis
+
+    return redis.ConnectionError(f"Error 111 connecting to {FORGED_PATH}.")
+
+
+def test_the_page_cache_logs_a_path_it_could_not_look_up_on_one_line(client, settings, console):
+    settings.CACHES = {"default": {"BACKEND": "tests.test_ops.UnreachableCache"}}
+    client.get(FORGED_URL)
+    assert_no_forged_line(console, "summaries.pagecache.middleware")
+
+
+def test_the_api_throttle_logs_a_path_it_could_not_count_on_one_line(rf, settings, console):
+    from summaries.api.throttling import AnonThrottle
+
+    settings.CACHES = {"default": {"BACKEND": "tests.test_ops.UnreachableCache"}}
+    request = rf.get(FORGED_URL)
+    request.user = AnonymousUser()
+    assert AnonThrottle().allow_request(request, view=None)
+    assert_no_forged_line(console, "summaries.api.throttling")
+
+
+def test_an_outage_logs_the_path_and_its_error_on_one_line_each(rf, console):
+    from summaries.ops.outage import OutageMiddleware
+
+    answer = OutageMiddleware(None).process_exception(rf.get(FORGED_URL), unreachable_cache_error())
+    assert answer.status_code == 503
+    assert_no_forged_line(console, "summaries.ops.outage")
+
+
+def test_an_api_server_error_logs_the_path_and_its_error_on_one_line_each(rf, console):
+    from summaries.api.errors import exception_handler
+
+    answer = exception_handler(ValueError(FORGED_PATH), {"request": rf.get(FORGED_URL)})
+    assert answer.status_code == 500
+    assert_no_forged_line(console, "django.request")
+
+
+def test_the_text_format_writes_the_ids_on_the_line_and_the_traceback_indented_below():
+    logger = logging.getLogger("tests.text")
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        record = logger.makeRecord(
+            "tests.text", logging.ERROR, "f", 1, "failed", (), sys.exc_info()
+        )
+    record.request_id = "req-text-1"
+    first, *below = logformat.TextFormatter().format(record).split("\n")
+    assert first.endswith(" ERROR tests.text failed request_id=req-text-1")
+    assert below[0] == "    Traceback (most recent call last):"
+    assert below[-1] == "    ValueError: boom"
+    assert all(line.startswith("    ") for line in below)

@@ -9,32 +9,30 @@
   ends: name, id, outcome, duration and the request id it came with.
 - `bound()` adds fields (request_id, task_id, the check batch token) to every line logged
   inside it: `ContextFilter` copies them onto records, the formatters print them.
-- `JsonFormatter` (LOG_FORMAT=json) writes one JSON object per line; `TextFormatter` one
-  readable line. The standard library's logging does the rest: a formatter of 30 lines
-  needs no dependency, and only we decide which fields a line carries (values that are
-  not plain data are written as their type's name, so a request object's query string, a
-  token, never reaches a log through `repr`).
+- `logformat.JsonFormatter` (LOG_FORMAT=json) writes one JSON object per line;
+  `logformat.TextFormatter` one readable line, with what clients chose escaped. The
+  standard library's logging does the rest: a formatter of 30 lines needs no dependency,
+  and only we decide which fields a line carries (values that are not plain data are
+  written as their type's name, so a request object's query string, a token, never
+  reaches a log through `repr`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 import logging
 import re
 import time
 import uuid
-from datetime import UTC, datetime
 
 from celery import signals
 
 from . import metrics
+from .logformat import printable
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _WELL_FORMED_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}\Z")
-# The fields of every line logged inside `bound()`; the text format prints these.
-CORRELATION_FIELDS = ("request_id", "task_id", "batch")
 
 request_logger = logging.getLogger("curation.request")
 task_logger = logging.getLogger("curation.task")
@@ -66,9 +64,8 @@ def request_id_for(request) -> str:
 
 
 def _printable(text: str, limit: int) -> str:
-    """Client-chosen text for a text log line: no line breaks or control characters."""
-    text = text[:limit]
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    """Client-chosen text, cut at `limit`, for a field of a log line."""
+    return printable(text[:limit])
 
 
 class RequestLogMiddleware:
@@ -171,13 +168,7 @@ def _task_finished(task_id=None, task=None, state=None, **kwargs) -> None:
         _context.reset(token)
 
 
-# --- Formatting --------------------------------------------------------------------------
-
-_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
-    "message",
-    "asctime",
-    "taskName",
-}
+# --- Formatting (the formatters are in summaries/ops/logformat.py) ---------------------
 
 
 class ContextFilter(logging.Filter):
@@ -188,53 +179,3 @@ class ContextFilter(logging.Filter):
             if not hasattr(record, name):
                 setattr(record, name, value)
         return True
-
-
-def _plain(value):
-    """A value JSON can hold as it is; anything else by its type's name only."""
-    return f"<{type(value).__name__}>"
-
-
-def _timestamp(record: logging.LogRecord) -> str:
-    moment = datetime.fromtimestamp(record.created, UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message, the record's own fields
-    (`extra=` and `bound()`), and the traceback if any."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": _timestamp(record),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        for name, value in vars(record).items():
-            if name not in _RECORD_ATTRIBUTES and not name.startswith("_"):
-                entry[name] = value
-        if record.exc_info:
-            entry["exc_info"] = self.formatException(record.exc_info)
-        if record.stack_info:
-            entry["stack_info"] = self.formatStack(record.stack_info)
-        return json.dumps(entry, default=_plain)
-
-
-class TextFormatter(logging.Formatter):
-    """`time level logger message` and the correlation fields as name=value."""
-
-    def __init__(self):
-        super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
-
-    def format(self, record: logging.LogRecord) -> str:
-        line = super().format(record)
-        fields = [
-            f"{name}={getattr(record, name)}"
-            for name in CORRELATION_FIELDS
-            if getattr(record, name, None)
-        ]
-        if not fields:
-            return line
-        head, newline, rest = line.partition("\n")  # keep a traceback below the line
-        return f"{head} {' '.join(fields)}{newline}{rest}"
