@@ -22,10 +22,6 @@ _replica_allowed: ContextVar[bool] = ContextVar("replica_allowed", default=False
 _wrote: ContextVar[bool] = ContextVar("wrote", default=False)
 
 
-def replica_configured() -> bool:
-    return REPLICA in settings.DATABASES
-
-
 class ReplicaRouter:
     """Send a request's reads to the replica while the request allows it (see module)."""
 

@@ -14,15 +14,9 @@ def make_room_for_reorder(*, model, summary: Summary) -> None:
 
     Positions are unique per summary in the database, so swapping two items row by row
     would collide; after this call any new numbering can be written in any order. The
-    caller must then write a position for every item it keeps (see save_positions).
+    caller must then write a position for every item it keeps.
     """
     model.objects.filter(summary=summary).update(position=F("position") + _REORDER_OFFSET)
-
-
-def save_positions(*, items) -> None:
-    """Write the given items' positions (after make_room_for_reorder)."""
-    for item in items:
-        type(item).objects.filter(pk=item.pk).update(position=item.position)
 
 
 def renumber(*, model, summary: Summary) -> None:

@@ -70,22 +70,6 @@ class SummaryQuerySet(models.QuerySet):
         """Summaries and working copies waiting for a reviewer."""
         return self.filter(status=Summary.Status.IN_REVIEW)
 
-    def with_parts(self):
-        """The parts a summary page shows, in order, with each citation's source."""
-        return self.prefetch_related(
-            "key_points",
-            "takeaways",
-            "chapters",
-            models.Prefetch("caveats", queryset=Caveat.objects.order_by("position")),
-            # Citation lives in sources.py, which imports this module.
-            models.Prefetch(
-                "citations",
-                queryset=self.model._meta.get_field(
-                    "citations"
-                ).related_model.objects.select_related("source"),
-            ),
-        )
-
     def with_admin_data(self):
         return self.select_related("video", "video__channel", "updated_by")
 

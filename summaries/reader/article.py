@@ -55,7 +55,7 @@ def reading_time(summary):
     """Reading time, "8 min read": the words of the 30-second text, key points, takeaways,
     chapters and caveats at WORDS_PER_MINUTE, at least a minute.
 
-    Reads only what the page prefetched (`SummaryQuerySet.with_parts`): no query.
+    Reads the parts from what the caller prefetched: no query when they are.
     """
     words = _words(summary.tldr)
     for point in summary.key_points.all():

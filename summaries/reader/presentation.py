@@ -18,7 +18,6 @@ from summaries.text.links import host_of, http_url, text_fragment_url
 from .source_labels import label_of
 
 _LINK = re.compile(r'<a href="(?P<href>[^"]*)"(?P<attrs>[^>]*)>(?P<text>.*?)</a>', re.S)
-_BLOCK_END = re.compile(r"</(?:p|li|blockquote|pre|table|ul|ol|h[2-6])>")
 
 
 @dataclass
