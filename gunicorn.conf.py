@@ -16,6 +16,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import environ
+from gunicorn import glogging
+
+from summaries.ops.logformat import JsonFormatter
+
 # On SIGTERM gunicorn stops taking connections at once (a new one is refused, or reset),
 # lets each worker finish the requests it is answering, and SIGKILLs the workers still
 # busy after this many seconds (their requests are lost). Keep it above the slowest
@@ -84,3 +89,25 @@ def on_exit(server):
     made = os.environ.get("CURATION_METRICS_DIR_MADE")
     if made and made == os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         shutil.rmtree(made, ignore_errors=True)
+
+
+# gunicorn's own lines (start, workers booting and timing out, rejected requests) follow
+# the site's LOG_FORMAT, read as curation/settings.py reads it (the environment, then
+# .env): with json, one JSON object per line like the site's (summaries/ops/logformat.py),
+# so that every line of the stream parses; otherwise gunicorn's plain lines.
+class JsonLogger(glogging.Logger):
+    def setup(self, cfg):
+        super().setup(cfg)
+        for handler in (*self.error_log.handlers, *self.access_log.handlers):
+            handler.setFormatter(JsonFormatter())
+
+
+def _log_format() -> str:
+    env_file = Path(__file__).with_name(".env")
+    if env_file.is_file():
+        environ.Env.read_env(env_file)
+    return os.environ.get("LOG_FORMAT", "text")
+
+
+if _log_format() == "json":
+    logger_class = JsonLogger

@@ -1,11 +1,13 @@
-"""The site's URLs plus /slow/, a page that takes SLOW_SECONDS to answer "done".
+"""The site's URLs plus /slow/, a page that takes SLOW_SECONDS (or `?seconds=`) to answer
+"done".
 
 Test-only (tests/slow_settings.py): a request that is surely in flight when the test
-stops gunicorn. The view writes a line to stderr (gunicorn's log) when it starts, so the
-test knows when the request has reached a worker.
+stops gunicorn, or that outlasts gunicorn's worker timeout. The view logs a line (to
+stderr, gunicorn's log, in the site's LOG_FORMAT) when it starts, so the test knows when
+the request has reached a worker.
 """
 
-import sys
+import logging
 import time
 
 from django.http import HttpResponse
@@ -19,11 +21,12 @@ STARTED = "slow view started"
 
 __all__ = ["handler400", "handler500", "urlpatterns"]
 
+logger = logging.getLogger(__name__)
+
 
 def slow(request):
-    sys.stderr.write(f"{STARTED}\n")
-    sys.stderr.flush()
-    time.sleep(SLOW_SECONDS)
+    logger.warning(STARTED)
+    time.sleep(float(request.GET.get("seconds", SLOW_SECONDS)))
     return HttpResponse("done", content_type="text/plain")
 
 
