@@ -373,7 +373,10 @@ if LOG_FORMAT not in ("text", "json"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "summaries.ops.logs.ContextFilter"}},
+    "filters": {
+        "context": {"()": "summaries.ops.logs.ContextFilter"},
+        "refused_requests": {"()": "summaries.ops.logs.RefusedRequestFilter"},
+    },
     "formatters": {
         "text": {"()": "summaries.ops.logformat.TextFormatter"},
         "json": {"()": "summaries.ops.logformat.JsonFormatter"},
@@ -382,7 +385,7 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["context"],
+            "filters": ["context", "refused_requests"],
         }
     },
     "loggers": {

@@ -278,3 +278,31 @@ def test_the_text_format_writes_the_ids_on_the_line_and_the_traceback_indented_b
     assert below[0] == "    Traceback (most recent call last):"
     assert below[-1] == "    ValueError: boom"
     assert all(line.startswith("    ") for line in below)
+
+
+# --- Requests Django refuses are the client's error ---------------------------------------
+
+
+def written_records(console) -> list[dict]:
+    """(level, logger, has traceback) of each record the console handler wrote."""
+    log_format, stream = console
+    lines = stream.getvalue().splitlines()
+    if log_format == "json":
+        entries = [json.loads(line) for line in lines]
+        return [(e["level"], e["logger"], "exc_info" in e) for e in entries]
+    records = []
+    for line in lines:
+        if line[:1].isspace():
+            records[-1] = (*records[-1][:2], True)
+        else:
+            _, _, level, logger, *_ = line.split(" ")
+            records.append((level, logger, False))
+    return records
+
+
+def test_too_many_query_parameters_answer_400_with_one_warning_line(client, console):
+    query = "&".join(f"p{number}=1" for number in range(1001))
+    response = client.get(f"/?{query}")
+    assert response.status_code == 400
+    refused = [r for r in written_records(console) if r[1].startswith("django.security")]
+    assert refused == [("WARNING", "django.security.TooManyFieldsSent", False)]

@@ -179,3 +179,16 @@ class ContextFilter(logging.Filter):
             if not hasattr(record, name):
                 setattr(record, name, value)
         return True
+
+
+class RefusedRequestFilter(logging.Filter):
+    """Requests Django refuses as suspicious and answers 400 (too many query or form
+    fields, a body too large, a Host not allowed) are the client's error, which no one on
+    our side can fix: one WARNING line, without the traceback Django logs them with at
+    ERROR. The API logs its own refusals so (summaries/api/errors.py)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("django.security.") and getattr(record, "status_code", 0) == 400:
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info = record.exc_text = None
+        return True
