@@ -116,6 +116,8 @@ def post(
                 connection = None
                 if guard.fired or address == addresses[-1]:
                     raise
+        if connection is None:  # vetted_addresses never returns an empty list
+            raise NetError(ErrorClass.DNS, f"{target.host} has no address")
         connection.request(
             "POST",
             target.request_target,
@@ -142,7 +144,7 @@ def post(
             address=str(connection.host),
         )
     except Exception as exc:  # noqa: BLE001 - every failure is a result, never an exception
-        error = (
+        failure = (
             NetError(ErrorClass.TIMEOUT, f"deadline of {deadline}s passed")
             if guard.fired
             else exc
@@ -150,8 +152,8 @@ def post(
             else classify(exc)
         )
         return PostResult(
-            error_class=error.error_class,
-            error=error.detail,
+            error_class=failure.error_class,
+            error=failure.detail,
             response_ms=round((clock() - started) * 1000),
         )
     finally:

@@ -393,7 +393,7 @@ class _Fetch:
         Exponential back-off with full jitter, never shorter than Retry-After.
         """
         options = self.options
-        wait = options.rng() * min(options.max_backoff, options.backoff * 2**retry)
+        wait = options.rng() * min(options.max_backoff, options.backoff * 2.0**retry)
         if isinstance(outcome, _Response):
             wait = max(wait, _retry_after(outcome))
         if options.clock() + wait >= self.deadline_at:
@@ -408,7 +408,7 @@ class _Fetch:
         """
         limiter = self.options.limiter
         if limiter is not None and response.status in PUSHBACK_STATUSES:
-            backoff = min(self.options.max_backoff, self.options.backoff * 2**retry)
+            backoff = min(self.options.max_backoff, self.options.backoff * 2.0**retry)
             wait = max(backoff, _retry_after(response))
             limiter.pause(target.host, min(wait, MAX_PAUSE))
 
@@ -416,6 +416,7 @@ class _Fetch:
         """The outcome (_Response or NetError) at one URL after retries."""
         retry = 0
         while True:
+            outcome: _Response | NetError
             try:
                 outcome = self.exchange(target, addresses)
             except NetError as error:

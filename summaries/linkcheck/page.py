@@ -117,7 +117,7 @@ class _MainTextParser(HTMLParser):
         self._in_svg = 0
         self.in_body = False
 
-    def handle_starttag(self, tag: str, attrs) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title" and self.title is None and not self._in_svg:
             self.title_parts = []
             return
@@ -133,7 +133,7 @@ class _MainTextParser(HTMLParser):
             self._skipping.append(tag)
         self._separate(tag)
 
-    def handle_startendtag(self, tag: str, attrs) -> None:
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "meta":
             self._meta(dict(attrs))
         self._separate(tag)

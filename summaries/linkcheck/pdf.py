@@ -45,7 +45,7 @@ def read_pdf(body: bytes) -> PdfDocument:
     return PdfDocument(title=title, text=text)
 
 
-def _title(reader) -> str | None:
+def _title(reader: PdfReader) -> str | None:
     metadata = reader.metadata
     title = metadata.title if metadata is not None else None
     if not title and reader.xmp_metadata is not None:
@@ -55,7 +55,7 @@ def _title(reader) -> str | None:
     return title or None
 
 
-def _text(reader) -> str | None:
+def _text(reader: PdfReader) -> str | None:
     parts: list[str] = []
     size = 0
     for page in reader.pages[:MAX_PAGES]:

@@ -59,13 +59,13 @@ BLOCKED_IPV4 = _networks(
     ("240.0.0.0/4", "reserved (240.0.0.0/4)"),
 )
 
-# IPv4-mapped addresses are converted to the IPv4 address they are (see _parse_address).
-IPV4_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+# IPv4-mapped addresses (::ffff:0:0/96) are converted to the IPv4 address they are (see
+# _parse_address); Teredo addresses (2001::/32) carry a server in bits 32-63 and a client
+# (inverted) at the end, read by `IPv6Address.teredo`.
 # IPv6 forms that carry an IPv4 address (see _embedded_ipv4): refused when it is refused.
 SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052: in the last 32 bits
 LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215: where depends on the prefix
-TEREDO = ipaddress.ip_network("2001::/32")  # server in bits 32-63, client (inverted) at the end
 IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # in the last 32 bits, except :: and ::1
 IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # RFC 2765 (SIIT): the last 32 bits
 BLOCKED_IPV6 = _networks(
@@ -120,8 +120,9 @@ def _parse_address(ip: str | IPAddress) -> IPAddress:
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.scope_id:
             raise Blocked(f"scoped IPv6 address {ip}")
-        if ip in IPV4_MAPPED:  # ::ffff:a.b.c.d is a.b.c.d to the kernel
-            return ip.ipv4_mapped
+        mapped = ip.ipv4_mapped  # ::ffff:a.b.c.d is a.b.c.d to the kernel
+        if mapped is not None:
+            return mapped
     return ip
 
 
@@ -171,8 +172,9 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.
     """The IPv4 addresses an IPv6 address carries, each with the name of its form."""
     if address in SIX_TO_FOUR:
         return [("6to4", ipaddress.IPv4Address(int(address) >> 80 & 0xFFFFFFFF))]
-    if address in TEREDO:
-        server, client = address.teredo  # always set inside 2001::/32
+    teredo = address.teredo  # set inside 2001::/32
+    if teredo is not None:
+        server, client = teredo
         return [("Teredo", server), ("Teredo", client)]
     low32 = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
     if address in NAT64:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 
 class State(StrEnum):
@@ -57,7 +58,7 @@ class CheckResult:
     # The body's bytes, only when fetched with keep_body (never in as_dict).
     body: bytes | None = field(default=None, repr=False)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """JSON-friendly form (datetime as ISO 8601, chain as lists; no body)."""
         data = asdict(self)
         del data["body"]

@@ -17,6 +17,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import urllib3.exceptions
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -25,17 +26,21 @@ from .result import ErrorClass
 
 CHUNK_SIZE = 64 * 1024
 
+# A watchdog entry: [when, sequence number, callback], the callback None once cancelled.
+# A list rather than a tuple so that cancelling does not have to search the heap.
+WatchdogEntry = list[Any]
+
 
 class Watchdog:
     """One thread that runs callbacks at given times; cancelled entries are skipped."""
 
     def __init__(self) -> None:
-        self._heap: list[list] = []
+        self._heap: list[WatchdogEntry] = []
         self._condition = threading.Condition()
         self._counter = itertools.count()
         self._thread: threading.Thread | None = None
 
-    def call_later(self, delay: float, callback: Callable[[], None]) -> list:
+    def call_later(self, delay: float, callback: Callable[[], None]) -> WatchdogEntry:
         entry = [time.monotonic() + delay, next(self._counter), callback]
         with self._condition:
             heapq.heappush(self._heap, entry)
@@ -47,7 +52,7 @@ class Watchdog:
             self._condition.notify()
         return entry
 
-    def cancel(self, entry: list) -> None:
+    def cancel(self, entry: WatchdogEntry) -> None:
         with self._condition:
             entry[2] = None
 
@@ -121,7 +126,7 @@ class Guard:
 
 
 class GuardedHTTPConnection(HTTPConnection):
-    def __init__(self, *args, guard: Guard, **kwargs) -> None:
+    def __init__(self, *args: Any, guard: Guard, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._guard = guard
 
@@ -132,7 +137,7 @@ class GuardedHTTPConnection(HTTPConnection):
 
 
 class GuardedHTTPSConnection(HTTPSConnection):
-    def __init__(self, *args, guard: Guard, **kwargs) -> None:
+    def __init__(self, *args: Any, guard: Guard, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._guard = guard
 
