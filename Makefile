@@ -20,7 +20,7 @@ SITE_URL ?= http://127.0.0.1:$(PORT)
 help:
 	@echo "make run   - set up, load the demo and run web + Celery worker + beat (Ctrl-C stops)"
 	@echo "make test  - set up and run the full test suite on SQLite and on PostgreSQL + Redis"
-	@echo "make lint  - ruff, import contracts, Django system checks (also --deploy) and missing migrations"
+	@echo "make lint  - ruff, import contracts, mypy (new errors only), Django checks (also --deploy), missing migrations"
 
 $(PYTHON):
 	python3 -m venv $(VENV)
@@ -50,6 +50,7 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(PYTHON) scripts/mypy_baseline.py
 	$(PYTHON) manage.py check
 	$(PYTHON) manage.py makemigrations --check --dry-run
 	DEBUG=0 \
