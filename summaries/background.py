@@ -4,6 +4,9 @@ Services never import the task modules (tasks import services), so there is no i
 cycle: the task is looked up in the Celery app's registry when it is queued.
 """
 
+from collections.abc import Callable
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
+
 from celery import current_app, shared_task
 from celery.contrib.django.task import DjangoTask
 from django.db import InterfaceError, OperationalError, transaction
@@ -11,15 +14,20 @@ from django.db import InterfaceError, OperationalError, transaction
 # Only transient broker/database trouble is retried by Celery; a 404 is a result.
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError)
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-class OnCommitTask(DjangoTask):
+
+class OnCommitTask(DjangoTask[P, R]):
     """`delay_on_commit` that never breaks the save it follows.
 
     If the broker is down when the transaction commits, the error is logged (Django's robust
     on_commit) and the sweeper queues the work later: a save must still succeed.
     """
 
-    def delay_on_commit(self, *args, **kwargs) -> None:
+    # celery-types declares an AsyncResult; Celery's own delay_on_commit returns None too
+    # (nothing is sent before the commit).
+    def delay_on_commit(self, *args: P.args, **kwargs: P.kwargs) -> None:  # type: ignore[override]
         def send() -> None:
             self.delay(*args, **kwargs)
 
@@ -38,7 +46,15 @@ def queue_after_commit(task_name: str, *args) -> None:
     current_app.tasks[task_name].delay_on_commit(*args)
 
 
-def background_task(*, soft_time_limit: int, **options):
+@overload
+def background_task(
+    *, soft_time_limit: int, bind: Literal[True], **options: Any
+) -> Callable[[Callable[Concatenate[Any, P], R]], OnCommitTask[P, R]]: ...
+@overload
+def background_task(
+    *, soft_time_limit: int, bind: Literal[False] = False, **options: Any
+) -> Callable[[Callable[P, R]], OnCommitTask[P, R]]: ...
+def background_task(*, soft_time_limit: int, bind: bool = False, **options: Any) -> Any:
     """`shared_task` with this project's rules for background work.
 
     Acknowledged after it ran, given back when its worker is lost, no result kept, only
@@ -56,5 +72,6 @@ def background_task(*, soft_time_limit: int, **options):
         "retry_backoff": 2,
         "retry_jitter": True,
         "max_retries": 3,
+        "bind": bind,
     }
     return shared_task(**{**defaults, **options})

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -77,7 +78,8 @@ def _queue(token: str, ids: list[int]) -> None:
 
 
 def batch_size() -> int:
-    return settings.FETCH_BATCH_SIZE
+    size: int = settings.FETCH_BATCH_SIZE
+    return size
 
 
 def dispatch_due_checks(*, now: datetime | None = None, max_batches: int = 200) -> list[int]:
@@ -149,7 +151,9 @@ def request_checks(*, sources: Iterable[Source], now: datetime | None = None) ->
 
 
 @transaction.atomic
-def request_summary_checks(*, summary: Summary, user=None) -> tuple[list[Source], list[int]]:
+def request_summary_checks(
+    *, summary: Summary, user: User | None = None
+) -> tuple[list[Source], list[int]]:
     """Queue a check of every source the summary cites, now rather than when due.
 
     Returns the sources and the ids actually queued: ignored sources and sources whose

@@ -95,7 +95,8 @@ class RedisHostLimiter:
     def _stack(self, host: str) -> list[str]:
         if not hasattr(self._held, "slots"):
             self._held.slots = defaultdict(list)
-        return self._held.slots[host]
+        stack: list[str] = self._held.slots[host]
+        return stack
 
     def acquire(self, host: str, *, timeout: float | None = None) -> bool:
         give_up_at = None if timeout is None else time.monotonic() + timeout

@@ -1,9 +1,11 @@
 """The checker's settings, read where they are used."""
 
+from typing import Any
+
 from django.conf import settings
 
 
-def fetch_options() -> dict:
+def fetch_options() -> dict[str, Any]:
     """linkcheck.fetch options from the FETCH_* settings."""
     deadline = settings.FETCH_DEADLINE
     return {

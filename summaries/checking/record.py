@@ -5,14 +5,16 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import F, Window
+from django.db.models import F, Field, Model, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
@@ -27,7 +29,7 @@ from summaries.webhooks import events as webhook_events
 from .dispatch import extend_claim, lease
 from .limiter import host_limiter
 from .options import fetch_options
-from .source_labels import label_of
+from .source_labels import SourceLabel, label_of
 
 logger = logging.getLogger(__name__)
 
@@ -171,8 +173,17 @@ def _citation_verdict(citation: Citation, result: CheckResult) -> tuple[str, str
     return found, excerpt or ""
 
 
-def _clip(value: str | None, model, name: str) -> str:
-    return (value or "")[: model._meta.get_field(name).max_length]
+def _clip(value: str | None, model: type[Model], name: str) -> str:
+    field, _ = _concrete_field(model, name)
+    return (value or "")[: field.max_length]
+
+
+def _concrete_field(model: type[Model], name: str) -> tuple[Field[Any, Any], str]:
+    """The field `name` of `model` and its column (a reverse relation has none: a bug)."""
+    found = model._meta.get_field(name)
+    if not isinstance(found, Field) or not found.column:
+        raise TypeError(f"{model.__name__}.{name} is not a column")
+    return found, found.column
 
 
 @transaction.atomic
@@ -300,7 +311,9 @@ def record_results(
     return [s.pk for s in sources]
 
 
-def _shown_on_pages(sources: list[Source], citations: dict[int, list[Citation]]) -> tuple:
+def _shown_on_pages(
+    sources: list[Source], citations: dict[int, list[Citation]]
+) -> tuple[tuple[SourceLabel, ...], ...]:
     """What reader pages show of these sources' checks: the label beside each citation
     (state, claim verdict, where a source moved, what kind of failure), less its date.
     Each source's label with no verdict counts too, so a source that nothing cites yet
@@ -323,7 +336,7 @@ def _shown_on_pages(sources: list[Source], citations: dict[int, list[Citation]])
     )
 
 
-def _update_rows(objects: list, fields: list[str]) -> None:
+def _update_rows(objects: Sequence[Model], fields: list[str]) -> None:
     """Save these fields of each object in one statement run for every row (executemany).
 
     What bulk_update does, without its CASE WHEN per field and row: that SQL took Django
@@ -332,14 +345,15 @@ def _update_rows(objects: list, fields: list[str]) -> None:
     """
     if not objects:
         return
-    meta = objects[0]._meta
-    columns = [meta.get_field(name) for name in fields]
+    model = type(objects[0])
+    columns = [_concrete_field(model, name) for name in fields]
+    _, pk_column = _concrete_field(model, model._meta.pk.name)
     quote = connection.ops.quote_name
-    assignments = ", ".join(f"{quote(column.column)} = %s" for column in columns)
+    assignments = ", ".join(f"{quote(column)} = %s" for _, column in columns)
     # Table and column names come from the model, quoted; every value is a parameter.
-    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"  # noqa: S608
+    sql = f"UPDATE {quote(model._meta.db_table)} SET {assignments} WHERE {quote(pk_column)} = %s"  # noqa: S608
     rows = [
-        [column.get_db_prep_save(getattr(obj, column.attname), connection) for column in columns]
+        [field.get_db_prep_save(getattr(obj, field.attname), connection) for field, _ in columns]
         + [obj.pk]
         for obj in objects
     ]
@@ -383,7 +397,9 @@ def give_up_batch(*, source_ids: list[int], token: str, reason: str) -> list[int
 
 
 @transaction.atomic
-def confirm_citation(*, citation: Citation, user=None, now: datetime | None = None) -> Citation:
+def confirm_citation(
+    *, citation: Citation, user: User | None = None, now: datetime | None = None
+) -> Citation:
     """An editor reviewed the citation against its source as it is now.
 
     Records the source's current fingerprint and the excerpt where the key phrase was last

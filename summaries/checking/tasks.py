@@ -5,7 +5,9 @@ beat's schedule still find them.
 """
 
 import logging
+from typing import Any
 
+from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_shutting_down
 from django.conf import settings
@@ -33,7 +35,7 @@ CHECK_MAX_ATTEMPTS = 5
 
 
 @worker_shutting_down.connect
-def _stop_check_batches(**kwargs) -> None:
+def _stop_check_batches(**kwargs: object) -> None:
     """SIGTERM (warm shutdown) reached the worker's main process: tell the running batch.
 
     Celery would otherwise wait for the whole batch, fetch after fetch, which can outlast
@@ -46,7 +48,7 @@ def _stop_check_batches(**kwargs) -> None:
 
 
 def _time_budget() -> float:
-    deadline = settings.FETCH_DEADLINE
+    deadline: float = settings.FETCH_DEADLINE
     return max(1.0, CHECK_SOFT_TIME_LIMIT - deadline - CHECK_BATCH_MARGIN)
 
 
@@ -57,7 +59,9 @@ def _time_budget() -> float:
     time_limit=CHECK_TIME_LIMIT,
     retry_backoff_max=60,
 )
-def check_source_batch(self, source_ids: list[int], token: str, attempt: int = 1) -> None:
+def check_source_batch(
+    self: Task[Any, Any], source_ids: list[int], token: str, attempt: int = 1
+) -> None:
     """Check the sources claimed with `token` and record the results (idempotent).
 
     Sources already recorded, or no longer claimed by this batch, are skipped, so a late
@@ -75,9 +79,10 @@ def check_source_batch(self, source_ids: list[int], token: str, attempt: int = 1
 
 def _check_batch(source_ids: list[int], token: str, attempt: int) -> None:
     logger.info("check batch %s started: %d sources, attempt %d", token, len(source_ids), attempt)
+    outcome: record.BatchOutcome | None = None
     try:
         with metrics.CHECK_BATCH_SECONDS.time():
-            outcome = record.check_source_batch(
+            finished = record.check_source_batch(
                 source_ids=source_ids,
                 token=token,
                 time_budget=_time_budget(),
@@ -85,14 +90,14 @@ def _check_batch(source_ids: list[int], token: str, attempt: int) -> None:
             )
     except SoftTimeLimitExceeded:
         logger.warning("check batch %s hit its soft time limit (attempt %s)", token, attempt)
-        outcome = None
     else:
+        outcome = finished
         logger.info(
             "check batch %s finished: %d recorded, %d skipped, %d left (attempt %d)",
             token,
-            len(outcome.recorded),
-            len(outcome.skipped),
-            len(outcome.remaining),
+            len(finished.recorded),
+            len(finished.skipped),
+            len(finished.remaining),
             attempt,
         )
     remaining = (
