@@ -1,11 +1,11 @@
 """Sending one POST safely (webhook deliveries): the fetcher's address rules, one attempt.
 
 The URL, and every address its name resolves to, pass the same policy as source checks
-(`policy`), and the connection goes to the vetted address with the name kept for the Host
-header, SNI and certificate checks (no DNS rebinding). Redirects are not followed: a
-receiver that answers 3xx has not taken the delivery. One attempt only; whoever calls
-decides when to try again (Celery, with backoff). `deadline` bounds the whole exchange,
-body included, as for a fetch.
+(`policy`), and the connection goes to a vetted address with the name kept for the Host
+header, SNI and certificate checks (no DNS rebinding): `transport` does both, as for a
+fetch. Redirects are not followed: a receiver that answers 3xx has not taken the
+delivery. One attempt only; whoever calls decides when to try again (Celery, with
+backoff). `deadline` bounds the whole exchange, body included, as for a fetch.
 """
 
 from __future__ import annotations
@@ -15,10 +15,19 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .fetch import DEFAULT_USER_AGENT, Resolver, _Fetch, _Options, default_resolver
+from .fetch import DEFAULT_USER_AGENT
 from .policy import Blocked, IPNetwork, parse_networks, parse_target
 from .result import ErrorClass
-from .transport import Guard, NetError, classify, open_connection, read_body
+from .transport import (
+    Guard,
+    NetError,
+    Resolver,
+    classify,
+    connect_first,
+    default_resolver,
+    read_body,
+    vetted_addresses,
+)
 
 # What a receiver answers is kept for the delivery log only this far.
 RESPONSE_EXCERPT = 1024
@@ -68,28 +77,13 @@ def post(
 ) -> PostResult:
     """POST `body` (with `headers`, JSON assumed) to `url` once; never raises for network
     trouble. A refused URL or address is error_class "blocked" and nothing is sent."""
-    options = _Options(
-        need_body=False,
-        resolver=resolver,
-        allowed_networks=parse_networks(allowed_networks),
-        timeout=deadline,
-        deadline=deadline,
-        max_body=RESPONSE_EXCERPT,
-        max_redirects=0,
-        user_agent=user_agent,
-        retries=0,
-        backoff=0.0,
-        max_backoff=0.0,
-        sleep=time.sleep,
-        rng=lambda: 0.0,
-        clock=clock,
-        limiter=None,
-        ssl_context=ssl_context,
-    )
-    state = _Fetch(url, options)
+    networks = parse_networks(allowed_networks)
+    deadline_at = clock() + deadline
     try:
         target = parse_target(url)
-        addresses = state.vetted_addresses(target)
+        addresses = vetted_addresses(
+            target, resolver=resolver, allowed_networks=networks, timeout=deadline
+        )
     except Blocked as blocked:
         return PostResult(error_class=ErrorClass.BLOCKED, error=blocked.reason)
     except NetError as error:
@@ -98,26 +92,13 @@ def post(
     guard = Guard(deadline)
     connection = None
     try:
-        for address in addresses:
-            connection = open_connection(
-                target.scheme,
-                str(address),
-                target.port,
-                server_hostname=target.host,
-                timeout=max(0.001, state.remaining()),
-                guard=guard,
-                ssl_context=ssl_context,
-            )
-            try:
-                connection.connect()
-                break
-            except Exception:  # noqa: BLE001 - try the next address, then report the last
-                connection.close()
-                connection = None
-                if guard.fired or address == addresses[-1]:
-                    raise
-        if connection is None:  # vetted_addresses never returns an empty list
-            raise NetError(ErrorClass.DNS, f"{target.host} has no address")
+        connection = connect_first(
+            target,
+            addresses,
+            guard=guard,
+            timeout=max(0.001, deadline_at - clock()),
+            ssl_context=ssl_context,
+        )
         connection.request(
             "POST",
             target.request_target,

@@ -13,14 +13,10 @@ shuts the socket down when it passes, so a slow-drip body cannot outlive it.
 
 from __future__ import annotations
 
-import ipaddress
 import random
-import socket
 import ssl
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeoutError
 from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
@@ -31,19 +27,18 @@ from urllib3.util.request import ACCEPT_ENCODING
 
 from .limits import HostLimiter
 from .page import HTML_TYPES, PDF_TYPES, HeadScanner, Page, media_type, read_page
-from .policy import (
-    Blocked,
-    IPAddress,
-    IPNetwork,
-    Target,
-    check_target,
-    parse_networks,
-    parse_target,
-    vet_address,
-    vet_port,
-)
+from .policy import Blocked, IPAddress, IPNetwork, Target, parse_networks, parse_target
 from .result import CheckResult, ErrorClass, State
-from .transport import Guard, NetError, classify, open_connection, read_body
+from .transport import (
+    Guard,
+    NetError,
+    Resolver,
+    classify,
+    connect_first,
+    default_resolver,
+    read_body,
+    vetted_addresses,
+)
 
 DEFAULT_USER_AGENT = "curation-linkcheck/1.0 (source checker for curated summaries)"
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -63,16 +58,6 @@ DEFAULT_ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.8"
 # but never further than this: a head full of inline styles and scripts ends somewhere.
 HEAD_LIMIT = 512 * 1024
 HEAD_CHUNK_SIZE = 16 * 1024
-
-Resolver = Callable[[str], Iterable[str]]
-# Resolution runs in these threads so that a hanging lookup cannot outlive the deadline.
-_RESOLVER_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="linkcheck-dns")
-
-
-def default_resolver(host: str) -> list[str]:
-    """The addresses the system resolver gives for a name (socket.gaierror when none)."""
-    infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 def parse_retry_after(value: str | None, *, now: float) -> float | None:
@@ -210,47 +195,15 @@ class _Fetch:
     # -- resolution -----------------------------------------------------------------------
 
     def vetted_addresses(self, target: Target) -> list[IPAddress]:
-        """The target's addresses, all vetted (Blocked if any is refused; NetError for DNS).
-
-        Each address passes `vet_address`, and the port `vet_port` for it: the scheme's own
-        port (http 80, https 443) unless that address is in an allowed network.
-        """
-        allowed = self.options.allowed_networks
-        check_target(target, allowed_networks=allowed)
-        if target.address is not None:
-            addresses = [target.address]
-        elif target.host in self.addresses:
-            addresses = self.addresses[target.host]
-        else:
-            addresses = self._resolve(target.host)
-            self.addresses[target.host] = addresses
-        # Vet every address: a name that resolves to a public and an internal address
-        # at once is refused, whichever one would have been used.
-        vetted = [vet_address(address, allowed_networks=allowed) for address in addresses]
-        for address in vetted:
-            vet_port(target.port, address, scheme=target.scheme, allowed_networks=allowed)
-        return vetted
-
-    def _resolve(self, host: str) -> list[IPAddress]:
-        remaining = self.remaining()
-        if remaining <= 0:
-            raise NetError(ErrorClass.TIMEOUT, "deadline passed before resolving " + host)
-        future = _RESOLVER_POOL.submit(self.options.resolver, host)
-        try:
-            answers = list(future.result(timeout=remaining))
-        except FutureTimeoutError:
-            raise NetError(ErrorClass.DNS, f"resolving {host} timed out") from None
-        except (OSError, LookupError, UnicodeError) as error:
-            raise NetError(ErrorClass.DNS, f"cannot resolve {host}: {error}") from None
-        if not answers:
-            raise NetError(ErrorClass.DNS, f"{host} has no address")
-        addresses = []
-        for answer in answers:
-            try:
-                addresses.append(_as_address(answer))
-            except Blocked as blocked:
-                raise Blocked(f"{host} resolves to {blocked.reason}") from None
-        return addresses
+        """The target's addresses, all vetted (Blocked if any is refused; NetError for
+        DNS); each name is resolved once per fetch, whatever its hops and attempts."""
+        return vetted_addresses(
+            target,
+            resolver=self.options.resolver,
+            allowed_networks=self.options.allowed_networks,
+            timeout=self.remaining(),
+            known=self.addresses,
+        )
 
     # -- one request ----------------------------------------------------------------------
 
@@ -282,29 +235,13 @@ class _Fetch:
         guard = Guard(remaining)
         connection = None
         try:
-            error: NetError | None = None
-            for address in addresses:
-                # Connect to the vetted address; SNI and certificate checks use the name.
-                connection = open_connection(
-                    target.scheme,
-                    str(address),
-                    target.port,
-                    server_hostname=target.host,
-                    timeout=min(options.timeout, remaining),
-                    guard=guard,
-                    ssl_context=options.ssl_context,
-                )
-                try:
-                    connection.connect()
-                    break
-                except Exception as exc:  # noqa: BLE001 - classified, then next address
-                    error = classify(exc)
-                    connection.close()
-                    connection = None
-                    if guard.fired or error.error_class is ErrorClass.TLS:
-                        break
-            if connection is None:
-                raise error or NetError(ErrorClass.REFUSED, "no address to connect to")
+            connection = connect_first(
+                target,
+                addresses,
+                guard=guard,
+                timeout=min(options.timeout, remaining),
+                ssl_context=options.ssl_context,
+            )
             connection.request(
                 "GET",
                 target.request_target,
@@ -522,14 +459,6 @@ def _retry_after(response: _Response) -> float:
         return 0.0
     seconds = parse_retry_after(response.headers.get("Retry-After"), now=time.time())
     return seconds or 0.0
-
-
-def _as_address(answer: str) -> IPAddress:
-    """A resolver answer as an address (Blocked when it is not one)."""
-    try:
-        return ipaddress.ip_address(answer)
-    except ValueError:
-        raise Blocked(f"an invalid address {answer!r}") from None
 
 
 def _is_retryable(outcome: _Response | NetError) -> bool:

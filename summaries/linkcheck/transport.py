@@ -1,27 +1,34 @@
 """The connection layer: pinned urllib3 connections that a watchdog ends at a deadline.
 
-A connection is made to one vetted IP address; for https, SNI and certificate verification
-use the name (`server_hostname`), so the certificate must be valid for the name while DNS
-is never asked again. urllib3 connection objects (not pools) never read proxy settings
-from the environment. Each exchange arms a `Guard`: when its time is up, the watchdog
-thread shuts the socket down, which ends any blocked connect, handshake or read at once.
+A name is resolved once and every address it gives is vetted by the policy
+(`vetted_addresses`); a connection is then made to one of those very addresses
+(`connect_first`). For https, SNI and certificate verification use the name
+(`server_hostname`), so the certificate must be valid for the name while DNS is never
+asked again. urllib3 connection objects (not pools) never read proxy settings from the
+environment. Each exchange arms a `Guard`: when its time is up, the watchdog thread shuts
+the socket down, which ends any blocked connect, handshake or read at once. The fetcher
+(`fetch`) and the webhook sender (`deliver`) both connect through here.
 """
 
 from __future__ import annotations
 
 import heapq
 import http.client
+import ipaddress
 import itertools
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeoutError
 from typing import Any
 
 import urllib3.exceptions
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
+from .policy import Blocked, IPAddress, IPNetwork, Target, check_target, vet_address, vet_port
 from .result import ErrorClass
 
 CHUNK_SIZE = 64 * 1024
@@ -209,6 +216,117 @@ def classify(error: BaseException) -> NetError:
         return NetError(ErrorClass.REFUSED, detail)  # unreachable network or host
     if isinstance(error, http.client.HTTPException | urllib3.exceptions.HTTPError | ValueError):
         return NetError(ErrorClass.PROTOCOL, detail)
+    raise error
+
+
+# -- from a name to a connection -----------------------------------------------------------
+
+Resolver = Callable[[str], Iterable[str]]
+# Resolution runs in these threads so that a hanging lookup cannot outlive the deadline.
+_RESOLVER_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="linkcheck-dns")
+
+
+def default_resolver(host: str) -> list[str]:
+    """The addresses the system resolver gives for a name (socket.gaierror when none)."""
+    infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def resolve(host: str, resolver: Resolver, *, timeout: float) -> list[IPAddress]:
+    """The addresses `resolver` gives for a name, within `timeout` seconds.
+
+    NetError "timeout" when no time is left to ask, "dns" when the lookup fails, takes too
+    long or finds nothing; Blocked when an answer is not an IP address.
+    """
+    if timeout <= 0:
+        raise NetError(ErrorClass.TIMEOUT, "deadline passed before resolving " + host)
+    future = _RESOLVER_POOL.submit(resolver, host)
+    try:
+        answers = list(future.result(timeout=timeout))
+    except FutureTimeoutError:
+        raise NetError(ErrorClass.DNS, f"resolving {host} timed out") from None
+    except (OSError, LookupError, UnicodeError) as error:
+        raise NetError(ErrorClass.DNS, f"cannot resolve {host}: {error}") from None
+    if not answers:
+        raise NetError(ErrorClass.DNS, f"{host} has no address")
+    addresses = []
+    for answer in answers:
+        try:
+            addresses.append(ipaddress.ip_address(answer))
+        except ValueError:
+            raise Blocked(f"{host} resolves to an invalid address {answer!r}") from None
+    return addresses
+
+
+def vetted_addresses(
+    target: Target,
+    *,
+    resolver: Resolver,
+    allowed_networks: tuple[IPNetwork, ...],
+    timeout: float,
+    known: dict[str, list[IPAddress]] | None = None,
+) -> list[IPAddress]:
+    """The target's addresses, every one vetted; Blocked if the target or any is refused.
+
+    The target passes `check_target`; each address `vet_address`, and the port `vet_port`
+    for it: the scheme's own port (http 80, https 443) unless that address is in an
+    allowed network. A name is resolved (`resolve`, within `timeout`) unless `known`
+    holds its addresses already; what is resolved is added to `known`.
+    """
+    check_target(target, allowed_networks=allowed_networks)
+    if target.address is not None:
+        addresses = [target.address]
+    elif known is not None and target.host in known:
+        addresses = known[target.host]
+    else:
+        addresses = resolve(target.host, resolver, timeout=timeout)
+        if known is not None:
+            known[target.host] = addresses
+    # Vet every address: a name that resolves to a public and an internal address at
+    # once is refused, whichever one would have been used.
+    vetted = [vet_address(address, allowed_networks=allowed_networks) for address in addresses]
+    for address in vetted:
+        vet_port(target.port, address, scheme=target.scheme, allowed_networks=allowed_networks)
+    return vetted
+
+
+def connect_first(
+    target: Target,
+    addresses: Sequence[IPAddress],
+    *,
+    guard: Guard,
+    timeout: float,
+    ssl_context: ssl.SSLContext | None = None,
+) -> HTTPConnection:
+    """A connection to the first of the vetted `addresses` that takes one, in their order.
+
+    Each attempt connects to the address itself (`open_connection`; for https the
+    handshake verifies the target's name) with `timeout` as its socket timeout. An address
+    that refuses, resets or times out is followed by the next one; the last failure is
+    raised, classified (NetError). A TLS failure ends the search, as a browser's would:
+    the name's certificate is what failed, not the address. So does `guard` firing: the
+    deadline has passed.
+    """
+    error = NetError(ErrorClass.REFUSED, "no address to connect to")
+    for address in addresses:
+        connection = open_connection(
+            target.scheme,
+            str(address),
+            target.port,
+            server_hostname=target.host,
+            timeout=timeout,
+            guard=guard,
+            ssl_context=ssl_context,
+        )
+        try:
+            connection.connect()
+        except Exception as exc:  # noqa: BLE001 - classified, then the next address
+            connection.close()
+            error = classify(exc)
+            if guard.fired or error.error_class is ErrorClass.TLS:
+                break
+        else:
+            return connection
     raise error
 
 
