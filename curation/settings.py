@@ -158,6 +158,10 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Connecting gives up after this many seconds (libpq waits forever by default) when
+    # the server's address does not answer, or accepts and then says nothing; /readyz
+    # checks the database on these connections. DATABASE_URL's ?connect_timeout= wins.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
     # Reader pages run their queries as statements PostgreSQL plans once per connection
     # (summaries/reader/compiled.py: only those bind parameters on the server; psycopg
     # prepares nothing bound in the client). Off (0) behind a pooler that cannot keep

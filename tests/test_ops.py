@@ -18,6 +18,7 @@ import redis
 from django.core.cache.backends.base import BaseCache
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, InterfaceError, OperationalError
+from django.db.backends.signals import connection_created
 from django.db.utils import ConnectionHandler
 
 from curation.celery import app as celery_app
@@ -121,6 +122,26 @@ def test_readyz_names_each_check(client, broker):
     assert response.status_code == 200
     assert body(response) == {"status": "ok", "checks": dict.fromkeys(CHECKS, "ok")}
     assert_never_stored(response)
+
+
+@pytest.mark.django_db
+def test_readyz_checks_the_database_on_the_connection_requests_use(client, broker):
+    """Probes come every few seconds from each load balancer: each opening a database
+    session of its own (PostgreSQL forks a process for it) would cost more than the
+    pages."""
+    opened = []
+
+    def count(sender, connection, **kwargs):
+        opened.append(connection)
+
+    connection_created.connect(count)
+    try:
+        answers = [client.get("/readyz") for _ in range(200)]
+    finally:
+        connection_created.disconnect(count)
+
+    assert {answer.status_code for answer in answers} == {200}
+    assert opened == []
 
 
 @pytest.mark.django_db
@@ -347,6 +368,33 @@ print(json.dumps(answers))
     assert json.loads(text)["checks"]["database"] == "failed"
     assert str(port) not in text
     assert answers["/healthz"][0] == 200
+
+
+def test_readyz_gives_up_on_a_database_that_never_answers(tmp_path):
+    """PostgreSQL's address accepts the connection and then says nothing (a server that
+    hangs): the probe answers 503 within seconds rather than waiting for it."""
+    script = "from django.test import Client; print(Client().get('/readyz').content.decode())"
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        result = manage(
+            "shell",
+            "-c",
+            script,
+            **{**PRODUCTION, "ALLOWED_HOSTS": "testserver"},
+            DATABASE_URL=f"postgres://curation@127.0.0.1:{port}/curation",
+            REDIS_URL="",
+            CACHE_URL="",
+            CURATION_VAR_DIR=str(tmp_path),
+        )
+        took = time.monotonic() - started
+
+    assert result.returncode == 0, result.stderr[-3000:]
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    assert answer["checks"]["database"] == "failed"
+    assert took < 20
 
 
 # --- worker_health --------------------------------------------------------------------------

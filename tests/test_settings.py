@@ -124,12 +124,18 @@ def database_options(url: str = "postgres://postgres@127.0.0.1:5432/curation", *
 def test_on_postgresql_prepared_statements_are_planned_once_unless_turned_off():
     # Behind a pooler that cannot keep prepared statements (DATABASE_PREPARED_STATEMENTS=0)
     # the connection must not send `options` either: PgBouncer refuses it by default.
+    # connect_timeout is libpq's own, never sent to the server or a pooler.
     generic = "-c plan_cache_mode=force_generic_plan"
-    assert database_options() == str({"prepare_threshold": 0, "options": generic})
-    assert database_options(DATABASE_PREPARED_STATEMENTS="0") == "{}"
+    expected = {"connect_timeout": 5, "prepare_threshold": 0, "options": generic}
+    assert database_options() == str(expected)
+    assert database_options(DATABASE_PREPARED_STATEMENTS="0") == str({"connect_timeout": 5})
     # Options of the address's own are kept.
     url = "postgres://postgres@127.0.0.1:5432/curation?options=-c%20statement_timeout%3D5000"
-    expected = {"options": f"-c statement_timeout=5000 {generic}", "prepare_threshold": 0}
+    expected = {
+        "options": f"-c statement_timeout=5000 {generic}",
+        "connect_timeout": 5,
+        "prepare_threshold": 0,
+    }
     assert database_options(url) == str(expected)
 
 
