@@ -38,19 +38,18 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from servers import (
     HOST,
     PYTHON,
     ROOT,
-    cpu_busy,
     free_port,
     http_status,
     production_settings,
     run,
     say,
+    settle,
     start_gunicorn,
     stop_gunicorn,
 )
@@ -66,16 +65,6 @@ CHROME_FLAGS = (
 )
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 MODES = ("mobile", "desktop")
-
-
-def settle(max_busy: float, timeout: float) -> float:
-    """Wait (bounded) for a quiet CPU; Lighthouse's simulated throttling multiplies the
-    main-thread time it observes, so other processes' work shows up as Total Blocking Time."""
-    deadline = time.monotonic() + timeout
-    busy = cpu_busy()
-    while busy > max_busy and time.monotonic() < deadline:
-        busy = cpu_busy()
-    return busy
 
 
 def lighthouse_bin() -> Path:
@@ -282,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, path in pages:
                 for mode in modes:
                     out = REPORTS / f"{name}-{mode}-{n}.json"
-                    busy = settle(args.max_busy, args.settle_timeout)
+                    _, busy = settle(args.max_busy, args.settle_timeout)
                     report = audit(binary, base + path, mode, out, args.save_assets)
                     results.append((name, mode, n, report))
                     if busy > args.max_busy:

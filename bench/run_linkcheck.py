@@ -1,4 +1,4 @@
-"""Link-checker benchmark (issues 6 and 15): the real command against lychee and linkinator.
+"""Link-checker benchmark: the real command against lychee and linkinator.
 
     .venv/bin/python bench/run_linkcheck.py [--urls 2000 --hosts 20 --delay 0.1
                                              --per-host 2 --deadline 10]
@@ -22,7 +22,6 @@ All traffic stays on 127.0.0.0/8, every wait has a timeout, and the servers stop
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import multiprocessing
 import os
@@ -46,7 +45,20 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from servers import StubHandler, start_stub_server, stop_stub_servers  # noqa: E402
+from servers import (  # noqa: E402
+    DISPATCH_LINE,
+    StubHandler,
+    allowed_networks,
+    empty_redis,
+    epoch,
+    host_ip,
+    log_records,
+    peak_rss_mib,
+    spawn,
+    start_stub_server,
+    stop_stub_servers,
+    wait_for_ping,
+)
 
 SERVER_LIFETIME = 1200.0  # the server process exits by itself after this
 INTERNAL = "127.0.0.1"
@@ -123,10 +135,6 @@ KINDS = [
 ]
 KIND = {kind.name: kind for kind in KINDS}
 STRICT_HOST_INDEX = 1  # answers 429 to a third request in flight (per-host cap test)
-
-
-def host_ip(index: int) -> str:
-    return f"127.0.0.{index + 2}"
 
 
 def host_name(index: int) -> str:
@@ -440,12 +448,6 @@ def lower_bound(
     return bounds[worst], text
 
 
-def allowed_networks(hosts: int) -> list[str]:
-    first = ipaddress.ip_address(host_ip(0))
-    last = ipaddress.ip_address(host_ip(hosts - 1))
-    return [str(net) for net in ipaddress.summarize_address_range(first, last)]
-
-
 def stub_resolver(name: str) -> list[str]:
     label = name.split(".")[0]
     if name.endswith(".bench.test") and label[:1] == "h" and label[1:].isdigit():
@@ -623,22 +625,6 @@ def fill_sources(urls: dict[str, Case]) -> None:
     )
 
 
-def peak_rss_mib(pid: int) -> float:
-    """VmHWM of a process and its children (the worker's pool), summed, in MiB."""
-    total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if int(fields.get("Pid", 0)) == pid or int(fields.get("PPid", 0)) == pid:
-            total += int(fields.get("VmHWM", "0 kB").split()[0])
-    return total / 1024
-
-
 def prepare_worker_database() -> None:
     listed = subprocess.run(
         ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", "select datname from pg_database"],
@@ -667,7 +653,6 @@ def run_worker_path(urls: dict[str, Case], args, work: Path) -> dict:
     """One `celery -A curation worker` (its default pool and concurrency) and beat: from
     beat's first dispatch to the last source recorded, then every verdict read back."""
     import redis as redis_client
-    import run_worker as rw
     from celery import Celery
     from django.db.models import Max
 
@@ -675,12 +660,12 @@ def run_worker_path(urls: dict[str, Case], args, work: Path) -> dict:
 
     env = worker_environment(args.hosts, work / "var")
     client = redis_client.Redis.from_url(env["REDIS_URL"])
-    rw.empty_redis(client, WORKER_REDIS_DB)
+    empty_redis(client, WORKER_REDIS_DB)
     fill_sources(urls)
     app = Celery(broker=env["REDIS_URL"])
     started: list = []
     try:
-        worker = rw.spawn(
+        worker = spawn(
             "worker",
             [
                 "worker",
@@ -695,8 +680,8 @@ def run_worker_path(urls: dict[str, Case], args, work: Path) -> dict:
             work / "worker.log",
         )
         started.append(worker)
-        rw.wait_for_ping(app, worker, "bench-linkcheck@localhost")
-        beat = rw.spawn(
+        wait_for_ping(app, worker, "bench-linkcheck@localhost")
+        beat = spawn(
             "beat",
             ["beat", "-l", "info", "--schedule", str(work / "beat-schedule")],
             env,
@@ -712,8 +697,8 @@ def run_worker_path(urls: dict[str, Case], args, work: Path) -> dict:
                 return {"skipped": f"not done after {WORKER_TIMEOUT:.0f} s"}
             time.sleep(0.1)
         rss = peak_rss_mib(worker.popen.pid)
-        sent = [r for r in rw.log_records(beat.log) if rw.DISPATCH_LINE in r.get("message", "")]
-        first_dispatch = rw.epoch(sent[0]["time"])
+        sent = [r for r in log_records(beat.log) if DISPATCH_LINE in r.get("message", "")]
+        first_dispatch = epoch(sent[0]["time"])
         last = Source.objects.aggregate(last=Max("updated_at"))["last"].timestamp()
     finally:
         for process in reversed(started):

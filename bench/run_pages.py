@@ -76,9 +76,11 @@ from servers import (
     ROOT,
     cpu_busy,
     free_port,
+    machine_ticks,
     production_settings,
     run,
     say,
+    settle,
     start_gunicorn,
     stop_gunicorn,
 )
@@ -173,51 +175,11 @@ def http_get(url: str, timeout: float = 30) -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
-def time_wait_count(port: int) -> int:
-    output = subprocess.run(
-        ["ss", "-Htan", "state", "time-wait", f"( sport = :{port} )"],
-        check=True,
-        text=True,
-        capture_output=True,
-    ).stdout
-    return sum(1 for line in output.splitlines() if line.strip())
-
-
-def settle(port: int, timeout: float, max_busy: float) -> tuple[float, float]:
-    """Wait until no socket on the port is in TIME_WAIT and the machine is quiet.
-
-    Quiet: at most `max_busy` of the CPU in use, so that the server has finished requests
-    still queued from the previous run (sync workers finish what they accepted even after
-    the client left) and other work on the machine does not skew the run. Returns the
-    seconds waited and the last CPU share measured.
-    """
-    started = time.monotonic()
-    while True:
-        waiting = time_wait_count(port)
-        busy = cpu_busy()
-        elapsed = time.monotonic() - started
-        if not waiting and busy <= max_busy:
-            return elapsed, busy
-        if elapsed > timeout:
-            say(
-                f"    warning: after {timeout:.0f} s still {waiting} TIME_WAIT sockets "
-                f"on :{port} and {busy:.0%} CPU busy; measuring anyway"
-            )
-            return elapsed, busy
-
-
 def server_idle(timeout: float, max_busy: float) -> None:
     """Wait (bounded) until requests still queued in gunicorn have been served."""
     deadline = time.monotonic() + timeout
     while cpu_busy(0.5) > max_busy and time.monotonic() < deadline:
         pass
-
-
-def _machine_ticks() -> tuple[int, int]:
-    """(all, busy) CPU ticks of the machine since boot, summed over cores."""
-    with open("/proc/stat") as stat:
-        ticks = [int(n) for n in stat.readline().split()[1:9]]
-    return sum(ticks), sum(ticks) - ticks[3] - ticks[4]
 
 
 def _process_ticks(pid: int) -> int:
@@ -261,12 +223,12 @@ class OtherLoad:
         return pids
 
     def start(self) -> None:
-        self.machine = _machine_ticks()
+        self.machine = machine_ticks()
         self.ours = {pid: _process_ticks(pid) for pid in self._pids()}
         self.children = resource.getrusage(resource.RUSAGE_CHILDREN)
 
     def stop(self) -> float:
-        all_ticks, busy = (b - a for a, b in zip(self.machine, _machine_ticks(), strict=True))
+        busy, all_ticks = (b - a for a, b in zip(self.machine, machine_ticks(), strict=True))
         ours = sum(_process_ticks(pid) - self.ours.get(pid, 0) for pid in self._pids())
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         reaped = (children.ru_utime - self.children.ru_utime) + (
@@ -423,7 +385,7 @@ def run_wrk(args, port: int, target: Target, run_id: str, lua: Path) -> str:
 
 
 def measure_once(args, port, target, cache, lua, run_id, load: OtherLoad) -> Result:
-    waited, busy = settle(port, args.drain_timeout, args.max_busy)
+    waited, busy = settle(args.max_busy, args.drain_timeout, port=port)
     if target.mode == "cached":
         status, _ = http_get(f"http://{HOST}:{port}{target.path}")  # warm (or keep warm)
         if status != 200:

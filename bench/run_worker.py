@@ -24,12 +24,10 @@ has a timeout; beat, the worker and the servers are stopped in `finally`.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import random
 import secrets
-import signal
 import statistics
 import subprocess
 import sys
@@ -38,7 +36,6 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -47,17 +44,28 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-from run_linkcheck import allowed_networks, host_ip, peak_rss_mib  # noqa: E402
-from servers import StubHandler, start_stub_server, stop_stub_servers  # noqa: E402
+from servers import (  # noqa: E402
+    DISPATCH_LINE,
+    Process,
+    StubHandler,
+    allowed_networks,
+    empty_redis,
+    epoch,
+    host_ip,
+    log_records,
+    machine_ticks,
+    peak_rss_mib,
+    settle,
+    spawn,
+    start_stub_server,
+    stop_stub_servers,
+    wait_for_ping,
+)
 
 HOST = "127.0.0.1"
 PYTHON = sys.executable
-START_TIMEOUT = 60  # seconds for the worker to answer a ping, the servers to start
-STOP_TIMEOUT = 30  # seconds for a warm shutdown before SIGKILL
+START_TIMEOUT = 60  # seconds for the servers to start
 POLL = 0.25  # seconds between progress queries
-DISPATCH_LINE = "Sending due task dispatch-source-checks"
-# Keys this benchmark's processes leave in its Redis database; anything else is refused.
-OWN_KEYS = ("celery", "_kombu.", "unacked", "curation:", "celery-task-meta-")
 # Variables that would change what is measured; the children get only what we set.
 SCRUBBED = (
     "FETCH_",
@@ -197,20 +205,6 @@ def ensure_database(args, env: dict[str, str]) -> None:
     )
 
 
-def empty_redis(client, db: int) -> None:
-    foreign = [
-        key
-        for key in (k.decode(errors="replace") for k in client.scan_iter(count=1000))
-        if not key.startswith(OWN_KEYS) and ".pidbox" not in key
-    ]
-    if foreign:
-        raise SystemExit(
-            f"Redis database {db} holds keys this benchmark did not make (e.g. {foreign[0]!r});"
-            " pick a spare one with --redis-db."
-        )
-    client.flushdb()
-
-
 def fill_sources(label: str, hosts: int, ports: list[int], count: int, seed: int) -> None:
     """`count` unchecked sources, the same number per host, in shuffled order (by id)."""
     from django.db import connection
@@ -224,57 +218,6 @@ def fill_sources(label: str, hosts: int, ports: list[int], count: int, seed: int
     Source.objects.bulk_create(
         [Source(url=url, host=urlsplit(url).hostname or "") for url in urls], batch_size=1000
     )
-
-
-# -- processes ---------------------------------------------------------------------------
-
-
-@dataclass
-class Process:
-    name: str
-    popen: subprocess.Popen
-    log: Path
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def tail(self, lines: int = 20) -> str:
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """SIGTERM (a worker's warm shutdown), then SIGKILL to the whole process group."""
-        if self.popen.poll() is not None:
-            return
-        self.popen.send_signal(signal.SIGTERM)
-        try:
-            self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            say(f"{self.name} did not stop within {timeout:.0f} s: SIGKILL")
-            os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(10)
-
-
-def spawn(name: str, arguments: list[str], env: dict[str, str], log: Path) -> Process:
-    with log.open("w") as out:
-        popen = subprocess.Popen(
-            [PYTHON, "-m", "celery", "-A", "curation", *arguments],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: the pool is stopped with it
-        )
-    return Process(name, popen, log)
-
-
-def wait_for_ping(app, worker: Process, hostname: str) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while not app.control.ping(destination=[hostname], timeout=1.0):
-        if not worker.alive():
-            raise RuntimeError(f"the worker exited:\n{worker.tail()}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"no ping within {START_TIMEOUT} s:\n{worker.tail()}")
 
 
 def group_cpu_seconds(pgid: int) -> float:
@@ -291,27 +234,6 @@ def group_cpu_seconds(pgid: int) -> float:
         if int(fields[2]) == pgid:  # fields after "(comm)": state ppid pgrp ... utime stime
             total += int(fields[11]) + int(fields[12])
     return total / ticks
-
-
-def machine_ticks() -> tuple[int, int]:
-    values = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-    idle = values[3] + values[4]
-    return sum(values) - idle, sum(values)
-
-
-def log_records(path: Path) -> list[dict]:
-    records = []
-    for line in path.read_text(errors="replace").splitlines():
-        if line.startswith("{"):
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                continue
-    return records
-
-
-def epoch(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 # -- one scenario ------------------------------------------------------------------------
@@ -537,20 +459,6 @@ def report(args, scenarios: list[Scenario]) -> bool:
     return ok
 
 
-def settle(quiet: float, timeout: float) -> float:
-    """Wait (at most `timeout` s) for a second in which the machine's CPUs are busy less
-    than `quiet`; return the last second's busy fraction. Other work on a shared machine
-    slows every process measured here."""
-    give_up = time.monotonic() + timeout
-    while True:
-        before = machine_ticks()
-        time.sleep(1.0)
-        after = machine_ticks()
-        busy = (after[0] - before[0]) / max(1, after[1] - before[1])
-        if busy < quiet or time.monotonic() > give_up:
-            return busy
-
-
 # -- main --------------------------------------------------------------------------------
 
 
@@ -607,7 +515,7 @@ def main() -> int:
             f"run {scenario.label}: {args.sources} sources, {scenario.hosts} hosts, "
             f"--concurrency {scenario.concurrency}"
         )
-        scenario.busy_before = settle(args.quiet, args.quiet_timeout)
+        _, scenario.busy_before = settle(args.quiet, args.quiet_timeout)
         try:
             run_scenario(args, scenario, env, log_dir, app, redis)
         except Exception as error:  # noqa: BLE001 - report it, go on with the next run
