@@ -1,6 +1,8 @@
 """What is derived from a summary's text on every save: citations and the search text."""
 
 from collections import defaultdict
+from collections.abc import Iterator
+from typing import TypeAlias
 from urllib.parse import urlsplit
 
 import reversion
@@ -18,14 +20,24 @@ from summaries.models import (
     Summary,
     Takeaway,
 )
+from summaries.models.base import max_length
 from summaries.pagecache.generation import content_changed
 from summaries.text.citations import (
+    FoundCitation,
     extract_citations,
 )
 from summaries.text.markdown import markdown_to_text
 
+from . import gate
 
-def _found_citations(summary: Summary):
+# Where a link is: {"key_point": ...}, {"takeaway": ...} or {"chapter": ...}, as the
+# keyword argument of Citation naming its part.
+Location: TypeAlias = dict[str, KeyPoint | Takeaway | Chapter]
+# The parts of a citation that identify it across saves (see sync_citations).
+CitationKey: TypeAlias = tuple[int | None, int | None, int | None, int, str]
+
+
+def _found_citations(summary: Summary) -> Iterator[tuple[Location, FoundCitation]]:
     """(location, FoundCitation) for every link in the summary's parts, in reading order."""
     for key_point in summary.key_points.all():
         for found in extract_citations(key_point.body):
@@ -46,14 +58,14 @@ def _sources_for(urls: set[str]) -> dict[str, Source]:
     return Source.objects.in_bulk(urls, field_name="url") if missing else existing
 
 
-_URL_MAX = Source._meta.get_field("url").max_length
+_URL_MAX = max_length(Source, "url")
 
 
 def _field_max(name: str) -> int:
-    return Citation._meta.get_field(name).max_length
+    return max_length(Citation, name)
 
 
-def _citation_key(location: dict, source_id: int, link_text: str) -> tuple:
+def _citation_key(location: Location, source_id: int, link_text: str) -> CitationKey:
     return (
         getattr(location.get("chapter"), "pk", None),
         getattr(location.get("key_point"), "pk", None),
@@ -78,7 +90,7 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
         if len(item.normalised_url) <= _URL_MAX and len(item.url) <= _URL_MAX
     ]
     sources = _sources_for({item.normalised_url for _, item in found})
-    previous = defaultdict(list)
+    previous: defaultdict[CitationKey, list[Citation]] = defaultdict(list)
     for citation in summary.citations.all():
         key = (
             citation.chapter_id,
@@ -89,7 +101,8 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
         )
         previous[key].append(citation)
 
-    kept, created = [], []
+    kept: list[Citation] = []
+    created: list[Citation] = []
     for position, (location, item) in enumerate(found, start=1):
         source = sources[item.normalised_url]
         key = _citation_key(location, source.pk, item.link_text[: _field_max("link_text")])
@@ -114,11 +127,11 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
 
 def _extracted_key_phrase(citation: Citation) -> str:
     """The phrase extraction finds for the citation's link in its part's text."""
-    if citation.chapter_id:
+    if citation.chapter is not None:
         text = citation.chapter.body
-    elif citation.key_point_id:
+    elif citation.key_point is not None:
         text = citation.key_point.body
-    elif citation.takeaway_id:
+    elif citation.takeaway is not None:
         text = citation.takeaway.text
     else:
         return ""
@@ -151,7 +164,7 @@ def _apply_key_phrase(citation: Citation, phrase: str, edited: bool) -> bool:
 
 
 @transaction.atomic
-def set_key_phrase(*, citation: Citation, phrase: str, user) -> Citation:
+def set_key_phrase(*, citation: Citation, phrase: str, user: gate.Actor) -> Citation:
     """Set what a citation's source page must still say, as an editor chose it.
 
     Runs of whitespace become one space. An empty phrase goes back to the one extracted

@@ -8,23 +8,33 @@ management command, a data migration); the faces always pass the signed-in user,
 tests/test_gate.py checks in their source.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeAlias
+
 from django.core.exceptions import PermissionDenied
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
+# Who acts: the signed-in user (or the anonymous one) of a request, or None for the system.
+Actor: TypeAlias = "User | AnonymousUser | None"
 
 PUBLISH = "summaries.publish_summary"
 CHANGE = "summaries.change_summary"
 ADD = "summaries.add_summary"
 
 
-def may(user, permission: str) -> bool:
+def may(user: Actor, permission: str) -> bool:
     """Whether `user` holds `permission` (the system, `None`, holds every one)."""
     return user is None or (user.is_active and user.has_perm(permission))
 
 
-def require(user, permission: str, doing: str) -> None:
+def require(user: Actor, permission: str, doing: str) -> None:
     """Raise PermissionDenied, saying what was refused, unless `user` may."""
     if not may(user, permission):
         raise PermissionDenied(f"You do not have permission to {doing}.")
 
 
-def may_publish(user) -> bool:
+def may_publish(user: Actor) -> bool:
     return may(user, PUBLISH)

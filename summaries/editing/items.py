@@ -1,15 +1,19 @@
 """A summary's ordered parts (key points, takeaways, chapters, caveats): their positions."""
 
+from typing import TypeAlias
+
 from django.db.models import F
 
-from summaries.models import (
-    Summary,
-)
+from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway
 
 _REORDER_OFFSET = 10_000
 
+# The ordered parts of a summary, and their models.
+Part: TypeAlias = KeyPoint | Takeaway | Chapter | Caveat
+PartModel: TypeAlias = type[KeyPoint] | type[Takeaway] | type[Chapter] | type[Caveat]
 
-def make_room_for_reorder(*, model, summary: Summary) -> None:
+
+def make_room_for_reorder(*, model: PartModel, summary: Summary) -> None:
     """Shift a summary's items out of the 1..n range before saving their new positions.
 
     Positions are unique per summary in the database, so swapping two items row by row
@@ -19,7 +23,7 @@ def make_room_for_reorder(*, model, summary: Summary) -> None:
     model.objects.filter(summary=summary).update(position=F("position") + _REORDER_OFFSET)
 
 
-def renumber(*, model, summary: Summary) -> None:
+def renumber(*, model: PartModel, summary: Summary) -> None:
     """Number a summary's items 1..n in their current order, closing gaps left by deletes.
 
     Safe row by row: with distinct positive positions sorted ascending, the i-th item's

@@ -7,6 +7,7 @@ send-backs (workflow.py); replies and assignments are recorded here.
 """
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
@@ -19,7 +20,7 @@ from . import gate
 
 def original(summary: Summary) -> Summary:
     """The summary a working copy changes (the summary itself otherwise)."""
-    return summary.working_copy_of if summary.is_working_copy else summary
+    return summary.working_copy_of if summary.working_copy_of is not None else summary
 
 
 def thread(summary: Summary) -> QuerySet[ReviewMessage]:
@@ -48,7 +49,7 @@ def message_text(text: str | None, *, required: bool, name: str = "text") -> str
     return text
 
 
-def record(*, summary: Summary, user, kind: str, text: str = "") -> ReviewMessage:
+def record(*, summary: Summary, user: gate.Actor, kind: str, text: str = "") -> ReviewMessage:
     """Write one message of the conversation (no permission check: for the workflow's
     services, which check their own). `text` must have passed message_text."""
     author = user if user is not None and user.is_authenticated else None
@@ -57,11 +58,11 @@ def record(*, summary: Summary, user, kind: str, text: str = "") -> ReviewMessag
     return message
 
 
-def _may_take_part(user) -> bool:
+def _may_take_part(user: gate.Actor) -> bool:
     return gate.may(user, gate.CHANGE) or gate.may(user, gate.PUBLISH)
 
 
-def reply(*, summary: Summary, user, text: str) -> ReviewMessage:
+def reply(*, summary: Summary, user: gate.Actor, text: str) -> ReviewMessage:
     """Add a reply by an editor or a reviewer to the summary's review conversation, and
     tell the others in the review (notifications.review_reply).
 
@@ -77,18 +78,18 @@ def reply(*, summary: Summary, user, text: str) -> ReviewMessage:
     return message
 
 
-def may_review(user) -> bool:
+def may_review(user: gate.Actor) -> bool:
     """Whether `user` can be asked to review: an active user who may publish."""
     return user is not None and user.is_active and user.has_perm(gate.PUBLISH)
 
 
-def reviewer_choices() -> QuerySet:
+def reviewer_choices() -> QuerySet[User]:
     """The users a summary can be assigned to, by name."""
     users = get_user_model().objects.with_perm(gate.PUBLISH, is_active=True)
     return users.filter(is_staff=True).order_by("username")
 
 
-def assign_reviewer(*, summary: Summary, reviewer, user) -> Summary:
+def assign_reviewer(*, summary: Summary, reviewer: User | None, user: gate.Actor) -> Summary:
     """Ask `reviewer` (None: nobody in particular) to review the summary and its changes.
 
     Set on the summary itself (a working copy's summary), without touching its lock

@@ -6,6 +6,7 @@ the API as a 400 naming the field.
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -23,6 +24,7 @@ from summaries.models import (
     Takeaway,
     Video,
 )
+from summaries.models.base import max_length
 from summaries.text import platforms
 from summaries.text.citations import (
     attributed_organisation_names,
@@ -37,7 +39,7 @@ from summaries.text.markdown import link_targets
 CITABLE_SCHEMES = frozenset({"http", "https"})
 # Allowed in the text and kept as links, but not sources: nothing is fetched.
 UNCHECKED_SCHEMES = frozenset({"mailto"})
-MAX_CITED_URL_CHARS = Source._meta.get_field("url").max_length
+MAX_CITED_URL_CHARS = max_length(Source, "url")
 # Names that only resolve inside a network (RFC 6761, RFC 6762, RFC 8375 and common use).
 LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home.arpa")
 # How a browser reads a URL's scheme (WHATWG URL): leading and trailing C0 controls and
@@ -130,8 +132,10 @@ def duplicate_video_problem(source_url: str, *, exclude_pk: int | None = None) -
     platform, video_id = platforms.parse_video_url(source_url or "")
     if not video_id:
         return None
-    twin = Video.objects.filter(platform=platform, platform_video_id=video_id)
-    twin = twin.exclude(pk=exclude_pk).first()
+    twins = Video.objects.filter(platform=platform, platform_video_id=video_id)
+    if exclude_pk is not None:
+        twins = twins.exclude(pk=exclude_pk)
+    twin = twins.first()
     if twin is None:
         return None
     return f"This video is already here as “{twin.title}” (same {platform} id {video_id})."
@@ -169,7 +173,7 @@ def parts_after_end(summary: Summary | None, duration: int) -> list[str]:
     for model, field in TIMED_PARTS:
         late = model.objects.filter(summary=summary, **{f"{field}__gte": duration})
         for position, seconds in late.order_by("position").values_list("position", field):
-            name = model._meta.verbose_name.capitalize()
+            name = str(model._meta.verbose_name).capitalize()
             problems.append(f"{name} {position}: {time_after_end(seconds, duration)}")
     return problems
 
@@ -182,7 +186,7 @@ class Warning:
     where: str
     message: str
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.where}: {self.message}"
 
 
@@ -190,19 +194,20 @@ def _order_warnings(chapters: list[Chapter]) -> list[Warning]:
     """Chapters whose start time is not after the one before (fine for a chapter grouped by
     theme, worth a look otherwise)."""
     warnings = []
-    previous = None
+    previous_start = None
     for chapter in chapters:
-        if chapter.start_time is None:
+        start = chapter.start_time
+        if start is None:
             continue
-        if previous is not None and chapter.start_time <= previous.start_time:
+        if previous_start is not None and start <= previous_start:
             warnings.append(
                 Warning(
                     f"Chapter {chapter.position} “{chapter.title}”",
-                    f"starts at {format_duration(chapter.start_time)}, not after the "
-                    f"chapter before it ({format_duration(previous.start_time)}).",
+                    f"starts at {format_duration(start)}, not after the "
+                    f"chapter before it ({format_duration(previous_start)}).",
                 )
             )
-        previous = chapter
+        previous_start = start
     return warnings
 
 
@@ -211,13 +216,14 @@ def _normalise_text(text: str) -> str:
 
 
 def _figure_warnings(
-    takeaways: list[Takeaway], citations: list[Citation], chapters
+    takeaways: list[Takeaway], citations: list[Citation], chapters: list[Chapter]
 ) -> list[Warning]:
     """A figure in a takeaway needs a source: its own link, or a cited paragraph stating it."""
-    cited_paragraphs = []
-    for chapter in chapters:
-        for item in extract_citations(chapter.body):
-            cited_paragraphs.append(_normalise_text(item.paragraph))
+    # Every link of a paragraph names it: each paragraph is read once.
+    paragraphs = {
+        item.paragraph for chapter in chapters for item in extract_citations(chapter.body)
+    }
+    cited_paragraphs = [_normalise_text(paragraph) for paragraph in paragraphs]
     cited_takeaways = {c.takeaway_id for c in citations if c.takeaway_id}
     warnings = []
     for takeaway in takeaways:
@@ -256,7 +262,7 @@ def _attribution_warnings(citations: list[Citation]) -> list[Warning]:
 
 
 # What a failed check of a cited page means for the editor, by the source's state.
-SOURCE_STATE_PROBLEMS = {
+SOURCE_STATE_PROBLEMS: dict[str, str] = {
     Source.State.BROKEN: "is broken",
     Source.State.UNVERIFIABLE: "could not be verified: it answers with a bot wall",
     Source.State.BLOCKED: "may not be fetched",
@@ -264,7 +270,7 @@ SOURCE_STATE_PROBLEMS = {
 }
 
 
-def _checked_on(moment) -> str:
+def _checked_on(moment: datetime | None) -> str:
     return f", in the check of {timezone.localtime(moment):%Y-%m-%d}" if moment else ""
 
 
@@ -374,7 +380,7 @@ class ExplainedWarning:
     detail: str = ""
     group: str = OTHER_GROUP
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.where}: {self.message}"
 
 
@@ -397,7 +403,7 @@ def explained_warnings(*, summary: Summary) -> list[ExplainedWarning]:
 def warnings_headline(warnings: list[ExplainedWarning]) -> str:
     """One sentence counting `warnings` by group ("3 sources could not be checked, 1 other
     thing to check"), or "" when there are none."""
-    counts = {}
+    counts: dict[str, int] = {}
     for warning in warnings:
         counts[warning.group] = counts.get(warning.group, 0) + 1
     parts = []

@@ -22,7 +22,7 @@ from . import copies, gate, review
 REVIEW_NOTE_CHARS = 2000
 
 
-def _record(summary: Summary, user, comment: str) -> None:
+def _record(summary: Summary, user: gate.Actor, comment: str) -> None:
     """Save the summary's workflow fields inside a revision, so history shows who did it,
     and make cached pages stale (what is live changed)."""
     with reversion.create_revision():
@@ -48,7 +48,9 @@ def _check_publishable(summary: Summary) -> None:
 
 
 @transaction.atomic
-def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) -> Summary:
+def publish_summary(
+    *, summary: Summary, user: gate.Actor = None, at: datetime | None = None
+) -> Summary:
     """Publish a summary now, or schedule it when `at` lies in the future.
 
     Visibility is decided when content is read (status published and publish time
@@ -58,7 +60,7 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
     when the summary is not ready to be read, PermissionDenied when `user` may not publish.
     """
     gate.require(user, gate.PUBLISH, "publish summaries")
-    if summary.is_working_copy:
+    if summary.working_copy_of is not None:
         return copies.publish_changes(summary=summary.working_copy_of, user=user, at=at)
     if copies.working_copy_of(summary) is not None:
         return copies.publish_changes(summary=summary, user=user, at=at)
@@ -80,14 +82,14 @@ def publish_summary(*, summary: Summary, user=None, at: datetime | None = None) 
 
 
 @transaction.atomic
-def unpublish_summary(*, summary: Summary, user=None) -> Summary:
+def unpublish_summary(*, summary: Summary, user: gate.Actor = None) -> Summary:
     """Take a summary (live or scheduled) back to draft; its publish time is cleared.
 
     Unpublished changes (a working copy) become the draft's content: nothing is lost.
     Raises PermissionDenied when `user` may not publish (unpublishing is publishing).
     """
     gate.require(user, gate.PUBLISH, "unpublish summaries")
-    if summary.is_working_copy:
+    if summary.working_copy_of is not None:
         summary = summary.working_copy_of
     was_live = summary.is_live()
     copies.take_back_changes(summary=summary)
@@ -101,7 +103,7 @@ def unpublish_summary(*, summary: Summary, user=None) -> Summary:
 
 
 @transaction.atomic
-def submit_for_review(*, summary: Summary, user=None, message: str = "") -> Summary:
+def submit_for_review(*, summary: Summary, user: gate.Actor = None, message: str = "") -> Summary:
     """Mark a draft, or the unpublished changes of a published summary, as ready for review.
 
     A published summary without changes has nothing to review. Records the submission,
@@ -126,7 +128,7 @@ def submit_for_review(*, summary: Summary, user=None, message: str = "") -> Summ
 
 
 @transaction.atomic
-def send_back(*, summary: Summary, user=None, note: str) -> Summary:
+def send_back(*, summary: Summary, user: gate.Actor = None, note: str) -> Summary:
     """A reviewer sends a summary (or its unpublished changes) in review back to its editor.
 
     It becomes a draft again, with the reviewer's note, who wrote it and when, shown on the

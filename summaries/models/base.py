@@ -38,6 +38,14 @@ def slug_url(name: str, slug: str) -> str:
     return slug.join(parts)
 
 
+def max_length(model: type[models.Model], name: str) -> int:
+    """The max_length of the field `name` of `model` (TypeError when it has none)."""
+    length = getattr(model._meta.get_field(name), "max_length", None)
+    if not isinstance(length, int):
+        raise TypeError(f"{model.__name__}.{name} has no max_length")
+    return length
+
+
 class VisibleTextMixin:
     """Text readers see as typed: invisible characters at the edges are dropped, and text
     with no visible character is refused (by full_clean, so in admin forms and the API)."""

@@ -3,6 +3,7 @@
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.files.storage import FileSystemStorage, storages
@@ -262,7 +263,7 @@ class Video(TimestampedModel):
     def __str__(self):
         return self.title
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.platform, self.platform_video_id = platforms.parse_video_url(self.source_url)
         super().save(*args, **kwargs)
 

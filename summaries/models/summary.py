@@ -1,5 +1,7 @@
 """A curated summary of a video and its parts: key points, takeaways, chapters, caveats."""
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -212,7 +214,7 @@ class Summary(TimestampedModel):
         """The video this summary is about (a working copy's is its live summary's)."""
         return self.working_copy_of.video if self.working_copy_of_id else self.video
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         """Save, refusing to overwrite a version someone else saved since this one was read."""
         if self.pk and not self._state.adding:
             bumped = Summary.objects.filter(pk=self.pk, lock_version=self.lock_version).update(
@@ -322,7 +324,7 @@ class KeyPoint(SummaryItem):
     def __str__(self):
         return self.title
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.body_html = render_inline_markdown(self.body)
         super().save(*args, **kwargs)
 
@@ -341,7 +343,7 @@ class Takeaway(SummaryItem):
     def __str__(self):
         return self.text[:80]
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.text_html = render_inline_markdown(self.text)
         super().save(*args, **kwargs)
 
@@ -369,7 +371,7 @@ class Chapter(SummaryItem):
     def __str__(self):
         return self.title
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.body_html = render_markdown(self.body)
         super().save(*args, **kwargs)
 
@@ -414,6 +416,6 @@ class Caveat(SummaryItem):
     def __str__(self):
         return self.text[:80]
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.text_html = render_inline_markdown(self.text)
         super().save(*args, **kwargs)

@@ -11,6 +11,7 @@ import base64
 import json
 import secrets
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -138,7 +139,7 @@ class WebhookEndpoint(TimestampedModel):
     def __str__(self):
         return self.description or self.url
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         """Turning a disabled endpoint on again starts its failure count afresh."""
         if self.is_active and self.disabled_at is not None:
             self.disabled_at, self.disabled_reason, self.failures_in_a_row = None, "", 0

@@ -33,7 +33,7 @@ def format_duration(seconds: int) -> str:
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
 
 
-def running_time(seconds):
+def running_time(seconds: int | str | None) -> str:
     """A video's length as readers say it: "26 s", "34 min", "1 h 5 min", "2 h".
 
     Rounded to the nearest minute from a minute on. Positions in a video (chapter starts)
