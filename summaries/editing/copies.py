@@ -9,11 +9,12 @@ citations onto the live summary in one transaction; discarding them deletes the 
 """
 
 from datetime import datetime
+from typing import Any, TypeAlias
 
 import reversion
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 from reversion.models import Version
@@ -27,12 +28,18 @@ from summaries.webhooks import events as webhook_events
 from . import gate, rules, video_changes
 from .derived import refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
-from .items import make_room_for_reorder
+from .items import Part, PartModel, make_room_for_reorder
 
+# (model, id of a live part or citation) -> id of its copy, or of a copy's part -> live id.
+IdMap: TypeAlias = dict[tuple[type[models.Model], int], int]
 # Copied and moved in this order: caveats and citations point at the parts before them.
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 # The parts a caveat or a citation may point at.
-TARGETS = (("chapter", Chapter), ("key_point", KeyPoint), ("takeaway", Takeaway))
+TARGETS: tuple[tuple[str, PartModel], ...] = (
+    ("chapter", Chapter),
+    ("key_point", KeyPoint),
+    ("takeaway", Takeaway),
+)
 
 
 def needs_working_copy(summary: Summary) -> bool:
@@ -46,7 +53,7 @@ def working_copy_of(summary: Summary) -> Summary | None:
 
 
 @transaction.atomic
-def edit_target(*, summary: Summary, user) -> tuple[Summary, dict, bool]:
+def edit_target(*, summary: Summary, user: gate.Actor) -> tuple[Summary, IdMap, bool]:
     """What an edit of `summary` writes to: the one rule every face follows.
 
     A draft or a summary in review is edited itself; a published one (live or scheduled)
@@ -67,7 +74,7 @@ def edit_target(*, summary: Summary, user) -> tuple[Summary, dict, bool]:
 
 @transaction.atomic
 def set_key_phrase(
-    *, summary: Summary, citation_id: int, phrase: str, user
+    *, summary: Summary, citation_id: int, phrase: str, user: gate.Actor
 ) -> tuple[Summary, bool]:
     """Set a citation's key phrase as an edit of `summary`: on a published summary, on the
     same citation in its working copy (`citation_id` may name the live citation or the
@@ -80,7 +87,7 @@ def set_key_phrase(
     return target, made
 
 
-def _citation_in(target: Summary, summary: Summary, citation_id: int, ids: dict) -> Citation:
+def _citation_in(target: Summary, summary: Summary, citation_id: int, ids: IdMap) -> Citation:
     citations = Citation.objects.select_related("source", "chapter", "key_point", "takeaway")
     mapped = ids.get((Citation, citation_id), citation_id)
     found = citations.filter(summary=target, pk=mapped).first()
@@ -103,7 +110,7 @@ def same_as_live(copy: Summary) -> bool:
     as both are stored now."""
     copy = Summary.objects.select_related("working_copy_of").get(pk=copy.pk)
     live = copy.working_copy_of
-    if copy.tldr != live.tldr or copy.video_changes:
+    if live is None or copy.tldr != live.tldr or copy.video_changes:
         return False
     return all(_content(model, copy) == _content(model, live) for model in (*PART_MODELS, Citation))
 
@@ -113,7 +120,7 @@ def same_as_live(copy: Summary) -> bool:
 _NOT_CONTENT = {"id", "summary", "chapter", "key_point", "takeaway"}
 
 
-def _content(model, summary: Summary) -> list[tuple]:
+def _content(model: PartModel | type[Citation], summary: Summary) -> list[tuple[Any, ...]]:
     names = [
         f.attname
         for f in model._meta.concrete_fields
@@ -141,7 +148,7 @@ def drop_if_unchanged(*, copy: Summary, made: bool) -> bool:
 
 
 @transaction.atomic
-def start_working_copy(*, summary: Summary, user=None) -> tuple[Summary, dict]:
+def start_working_copy(*, summary: Summary, user: gate.Actor = None) -> tuple[Summary, IdMap]:
     """The working copy of a published summary, made from it when it has none yet.
 
     Returns (copy, ids): `ids` maps (model, id of a live part or citation) to the id of its
@@ -159,7 +166,7 @@ def start_working_copy(*, summary: Summary, user=None) -> tuple[Summary, dict]:
         updated_by=user if user is not None and user.is_authenticated else None,
         lock_version=summary.lock_version,
     )
-    ids: dict = {}
+    ids: IdMap = {}
     for model in PART_MODELS:
         for part in model.objects.filter(summary=summary).order_by("position"):
             _duplicate(part, copy, ids)
@@ -175,7 +182,7 @@ def start_working_copy(*, summary: Summary, user=None) -> tuple[Summary, dict]:
     return copy, ids
 
 
-def _duplicate(row, copy: Summary, ids: dict) -> int:
+def _duplicate(row: Part | Citation, copy: Summary, ids: IdMap) -> int:
     """Save a copy of a part or citation on `copy`, pointing at the copies of its targets."""
     original = row.pk
     row.pk = None
@@ -201,7 +208,7 @@ def _move_onto(copy: Summary, live: Summary) -> None:
     Citation.objects.filter(summary=live).delete()
     # Kept caveats get their targets from the copy; none is deleted with a chapter.
     Caveat.objects.filter(summary=live).update(chapter=None, takeaway=None)
-    final: dict = {}  # (model, copy part id) -> id of the part on the live summary
+    final: IdMap = {}  # (model, copy part id) -> id of the part on the live summary
     for model in PART_MODELS:
         merged = _merged_parts(model, copy, live)
         final.update({(model, copy_id): live_id for copy_id, live_id in merged.items()})
@@ -218,7 +225,7 @@ def _move_onto(copy: Summary, live: Summary) -> None:
     live.tldr = copy.tldr
 
 
-def _merged_parts(model, copy: Summary, live: Summary) -> dict[int, int]:
+def _merged_parts(model: PartModel, copy: Summary, live: Summary) -> dict[int, int]:
     """{copy part id: live part id} for the copy's parts made from a live part it still has."""
     origins = copy.part_origins.get(model._meta.model_name, {})
     live_ids = set(model.objects.filter(summary=live).values_list("pk", flat=True))
@@ -230,7 +237,7 @@ def _merged_parts(model, copy: Summary, live: Summary) -> dict[int, int]:
     return merged
 
 
-def _retarget(copy: Summary, model, final: dict) -> None:
+def _retarget(copy: Summary, model: PartModel, final: IdMap) -> None:
     """Point the copy's caveats and citations that refer to parts of `model` merged onto
     live parts at those live parts (before the copy's rows are deleted)."""
     for name, target_model in TARGETS:
@@ -245,7 +252,7 @@ def _retarget(copy: Summary, model, final: dict) -> None:
                     dependant.objects.filter(pk=pk).update(**{f"{name}_id": final[(model, target)]})
 
 
-def _content_fields(model) -> list[str]:
+def _content_fields(model: PartModel) -> list[str]:
     """Every column of a part but its id and summary (what a copy's part says)."""
     return [f.attname for f in model._meta.concrete_fields if f.name not in ("id", "summary")]
 
@@ -260,7 +267,9 @@ def _check_publishable(summary: Summary) -> None:
 
 
 @transaction.atomic
-def publish_changes(*, summary: Summary, user=None, at: datetime | None = None) -> Summary:
+def publish_changes(
+    *, summary: Summary, user: gate.Actor = None, at: datetime | None = None
+) -> Summary:
     """Make the working copy of a published summary live, now or at `at`.
 
     Now: in one transaction the copy's parts and citations replace the live ones (the
@@ -292,10 +301,10 @@ def publish_changes(*, summary: Summary, user=None, at: datetime | None = None) 
     return _go_live(live=live, copy=copy, user=user, now=now)
 
 
-def _go_live(*, live: Summary, copy: Summary, user, now: datetime) -> Summary:
+def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -> Summary:
     with reversion.create_revision(manage_manually=True):
         _move_onto(copy, live)
-        video_changes.apply(live.video, copy.video_changes)
+        video_changes.apply(live.summarised_video, copy.video_changes)
         live.updated_by = user if user is not None and user.is_authenticated else None
         live.save()
         _join_history(copy=copy, live=live)
@@ -330,7 +339,7 @@ def take_back_changes(*, summary: Summary) -> Summary | None:
     if copy is None:
         return None
     _move_onto(copy, summary)
-    video_changes.apply(summary.video, copy.video_changes)
+    video_changes.apply(summary.summarised_video, copy.video_changes)
     summary.save(update_fields=["tldr", "updated_at"])
     _join_history(copy=copy, live=summary)
     copy.delete()
@@ -339,7 +348,7 @@ def take_back_changes(*, summary: Summary) -> Summary | None:
 
 
 @transaction.atomic
-def discard_changes(*, summary: Summary, user=None) -> bool:
+def discard_changes(*, summary: Summary, user: gate.Actor = None) -> bool:
     """Drop the working copy of a published summary (its parts and citations with it).
 
     The live summary is untouched. The dropped content is kept in the summary's history
@@ -376,7 +385,7 @@ def publish_due_changes(*, now: datetime | None = None) -> list[int]:
     for copy in due.select_related("working_copy_of", "updated_by"):
         _publish_scheduled(copy_id=copy.pk, now=now)
         published.append(copy.working_copy_of_id)
-    return published
+    return [pk for pk in published if pk is not None]  # all: `due` holds working copies
 
 
 @transaction.atomic
@@ -387,7 +396,7 @@ def _publish_scheduled(*, copy_id: int, now: datetime) -> None:
         .filter(pk=copy_id, scheduled_version=F("lock_version"), publish_at__lte=now)
         .first()
     )
-    if copy is None:  # published, saved again or discarded meanwhile
+    if copy is None or copy.working_copy_of_id is None:  # published, saved again or discarded
         return
     live = Summary.objects.select_for_update().get(pk=copy.working_copy_of_id)
     notifications.summary_went_live(summary=live, changes=copy, now=now)

@@ -7,34 +7,43 @@ readers do not see until a reviewer publishes them. Nothing else a revision may 
 (another summary, a video, people) is touched, and publication never changes.
 """
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from reversion.models import Version
 
 from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway
 
-from . import copies, revisions, save
+from . import copies, gate, revisions, save
+from .items import Part, PartModel
 
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 # Set by save_summary (positions, rendered HTML) or by the summary restored to.
 NOT_RESTORED = {"id", "summary", "position"}
-TARGETS = {"chapter_id": Chapter, "key_point_id": KeyPoint, "takeaway_id": Takeaway}
+TARGETS: dict[str, PartModel] = {
+    "chapter_id": Chapter,
+    "key_point_id": KeyPoint,
+    "takeaway_id": Takeaway,
+}
 
 
-def history_versions(summary: Summary):
+def history_versions(summary: Summary) -> QuerySet[Any]:
     """Every version of the summary's history, newest first: its own revisions and those of
     its unpublished changes (which join its own when they are published or discarded)."""
     ids = [str(summary.pk)]
     copy = copies.working_copy_of(summary)
     if copy is not None:
         ids.append(str(copy.pk))
-    return (
+    versions: QuerySet[Any] = (
         Version.objects.get_for_model(Summary)
         .filter(object_id__in=ids)
         .select_related("revision", "revision__user")
         .order_by("-revision__date_created", "-pk")
     )
+    return versions
 
 
 def describe(version: Version) -> str:
@@ -46,7 +55,9 @@ def describe(version: Version) -> str:
 
 
 @transaction.atomic
-def restore_revision(*, summary: Summary, version: Version, user) -> tuple[Summary, bool]:
+def restore_revision(
+    *, summary: Summary, version: Version, user: gate.Actor
+) -> tuple[Summary, bool]:
     """Write the content `version` (a version of `summary` or of its changes) held.
 
     Returns (what was written to, whether a working copy was made for it); a restore that
@@ -71,11 +82,12 @@ def restore_revision(*, summary: Summary, version: Version, user) -> tuple[Summa
     return target, made
 
 
-def _stored_parts(version: Version) -> dict:
+def _stored_parts(version: Version) -> dict[PartModel, list[Part]]:
     """Unsaved parts as the revision stored them, in order; caveats point at the chapters
     and takeaways built here (new rows: the stored ones may be gone or belong elsewhere)."""
     stored = revisions.Snapshot(version).parts
-    built, parts = {}, {}
+    built: dict[tuple[PartModel, int], Part] = {}
+    parts: dict[PartModel, list[Part]] = {}
     for model in PART_MODELS:
         objects = []
         rows = sorted(stored[model].values(), key=lambda v: (v.get("position") or 0, v["id"]))
@@ -87,7 +99,9 @@ def _stored_parts(version: Version) -> dict:
     return parts
 
 
-def _built(model, values: dict, built: dict):
+def _built(
+    model: PartModel, values: revisions.Values, built: dict[tuple[PartModel, int], Part]
+) -> Part:
     obj = model()
     for field in model._meta.concrete_fields:
         if field.name in NOT_RESTORED or not field.editable or field.attname not in values:
@@ -100,7 +114,7 @@ def _built(model, values: dict, built: dict):
     return obj
 
 
-def _check(summary: Summary, parts: dict) -> None:
+def _check(summary: Summary, parts: dict[PartModel, list[Part]]) -> None:
     """The stored content must still be valid content (rules may have tightened since)."""
     problems = []
     try:
@@ -116,7 +130,7 @@ def _check(summary: Summary, parts: dict) -> None:
                     validate_constraints=False,
                 )
             except ValidationError as error:
-                label = model._meta.verbose_name.capitalize()
+                label = str(model._meta.verbose_name).capitalize()
                 problems += [f"{label} {index}: {message}" for message in error.messages]
     if problems:
         raise ValidationError(["This version can no longer be restored as it is.", *problems])

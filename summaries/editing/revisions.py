@@ -4,16 +4,25 @@ A summary's revision (django-reversion) holds the Summary row and its parts. Not
 writes or renders HTML: the admin's history and compare pages present what it returns.
 """
 
+from __future__ import annotations
+
 import difflib
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, TypeAlias
 
 from django.db import models
 from django.utils import timezone
+from reversion.models import Version
 
-from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway
+from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
 from summaries.text.durations import format_duration
+
+from .items import PartModel
+
+# A row's field values by attname, as a revision stores them.
+Values: TypeAlias = dict[str, Any]
 
 # --- What a revision did ----------------------------------------------------------------
 
@@ -219,7 +228,7 @@ HIDDEN_FIELDS = {"id", "summary", "position", "video"}
 TIME_FIELDS = {"time", "start_time"}
 
 
-def compare_revisions(older_version, newer_version) -> RevisionComparison:
+def compare_revisions(older_version: Version, newer_version: Version) -> RevisionComparison:
     """What changed in a summary from one revision to another.
 
     Both are reversion Versions of the same Summary. Raises reversion's RevertError when
@@ -238,12 +247,14 @@ def compare_revisions(older_version, newer_version) -> RevisionComparison:
 class Snapshot:
     """A summary and its parts as one revision stored them (field values by attname)."""
 
-    def __init__(self, version):
-        self.summary = version.field_dict
+    def __init__(self, version: Version) -> None:
+        self.summary: Values = version.field_dict
         summary_id = self.summary["id"]
         # A working copy's parts are known by the live parts they were copied from.
         origins = self.summary.get("part_origins") or {}
-        self.parts: dict[type, dict[int, dict]] = {model: {} for model in PART_MODELS}
+        self.parts: dict[type[models.Model], dict[int, Values]] = {
+            model: {} for model in PART_MODELS
+        }
         models_by_type = {model._meta.model_name: model for model in PART_MODELS}
         for part_version in version.revision.version_set.select_related("content_type"):
             model = models_by_type.get(part_version.content_type.model)
@@ -255,17 +266,19 @@ class Snapshot:
                 values = _as_live(values, model, origins)
                 self.parts[model][values["id"]] = values
 
-    def part_label(self, model, pk) -> str | None:
+    def part_label(self, model: type[models.Model], pk: int) -> str | None:
         values = self.parts.get(model, {}).get(pk)
         return None if values is None else _part_label(model, values)
 
 
-def _as_live(values: dict, model, origins: dict) -> dict:
+def _as_live(
+    values: Values, model: type[models.Model], origins: dict[str, dict[str, int]]
+) -> Values:
     """A working copy's part as the live part it was copied from (its id and targets)."""
     if not origins:
         return values
     values = dict(values)
-    own = origins.get(model._meta.model_name, {})
+    own = origins.get(model._meta.model_name or "", {})
     values["id"] = own.get(str(values["id"]), values["id"])
     for name, target in (
         ("chapter_id", "chapter"),
@@ -277,7 +290,7 @@ def _as_live(values: dict, model, origins: dict) -> dict:
     return values
 
 
-def _shown_fields(model) -> list[models.Field]:
+def _shown_fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
     return [
         field
         for field in model._meta.concrete_fields
@@ -285,7 +298,13 @@ def _shown_fields(model) -> list[models.Field]:
     ]
 
 
-def _field_change(field, old_values, new_values, older, newer) -> FieldChange:
+def _field_change(
+    field: models.Field[Any, Any],
+    old_values: Values | None,
+    new_values: Values | None,
+    older: Snapshot,
+    newer: Snapshot,
+) -> FieldChange:
     old = _display(field, old_values, older) if old_values is not None else ""
     new = _display(field, new_values, newer) if new_values is not None else ""
     old_segments, new_segments = text_diff(old, new) if old != new else ((), ())
@@ -299,14 +318,14 @@ def _field_change(field, old_values, new_values, older, newer) -> FieldChange:
     )
 
 
-def _display(field, values: dict, snapshot: Snapshot) -> str:
+def _display(field: models.Field[Any, Any], values: Values, snapshot: Snapshot) -> str:
     """A stored field value as an editor reads it."""
     value = values.get(field.attname)
     if value is None or value == "":
         return ""
     if field.choices:
         return str(dict(field.flatchoices).get(value, value))
-    if field.is_relation:
+    if field.is_relation and isinstance(field.related_model, type):
         return _related_label(field.related_model, value, snapshot)
     if field.name in TIME_FIELDS:
         return format_duration(value)
@@ -315,7 +334,7 @@ def _display(field, values: dict, snapshot: Snapshot) -> str:
     return str(value)
 
 
-def _related_label(model, pk, snapshot: Snapshot) -> str:
+def _related_label(model: type[models.Model], pk: int, snapshot: Snapshot) -> str:
     # A caveat's chapter as this revision had it; it may be gone from the database.
     label = snapshot.part_label(model, pk)
     if label is None:
@@ -324,15 +343,15 @@ def _related_label(model, pk, snapshot: Snapshot) -> str:
     return label
 
 
-def _part_label(model, values: dict) -> str:
+def _part_label(model: type[models.Model], values: Values) -> str:
     name = values.get("title") or values.get("text") or ""
     name = " ".join(name.split())
     if len(name) > 80:
         name = name[:79] + "…"
-    return f"{model._meta.verbose_name.capitalize()} {values.get('position')}: {name}"
+    return f"{str(model._meta.verbose_name).capitalize()} {values.get('position')}: {name}"
 
 
-def _compare_parts(model, older: Snapshot, newer: Snapshot) -> PartsComparison:
+def _compare_parts(model: PartModel, older: Snapshot, newer: Snapshot) -> PartsComparison:
     old_parts, new_parts = older.parts[model], newer.parts[model]
     old_order = sorted(old_parts, key=lambda pk: old_parts[pk].get("position") or 0)
     new_order = sorted(new_parts, key=lambda pk: new_parts[pk].get("position") or 0)
@@ -347,7 +366,7 @@ def _compare_parts(model, older: Snapshot, newer: Snapshot) -> PartsComparison:
         changes.append(
             PartChange(
                 pk=pk,
-                label=_part_label(model, new_values or old_values),
+                label=_part_label(model, new_values or old_parts[pk]),
                 old_position=old_values["position"] if old_values else None,
                 new_position=new_values["position"] if new_values else None,
                 fields=tuple(
@@ -390,7 +409,7 @@ def compare_live_and_changes(summary: Summary) -> RevisionComparison | None:
     its pending video changes are shown as fields named "video.<name>". Returns None when
     the summary (or the copy given, for its live summary) has no unpublished changes.
     """
-    if summary.is_working_copy:
+    if summary.working_copy_of is not None:
         summary = summary.working_copy_of
     copy = Summary.objects.filter(working_copy_of=summary).first()
     if copy is None:
@@ -401,7 +420,7 @@ def compare_live_and_changes(summary: Summary) -> RevisionComparison | None:
         for field in _shown_fields(Summary)
         if field.name not in LIVE_HIDDEN_FIELDS
     ]
-    fields += _video_changes(summary.video, copy.video_changes)
+    fields += _video_changes(summary.summarised_video, copy.video_changes)
     return RevisionComparison(
         fields=tuple(fields),
         parts=tuple(_compare_parts(model, older, newer) for model in PART_MODELS),
@@ -411,14 +430,14 @@ def compare_live_and_changes(summary: Summary) -> RevisionComparison | None:
 class _Rows(Snapshot):
     """A summary and its parts as stored now, in a revision's shape (values by attname)."""
 
-    def __init__(self, summary: Summary):
+    def __init__(self, summary: Summary) -> None:
         self.summary = {f.attname: getattr(summary, f.attname) for f in Summary._meta.fields}
         origins = summary.part_origins or {}
         self.parts = {
             model: {
                 values["id"]: values
                 for values in (
-                    _as_live(row, model, origins)
+                    _as_live(dict(row), model, origins)
                     for row in model.objects.filter(summary=summary).values()
                 )
             }
@@ -426,7 +445,7 @@ class _Rows(Snapshot):
         }
 
 
-def _video_changes(video, changes: dict) -> list[FieldChange]:
+def _video_changes(video: Video, changes: dict[str, Any]) -> list[FieldChange]:
     """The video's fields the changes set, as FieldChanges named "video.<field>"."""
     if not changes:
         return []
@@ -453,7 +472,7 @@ def _video_changes(video, changes: dict) -> list[FieldChange]:
     return shown
 
 
-def _video_value(video, name: str) -> str:
+def _video_value(video: Video, name: str) -> str:
     """A video's field as an editor reads it (a pending video's from its changes)."""
     if name == "topics":
         return ", ".join(sorted(topic.name for topic in video.topics.all()))

@@ -8,9 +8,19 @@ organisations, ISO dates.
 """
 
 from datetime import date
+from typing import Any, TypeAlias, TypeVar
+
+from django.db.models import Model, QuerySet
 
 from summaries import thumbnails
-from summaries.models import Appearance, Organisation, Person, Topic, Video
+from summaries.models import Appearance, Organisation, Person, Summary, Topic, Video
+
+# Pending changes as stored in Summary.video_changes: field name -> JSON value, with
+# "people" ([[person id, organisation id or None], …]) and "topics" ([ids]).
+Changes: TypeAlias = dict[str, Any]
+# A video's people as an editor gives them: {"person": Person, "organisation": …} each.
+People: TypeAlias = list[dict[str, Any]]
+M = TypeVar("M", bound=Model)
 
 # The video's own fields an editor changes (its slug, its address on this site, never does
 # through a summary; platform fields are derived from the source URL).
@@ -26,23 +36,24 @@ FIELDS = (
 )
 
 
-def duration_of(summary) -> int | None:
+def duration_of(summary: Summary) -> int | None:
     """How long the summary's video is, as its unpublished changes would make it."""
     video = summary.summarised_video
     if video is None:
         return None
-    return summary.video_changes.get("duration_seconds", video.duration_seconds)
+    duration: int | None = summary.video_changes.get("duration_seconds", video.duration_seconds)
+    return duration
 
 
-def _stored(value):
+def _stored(value: object) -> object:
     return value.isoformat() if isinstance(value, date) else value
 
 
-def _loaded(name: str, value):
+def _loaded(name: str, value: Any) -> Any:
     return date.fromisoformat(value) if name == "published_on" and value else value
 
 
-def people_rows(video: Video) -> list[list]:
+def people_rows(video: Video) -> list[list[int | None]]:
     """[[person id, organisation id or None], …] in the order the video lists them."""
     return [[a.person_id, a.organisation_id] for a in video.appearances.order_by("position", "id")]
 
@@ -52,12 +63,12 @@ def topic_ids(video: Video) -> list[int]:
 
 
 def changes_between(
-    live: Video, edited: Video, *, people: list[dict] | None, topics: list | None
-) -> dict:
+    live: Video, edited: Video, *, people: People | None, topics: list[Topic] | None
+) -> Changes:
     """What `edited` (an unsaved Video, the live one with an editor's values set) and the
     given people and topics change in `live` as stored: only the values that differ."""
     stored = Video.objects.get(pk=live.pk)
-    changes = {
+    changes: Changes = {
         name: _stored(getattr(edited, name))
         for name in FIELDS
         if getattr(edited, name) != getattr(stored, name)
@@ -73,7 +84,9 @@ def changes_between(
     return changes
 
 
-def merged(pending: dict, changes: dict, *, people_given: bool, topics_given: bool) -> dict:
+def merged(
+    pending: Changes, changes: Changes, *, people_given: bool, topics_given: bool
+) -> Changes:
     """The pending changes after a new edit: its field values replace all earlier ones (they
     were computed from the pending video), people and topics only when the edit gave them."""
     result = dict(changes)
@@ -84,7 +97,7 @@ def merged(pending: dict, changes: dict, *, people_given: bool, topics_given: bo
     return result
 
 
-def pending_video(video: Video, changes: dict) -> Video:
+def pending_video(video: Video, changes: Changes) -> Video:
     """An unsaved copy of `video` as the changes would make it, for forms, previews and the
     API's view of the unpublished changes; its topics and people are the pending ones."""
     edited = Video.objects.select_related("channel").get(pk=video.pk)
@@ -93,16 +106,16 @@ def pending_video(video: Video, changes: dict) -> Video:
             setattr(edited, name, _loaded(name, changes[name]))
     if "channel_id" in changes:
         edited.channel = type(edited.channel).objects.get(pk=changes["channel_id"])
-    cache = {}
+    cache: dict[str, QuerySet[Any]] = {}
     if "topics" in changes:
         cache["topics"] = _cached(Topic.objects.filter(pk__in=changes["topics"]))
     if "people" in changes:
         cache["appearances"] = _cached(Appearance.objects.none(), _appearances(edited, changes))
-    edited._prefetched_objects_cache = cache
+    edited._prefetched_objects_cache = cache  # type: ignore[attr-defined]  # Django's, not in the stubs
     return edited
 
 
-def _appearances(video: Video, changes: dict) -> list[Appearance]:
+def _appearances(video: Video, changes: Changes) -> list[Appearance]:
     people = Person.objects.in_bulk([row[0] for row in changes["people"]])
     organisations = Organisation.objects.in_bulk([row[1] for row in changes["people"] if row[1]])
     return [
@@ -117,15 +130,15 @@ def _appearances(video: Video, changes: dict) -> list[Appearance]:
     ]
 
 
-def _cached(queryset, rows=None):
+def _cached(queryset: QuerySet[M], rows: list[M] | None = None) -> QuerySet[M]:
     """A queryset that answers from `rows` (or its own rows, read now) without a query, as a
     prefetched relation does."""
     queryset._result_cache = list(queryset) if rows is None else rows
-    queryset._prefetch_done = True
+    queryset._prefetch_done = True  # type: ignore[attr-defined]  # Django's, not in the stubs
     return queryset
 
 
-def apply(video: Video, changes: dict) -> Video:
+def apply(video: Video, changes: Changes) -> Video:
     """Write pending changes onto the video (when they are published or taken back)."""
     if not changes:
         return video
