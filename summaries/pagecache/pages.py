@@ -27,13 +27,21 @@ CSRF tokens and search results (which reflect the query) are never compressed he
 import gzip
 import hashlib
 import re
+from collections.abc import Iterable
+from typing import TypeAlias, TypeVar
 
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date, parse_http_date_safe
 
 IDENTITY = "identity"
 GZIP = "gzip"
+
+Headers: TypeAlias = list[tuple[str, str]]
+# One stored representation of a page: (content, headers, ETag, Last-Modified timestamp).
+Representation: TypeAlias = tuple[bytes, Headers, str, int | None]
+R = TypeVar("R", bound=HttpResponseBase)
 
 # Browsers revalidate every time (max-age=0, must-revalidate): a revalidation is a page
 # cache hit answered 304 with no query, and an unpublished page is gone from readers'
@@ -68,7 +76,7 @@ def _q_value(parameters: str) -> float:
     return 1.0
 
 
-def preferred_encoding(request) -> str:
+def preferred_encoding(request: HttpRequest) -> str:
     """GZIP when the request's Accept-Encoding accepts gzip (by name or `*`, with q > 0),
     else IDENTITY (RFC 9110 §12.5.3). A missing header accepts only identity here: that is
     always allowed, and clients that can decompress say so."""
@@ -87,7 +95,9 @@ def preferred_encoding(request) -> str:
     return GZIP if accepted else IDENTITY
 
 
-def last_modified(rendered_at: float, changed_at: float | None, next_change_at: float | None):
+def last_modified(
+    rendered_at: float, changed_at: float | None, next_change_at: float | None
+) -> int | None:
     """The Last-Modified of a page rendered at `rendered_at` (a timestamp), or None when a
     content change was, or will be, too close to it for a date to the second to tell the
     versions apart: `changed_at` the last bump (None: unknown), `next_change_at` the next
@@ -99,7 +109,7 @@ def last_modified(rendered_at: float, changed_at: float | None, next_change_at: 
     return int(rendered_at)
 
 
-def _compressible(response) -> bool:
+def _compressible(response: HttpResponse) -> bool:
     return (
         len(response.content) >= MIN_COMPRESSED_LENGTH
         and not response.has_header("Content-Encoding")
@@ -117,14 +127,16 @@ def compress(content: bytes) -> bytes:
 OWN_VALIDATORS_ATTRIBUTE = "curation_own_validators"
 
 
-def _own_validators(response) -> tuple[str | None, int | None]:
+def _own_validators(response: HttpResponseBase) -> tuple[str | None, int | None]:
     if not getattr(response, OWN_VALIDATORS_ATTRIBUTE, False) or not response.has_header("ETag"):
         return None, None
     tag = response["ETag"].removeprefix("W/").strip('"')
     return tag, parse_http_date_safe(response.get("Last-Modified", ""))
 
 
-def representations(response, encodings, modified: int | None) -> dict:
+def representations(
+    response: HttpResponse, encodings: Iterable[str], modified: int | None
+) -> dict[str, Representation]:
     """{encoding: (content, headers, etag, last modified)} of a rendered page, for each of
     `encodings`. The gzip one is the identity one when compressing would not pay."""
     content = response.content
@@ -136,8 +148,8 @@ def representations(response, encodings, modified: int | None) -> dict:
     headers = [(k, v) for k, v in response.items() if k.lower() not in _REPLACED_HEADERS]
     if modified is not None:
         headers.append(("Last-Modified", http_date(modified)))
-    identity = (content, [*headers, ("ETag", f'"{tag}"')], f'"{tag}"', modified)
-    result = {}
+    identity: Representation = (content, [*headers, ("ETag", f'"{tag}"')], f'"{tag}"', modified)
+    result: dict[str, Representation] = {}
     for encoding in encodings:
         if encoding == GZIP and _compressible(response):
             compressed = compress(content)
@@ -149,7 +161,7 @@ def representations(response, encodings, modified: int | None) -> dict:
     return result
 
 
-def build_response(content: bytes, headers) -> HttpResponse:
+def build_response(content: bytes, headers: Iterable[tuple[str, str]]) -> HttpResponse:
     response = HttpResponse(content)
     for name, value in headers:
         response[name] = value
@@ -157,19 +169,29 @@ def build_response(content: bytes, headers) -> HttpResponse:
     return response
 
 
-def answer(request, content: bytes, headers, etag: str, modified: int | None):
+def answer(
+    request: HttpRequest,
+    content: bytes,
+    headers: Iterable[tuple[str, str]],
+    etag: str,
+    modified: int | None,
+) -> HttpResponse:
     """The response to `request` for one representation: a 304 when the request's
     If-None-Match (or, without it, If-Modified-Since) shows the client has it already."""
     response = build_response(content, headers)
-    return get_conditional_response(request, etag=etag, last_modified=modified, response=response)
+    conditional = get_conditional_response(
+        request, etag=etag, last_modified=modified, response=response
+    )
+    # Never None when given a response; django-stubs types it Optional all the same.
+    return conditional if conditional is not None else response
 
 
-def mark_shared(response):
+def mark_shared(response: HttpResponseBase) -> None:
     """The lifetime of a page that is the same for every anonymous reader."""
     patch_cache_control(response, **PAGE_CACHE_CONTROL)
 
 
-def limit_error_lifetime(response):
+def limit_error_lifetime(response: R) -> R:
     """Give a 404/410 without a lifetime of its own the lifetime of a page."""
     if response.status_code in (404, 410) and not response.has_header("Cache-Control"):
         patch_cache_control(response, **ERROR_CACHE_CONTROL)

@@ -17,7 +17,7 @@ from django.db import DatabaseError
 
 TOKEN_TTL = 60.0
 _PREFIX = "Token "
-_known: cachetools.TTLCache = cachetools.TTLCache(maxsize=10_000, ttl=TOKEN_TTL)
+_known: cachetools.TTLCache[str, bool] = cachetools.TTLCache(maxsize=10_000, ttl=TOKEN_TTL)
 _lock = threading.Lock()
 
 
