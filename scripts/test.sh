@@ -46,7 +46,8 @@ run_suite() {
     echo "=== test run '$name': $* ==="
     local started=$SECONDS status=0
     env -u DATABASE_URL -u REDIS_URL -u CACHE_URL "$@" \
-        "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$report" "${PYTEST_ARGS[@]}" || status=$?
+        "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$report" \
+        --cov --cov-append --cov-report= "${PYTEST_ARGS[@]}" || status=$?
     local elapsed=$((SECONDS - started))
     if [ "$status" -eq 5 ]; then
         RESULT[$name]="FAILED: pytest collected no test (exit 5) [${elapsed}s]"
@@ -77,6 +78,8 @@ run_suite() {
 }
 
 PYTEST_ARGS=("$@")
+# Both runs add to one coverage figure (pyproject.toml's [tool.coverage]).
+rm -f .coverage
 run_suite sqlite
 run_suite postgres-redis DATABASE_URL="$POSTGRES_URL" REDIS_URL="$REDIS_TEST_URL"
 
@@ -86,6 +89,18 @@ echo "SQLite + file-system broker:  ${RESULT[sqlite]}"
 echo "PostgreSQL + Redis:           ${RESULT[postgres-redis]}"
 if [ "$FAILED" -ne 0 ]; then
     echo "test: FAILED (see above)" >&2
+fi
+# Coverage of both runs, against the floor; only with the whole suite (arguments select
+# part of it, whose figure means nothing against the floor).
+if [ "${#PYTEST_ARGS[@]}" -eq 0 ] && [ -f .coverage ]; then
+    total=$("$PYTHON" -m coverage report --format=total)
+    floor=$("$PYTHON" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["tool"]["coverage"]["report"]["fail_under"])')
+    if "$PYTHON" -m coverage report --fail-under="$floor" >/dev/null; then
+        echo "coverage: $total% of summaries/ and curation/ (floor $floor%)"
+    else
+        echo "coverage: $total% of summaries/ and curation/, under the floor of $floor%" >&2
+        FAILED=1
+    fi
 fi
 echo "tests: $PASSED_ALL passed, $FAILED_ALL failed, $SKIPPED_ALL skipped"
 exit "$FAILED"
