@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class SummariesConfig(AppConfig):
@@ -10,5 +11,10 @@ class SummariesConfig(AppConfig):
         # name (summaries.background) without importing them.
         from . import tasks  # noqa: F401
 
+        # The page cache's content generation row, made by migrate (and again by flush).
+        from .pagecache.generation import create_row_after_migrate
+
         # Stored filter choices are forgotten by receivers of model signals.
         from .reader import facets  # noqa: F401
+
+        post_migrate.connect(create_row_after_migrate, sender=self)

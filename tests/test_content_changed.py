@@ -5,7 +5,10 @@ or a command) and checks that the content generation moved, which is what makes 
 stored page and fragment stale.
 """
 
+import contextlib
+
 import pytest
+from django.db import connection, transaction
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -14,8 +17,9 @@ from summaries import checking, tasks
 from summaries.demo import load_demo
 from summaries.editing import workflow
 from summaries.linkcheck import CheckResult, State
-from summaries.models import Channel, Person, Source, Summary
-from summaries.pagecache.generation import current_generation
+from summaries.models import Channel, Person, Source, Summary, Video
+from summaries.pagecache import generation
+from summaries.pagecache.generation import content_changed, current_generation
 from summaries.reader import related
 
 from .admin_forms import form_fields
@@ -104,6 +108,14 @@ def admin_summary_delete(client, api):
     assert not Summary.objects.exists()
 
 
+def admin_delete_action(client, api):
+    video = VideoFactory()
+    changelist = reverse("admin:summaries_video_changelist")
+    data = {"action": "delete_selected", "_selected_action": [video.pk], "post": "yes"}
+    assert client.post(changelist, data).status_code == 302
+    assert not Video.objects.filter(pk=video.pk).exists()
+
+
 def admin_publish_action(client, api):
     summary = SummaryFactory()
     changelist = reverse("admin:summaries_summary_changelist")
@@ -182,6 +194,7 @@ WRITES = [
     admin_video_edit,
     admin_video_delete,
     admin_summary_delete,
+    admin_delete_action,
     admin_publish_action,
     api_channel_create,
     api_person_update,
@@ -201,6 +214,39 @@ def test_every_write_path_makes_cached_pages_stale(write, admin_client, api):
     before = current_generation()
     write(admin_client, api)
     assert current_generation() != before
+
+
+def in_a_transaction_of_its_own() -> bool:
+    """Whether the code running is inside an atomic block other than the test's own
+    (Django marks those it opens around each test)."""
+    return any(not getattr(block, "_from_testcase", False) for block in connection.atomic_blocks)
+
+
+@pytest.mark.parametrize("write", WRITES, ids=[write.__name__ for write in WRITES])
+def test_every_write_path_moves_the_generation_in_the_transaction_of_its_change(
+    write, admin_client, api, monkeypatch
+):
+    """So the number moves exactly when the change commits: never after it (a reader in
+    between would be served the old page), never without it (a rolled back change)."""
+    inside = []
+    move = generation._move
+
+    def watched(column, *, dated):
+        inside.append(in_a_transaction_of_its_own())
+        move(column, dated=dated)
+
+    monkeypatch.setattr(generation, "_move", watched)
+    write(admin_client, api)
+    assert inside and all(inside), inside
+
+
+def test_a_change_rolled_back_leaves_the_generation_as_it_was():
+    before = current_generation()
+    with contextlib.suppress(RuntimeError), transaction.atomic():
+        content_changed()
+        assert current_generation() != before  # seen inside the transaction
+        raise RuntimeError
+    assert current_generation() == before
 
 
 def test_saving_content_sends_no_invalidation_by_itself():

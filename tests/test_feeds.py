@@ -202,11 +202,12 @@ def test_feed_holds_at_most_the_newest_fifty(client, channel):
 @pytest.mark.parametrize(
     ("name", "queries"),
     [
-        # +1 on a cache miss: the next scheduled publish time bounds the cache lifetime.
-        ("feed-rss", 2),
-        ("feed-atom", 2),
-        ("channel-feed-rss", 3),  # the channel, then its summaries
-        ("channel-feed-atom", 3),
+        # +1 for the content generation the page cache reads, +1 on a cache miss: the next
+        # scheduled publish time bounds the cache lifetime.
+        ("feed-rss", 3),
+        ("feed-atom", 3),
+        ("channel-feed-rss", 4),  # the channel, then its summaries
+        ("channel-feed-atom", 4),
     ],
 )
 def test_feed_query_count_does_not_grow_with_items(
@@ -219,5 +220,5 @@ def test_feed_query_count_does_not_grow_with_items(
     with django_assert_num_queries(queries):
         response = client.get(reverse(f"summaries:{name}", kwargs=kwargs))
     assert response.status_code == 200
-    with django_assert_num_queries(0):  # served from the page cache
+    with django_assert_num_queries(1):  # served from the page cache: the content generation
         assert client.get(reverse(f"summaries:{name}", kwargs=kwargs)).status_code == 200

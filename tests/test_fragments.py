@@ -168,13 +168,13 @@ def test_list_pages_skip_counting_and_choices_once_cached(client, django_assert_
         live_video(channel, person="Ada Lovelace", topic="Agents")
     url = channel.get_absolute_url()
     fresh_get(client, url)
-    # The channel, its stored filter choices (which hold the count), its page of videos,
-    # their people, and the next scheduled time that bounds how long the page is kept: no
-    # COUNT, and the choices are not computed again.
-    with django_assert_num_queries(5):
+    # The content generation, the channel, its stored filter choices (which hold the
+    # count), its page of videos, their people, and the next scheduled time that bounds how
+    # long the page is kept: no COUNT, and the choices are not computed again.
+    with django_assert_num_queries(6):
         fresh_get(client, url)
     fresh_get(client, reverse("summaries:home"))
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         fresh_get(client, reverse("summaries:home"))
 
 

@@ -269,8 +269,11 @@ def test_outages_are_unreachable_services_not_failed_queries(
 
 
 @pytest.fixture
-def raising(monkeypatch, settings):
-    """Views of tests/ops_urls.py raise what the test sets; Django's 500 is not re-raised."""
+def raising(monkeypatch, settings, db):
+    """Views of tests/ops_urls.py raise what the test sets; Django's 500 is not re-raised.
+
+    With the database: the page cache reads the content generation before any view runs.
+    """
     settings.ROOT_URLCONF = "tests.ops_urls"
     monkeypatch.setattr(ops_urls, "RAISE", [])
     return ops_urls.RAISE

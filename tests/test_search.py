@@ -592,8 +592,9 @@ def test_page_query_count_is_fixed_whatever_the_number_of_results(
             AppearanceFactory(video=summary.video, organisation=None)
             summary.video.topics.add(TopicFactory())
         page(client, q="robots")  # the filter choices are now in the fragment cache
+        # the content generation (which the cached filter choices are checked against),
         # the ids, the page's card rows with their snippets, the people of the cards
-        with django_assert_num_queries(3):
+        with django_assert_num_queries(4):
             response = page(client, q="robots")
         return response
 
@@ -604,9 +605,9 @@ def test_page_query_count_is_fixed_whatever_the_number_of_results(
 def test_page_query_count_with_a_cold_cache(client, django_assert_num_queries):
     live("Robots", tldr="Robots again.")
 
-    # The four filter choice lists and the next scheduled publication (how long they may
-    # be kept), then the page's three queries.
-    with django_assert_num_queries(8):
+    # The content generation, the four filter choice lists and the next scheduled
+    # publication (how long they may be kept), then the page's three queries.
+    with django_assert_num_queries(9):
         page(client, q="robots", channel="")
 
 
@@ -614,8 +615,8 @@ def test_no_results_page_query_count(client, django_assert_num_queries):
     live("Robots in factories", tldr="Robots again.")
     page(client, q="x")  # choices and the title words cached
 
-    # count, then the corrected query's one search.
-    with django_assert_num_queries(2):
+    # the content generation, the count, then the corrected query's one search.
+    with django_assert_num_queries(3):
         response = page(client, q="robts")
 
     assert response.context["suggestion"].label == "robots"
@@ -693,8 +694,9 @@ def test_no_results_page_answers_hostile_queries(client, query):
 def test_filters_only_page_query_count(client, catalogue, django_assert_num_queries):
     page(client, channel=catalogue["channel"])
 
-    # count, the page's ids, their card rows, the people of the cards
-    with django_assert_num_queries(4):
+    # the content generation, the count, the page's ids, their card rows, the people of
+    # the cards
+    with django_assert_num_queries(5):
         response = page(client, channel=catalogue["channel"])
 
     assert len(response.context["results"]) == 2

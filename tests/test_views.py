@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from summaries.editing import derived, workflow
 from summaries.models import Caveat, Summary
+from summaries.pagecache.generation import content_changed
 
 from .admin_forms import form_fields
 from .factories import (
@@ -258,17 +259,18 @@ def test_list_pages_query_count_does_not_grow(
         client.get(url)
     cache.clear()
     add_videos(15)
+    content_changed()  # as publishing them does: this process's copy of the page is stale
     with django_assert_num_queries(len(baseline.captured_queries)):
         assert client.get(url).status_code == 200
 
 
-def test_cached_page_is_served_without_queries_and_invalidated_on_edit(
+def test_cached_page_is_served_with_one_query_and_invalidated_on_edit(
     client, django_assert_num_queries
 ):
     summary = SummaryFactory(live=True, tldr="First words.")
     url = summary.get_absolute_url()
     assert "First words." in client.get(url).content.decode()
-    with django_assert_num_queries(0):
+    with django_assert_num_queries(1):  # the content generation
         assert "First words." in client.get(url).content.decode()
     publish_edit(summary, tldr="Second words.")
     assert "Second words." in client.get(url).content.decode()

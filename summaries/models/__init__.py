@@ -38,6 +38,7 @@ from .notifications import (
     NotificationPreferences,
     NotificationQuerySet,
 )
+from .pagecache import ContentGeneration
 from .review import REVIEW_MESSAGE_CHARS, ReviewMessage
 from .sources import Citation, Source, SourceCheck
 from .summary import (
@@ -71,6 +72,7 @@ __all__ = [
     "ListFacets",
     "Chapter",
     "Citation",
+    "ContentGeneration",
     "EditConflict",
     "KeyPoint",
     "Notification",

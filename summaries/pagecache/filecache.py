@@ -4,10 +4,8 @@ Django's FileBasedCache keeps each key in its own file, written to a temporary f
 renamed into place, so a reader always sees a whole value, in any process. What it does
 not make safe across processes is reading and then writing: its `add` (is the key there?
 then set) and `incr` (read, then set the sum) can interleave with other processes' writes,
-so that two processes both "add" a key, or both turn N into N+1. The page cache's content
-generation (pagecache/generation.py) is made of exactly those two calls, and a lost increment
-can bring the number back to a value pages were already stored with, serving them after a
-change.
+so that two processes both "add" a key, or both turn N into N+1: a counter kept in the
+cache would lose counts.
 
 Here every change to the folder (set, add, incr, touch, delete, clear, culling) happens
 while holding an exclusive `flock` on a lock file in it, so each is atomic with respect
@@ -21,8 +19,7 @@ Culling (OPTIONS: MAX_ENTRIES, CULL_FREQUENCY as in Django) differs in two ways:
   of a process (default 100), so a full folder may briefly hold that many more files per
   process.
 - When the folder is full, expired files go first, then the live files closest to their
-  expiry; files stored with no timeout (the content generation) only if that is not
-  enough. Losing one is safe anyway: a missing generation starts again from the clock.
+  expiry; files stored with no timeout only if that is not enough.
 """
 
 import contextlib

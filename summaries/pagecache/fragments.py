@@ -10,7 +10,7 @@ import logging
 
 from django.conf import settings
 
-from .generation import page_ttl, read, write
+from .generation import current_generation, page_ttl, read, write
 
 logger = logging.getLogger(__name__)
 
@@ -27,8 +27,9 @@ def cached_fragment(name: str, compute):
     if not settings.PAGE_CACHE_FRAGMENTS:
         return compute()
     key = f"fragment:{name}"
+    generation = current_generation()
     try:
-        generation, stored = read(key)
+        stored = read(key, generation)
     except Exception:  # noqa: BLE001 - the cache is down: compute, keep nothing
         logger.warning("Cache unreachable: fragment %s computed afresh", name, exc_info=True)
         return compute()

@@ -1,111 +1,177 @@
 """The content generation: one number that every cached page and fragment is stored with.
 
-Any change to what readers see calls `content_changed()`, which bumps the number, so every
+Any change to what readers see calls `content_changed()`, which moves the number, so every
 page and fragment stored before is stale at once (edits are rare, reads are many). A stored
 value never outlives the next scheduled publication (`page_ttl`), so a scheduled summary
 goes live on every page on time with no periodic job.
+
+The number lives in the database (models.ContentGeneration, one row), not in the cache:
+`content_changed()` moves it in the same transaction as the change, so it moves exactly
+when the change commits, and a cache that restarts from an old snapshot (or loses writes)
+can only bring back values stored under numbers the database has moved past. Reading it is
+one query by primary key, made once per request (`remembered_per_request`).
 """
 
+import contextlib
 import logging
 import time
+from contextvars import ContextVar
 from datetime import timedelta
+from typing import NamedTuple
 
+from django.apps import apps as global_apps
 from django.core.cache import cache
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
 from django.utils import timezone
 
-from summaries.models import Summary
+from summaries.models import ContentGeneration, Summary
 
 logger = logging.getLogger(__name__)
 
-GENERATION_KEY = "content-generation"
-# Moves whenever check results are recorded. API responses show every check's details
-# (its time, response time, status), so they are stored with both numbers; reader pages
-# show only labels, which move the content generation when they change (checking/record.py).
-CHECKS_GENERATION_KEY = "checks-generation"
-# When content last changed (time.time() of the last bump): pages rendered close to it get
-# no Last-Modified (summaries/pagecache/pages.py).
-CHANGED_AT_KEY = "content-changed-at"
 PAGE_TTL = 300  # seconds; the generation makes stale pages unreachable anyway
 
+_TABLE = ContentGeneration._meta.db_table
+_ROW = ContentGeneration.ROW_ID
+_READ = f"SELECT content, checks, changed_at FROM {_TABLE} WHERE id = {_ROW}"  # noqa: S608
 
-def _first_generation() -> int:
-    """Where numbering starts when the generation is missing (a new or restarted cache).
 
-    The clock in microseconds, not 1: a process's copies of pages from before a restart
-    must never match the new numbering by chance.
+class Current(NamedTuple):
+    """The row as a request sees it.
+
+    `checks` moves whenever check results are recorded: API responses show every check's
+    details (its time, response time, status), so they are stored with both numbers; reader
+    pages show only labels, which move `content` when they change (checking/record.py).
+    `changed_at` is when content last changed (time.time()): pages rendered close to it get
+    no Last-Modified (summaries/pagecache/pages.py).
     """
-    return time.time_ns() // 1000
+
+    content: int
+    checks: int
+    changed_at: float
+
+
+# The row as read by the current request, set while `remembered_per_request` is active.
+_remembered: ContextVar[dict | None] = ContextVar("content_generation", default=None)
+
+
+@contextlib.contextmanager
+def remembered_per_request():
+    """Read the row at most once inside this block (a request), unless content changes in it.
+
+    Safe because a value stored under the number read at the start was computed from data
+    read after that number was current, and any commit since would have moved it.
+    """
+    token = _remembered.set({})
+    try:
+        yield
+    finally:
+        _remembered.reset(token)
+
+
+def current() -> Current:
+    """The content and checks generations and the last change time, from the primary
+    database (never a replica: a lagging one would confirm stale values)."""
+    remembered = _remembered.get()
+    if remembered:
+        return remembered["current"]
+    found = _read_row()
+    if found is None:
+        _create_row()
+        found = _read_row()
+    value = Current(*found)
+    if remembered is not None:
+        remembered["current"] = value
+    return value
 
 
 def current_generation() -> int:
-    generation = cache.get(GENERATION_KEY)
-    if generation is None:
-        first = _first_generation()
-        if cache.add(GENERATION_KEY, first, timeout=None):
-            # A new numbering is a change as far as dates go: what was served before it
-            # is unknown.
-            cache.set(CHANGED_AT_KEY, time.time(), timeout=None)
-        generation = cache.get(GENERATION_KEY, first)
-    return generation
+    return current().content
 
 
-def _increment(key: str = GENERATION_KEY) -> None:
+def _read_row():
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(_READ)
+        return cursor.fetchone()
+
+
+def _new_number() -> int:
+    """Where numbering starts (a new row): the clock in microseconds, so that a row created
+    again (a database restored or emptied) never meets the numbers pages were stored with."""
+    return time.time_ns() // 1000
+
+
+def _create_row(model=ContentGeneration, using: str = DEFAULT_DB_ALIAS) -> None:
+    """The row, if no process created it first. A new numbering is a change as far as
+    dates go: what was served before it is unknown."""
+    first = _new_number()
+    model.objects.using(using).bulk_create(
+        [model(id=_ROW, content=first, checks=first, changed_at=time.time())],
+        ignore_conflicts=True,
+    )
+
+
+def create_row_after_migrate(*, using: str = DEFAULT_DB_ALIAS, apps=None, **kwargs) -> None:
+    """Receiver of post_migrate: the row exists once the database is migrated, and again
+    after a flush (which sends post_migrate too, without `apps`), so that requests never
+    create it."""
     try:
-        cache.incr(key)
-    except ValueError:  # the key is gone (evicted or never set): start again
-        # add, not set: another process may have started again and bumped meanwhile, and
-        # overwriting its number could bring back one that pages were stored with.
-        if not cache.add(key, _first_generation(), timeout=None):
-            cache.incr(key)
+        model = (apps or global_apps).get_model("summaries", "ContentGeneration")
+    except LookupError:  # migrated back to before the table existed
+        return
+    if router.allow_migrate_model(using, model):
+        _create_row(model, using)
 
 
-def _bump() -> None:
-    try:
-        _increment()
-        cache.set(CHANGED_AT_KEY, time.time(), timeout=None)
-    except Exception:  # noqa: BLE001 - the cache is down: the write that got here stands
-        logger.warning(
-            "Could not mark cached pages stale (cache unreachable); they expire within %s s",
-            PAGE_TTL,
-            exc_info=True,
+def _move(column: str, *, dated: bool) -> None:
+    """Move `column` past its value and the clock, in the current transaction (one
+    statement, creating the row if it is missing).
+
+    Past the clock too, so that a number taken by a transaction that was rolled back is
+    not taken again by the next one (values may have been stored under it meanwhile).
+    """
+    connection = transaction.get_connection(DEFAULT_DB_ALIAS)
+    greatest = "MAX" if connection.vendor == "sqlite" else "GREATEST"
+    moved = f"{column} = {greatest}({_TABLE}.{column} + 1, excluded.{column})"
+    if dated:
+        moved += ", changed_at = excluded.changed_at"
+    number = _new_number()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {_TABLE} (id, content, checks, changed_at) VALUES (%s, %s, %s, %s) "  # noqa: S608 - names are constants
+            f"ON CONFLICT (id) DO UPDATE SET {moved}",
+            [_ROW, number, number, time.time()],
         )
+    remembered = _remembered.get()
+    if remembered:
+        remembered.clear()
+
+
+def _date_change() -> None:
+    """Set the change time to the commit's: a page rendered just after the commit must not
+    share a Last-Modified second with one rendered just before it."""
+    try:
+        ContentGeneration.objects.filter(id=_ROW).update(changed_at=time.time())
+    except DatabaseError:
+        logger.warning("Could not record when content changed", exc_info=True)
 
 
 def content_changed() -> None:
-    """Make every cached page and fragment stale: now, and again once the change is committed.
+    """Make every cached page and fragment stale once the current transaction commits.
 
-    Every write path calls it after changing anything a reader or an anonymous API client
-    may see (editing services, check results, related lists, bulk loads).
-
-    The second bump drops pages that a reader cached from the old data while the
-    transaction was still open.
+    Every write path calls it, in the transaction that changes anything a reader or an
+    anonymous API client may see (editing services, check results, related lists, bulk
+    loads). The number moves in that transaction, so readers see the old number exactly as
+    long as they see the old data. Costs one write, and holds the row's lock until the
+    transaction ends (changes to content are serialised from that point).
     """
-    _bump()
-    transaction.on_commit(_bump)
+    _move("content", dated=True)
+    transaction.on_commit(_date_change)
 
 
 def checks_recorded() -> None:
-    """Make cached API responses stale after check results were written (now and on
-    commit, as content_changed); reader pages are left alone."""
-
-    def bump() -> None:
-        try:
-            _increment(CHECKS_GENERATION_KEY)
-        except Exception:  # noqa: BLE001 - the cache is down: they expire within PAGE_TTL
-            logger.warning("Could not mark cached API responses stale", exc_info=True)
-
-    bump()
-    transaction.on_commit(bump)
-
-
-def _checks_generation(found: dict):
-    value = found.get(CHECKS_GENERATION_KEY)
-    if value is None:
-        first = _first_generation()
-        cache.add(CHECKS_GENERATION_KEY, first, timeout=None)
-        value = cache.get(CHECKS_GENERATION_KEY, first)
-    return value
+    """Make cached API responses stale with the transaction that recorded check results;
+    reader pages are left alone."""
+    _move("checks", dated=False)
 
 
 def seconds_until_next_publication() -> float | None:
@@ -130,52 +196,12 @@ def ttl_until(until_next: float | None) -> int:
     return min(PAGE_TTL, max(1, int(until_next) + 1))
 
 
-def read(key: str) -> tuple[int, tuple | None]:
-    """(current generation, what `key` holds if it was stored at that generation).
-
-    One cache round trip: what is stored under a key starts with its generation.
-    """
-    found = cache.get_many([GENERATION_KEY, key])
-    generation = found.get(GENERATION_KEY)
-    if generation is None:
-        return current_generation(), None
-    stored = found.get(key)
+def read(key: str, generation) -> tuple | None:
+    """What `key` holds if it was stored at `generation`, else None (one cache round trip)."""
+    stored = cache.get(key)
     if stored is None or stored[0] != generation:
-        return generation, None
-    return generation, stored
-
-
-def read_with_change_time(
-    key: str, *, with_checks: bool = False
-) -> tuple[int | tuple, float | None, tuple | None]:
-    """As `read`, with the time content last changed, in the same round trip.
-
-    With `with_checks` (API responses) the generation is the pair (content generation,
-    checks generation).
-
-    The time is None when the numbering has just started again. When it was evicted, or
-    stored by no earlier release, it is counted from now.
-    """
-    keys = [GENERATION_KEY, CHANGED_AT_KEY, key]
-    if with_checks:
-        keys.append(CHECKS_GENERATION_KEY)
-    found = cache.get_many(keys)
-    generation = found.get(GENERATION_KEY)
-    if generation is None:
-        generation = current_generation()
-        if with_checks:
-            generation = (generation, _checks_generation(found))
-        return generation, None, None
-    if with_checks:
-        generation = (generation, _checks_generation(found))
-    changed_at = found.get(CHANGED_AT_KEY)
-    if changed_at is None:
-        changed_at = time.time()
-        cache.add(CHANGED_AT_KEY, changed_at, timeout=None)
-    stored = found.get(key)
-    if stored is None or stored[0] != generation:
-        stored = None
-    return generation, changed_at, stored
+        return None
+    return stored
 
 
 def write(key: str, value, ttl: int) -> bool:

@@ -2,16 +2,18 @@
 
 Views opt in with `CachedPageMixin` or `cached_page`; `PageCacheMiddleware`, placed right
 after WhiteNoise, answers anonymous readers from the cache before the rest of the middleware
-stack, URL resolution and the view run, in one cache round trip (the generation and the
-page are read together). Each process also keeps copies of the pages it served lately
-(`PAGE_CACHE_LOCAL_BYTES`), so that a hit reads only the generation from a shared cache,
-not the page. A page is stored only under the query string and host spelling the view
-served, so made-up parameters add nothing to the cache.
+stack, URL resolution and the view run: one query reads the content generation from the
+database (generation.py), and a stored page is served only if it was stored under that
+number. Each process also keeps copies of the pages it served lately
+(`PAGE_CACHE_LOCAL_BYTES`), so that a hit on one costs that query and no cache round trip;
+otherwise the page is one round trip to the shared cache. A page is stored only under the
+query string and host spelling the view served, so made-up parameters add nothing to the
+cache.
 
 Each page is stored twice, as sent with and without gzip (summaries/pagecache/pages.py:
 encodings, ETag and Last-Modified, lifetimes, BREACH), compressed once when rendered; a
 hit reads only the one its client accepts, and a conditional request for a page in the
-cache is answered 304 from it, with no query and no rendering.
+cache is answered 304 from it, with no rendering and no query but the generation's.
 """
 
 import functools
@@ -23,17 +25,17 @@ from urllib.parse import urlencode
 
 import cachetools
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import SuspiciousOperation
+from django.db import DatabaseError
 from django.http.request import split_domain_port
 
 from summaries.ops import metrics
 
 from . import pages, tokens
 from .generation import (
-    CHECKS_GENERATION_KEY,
-    GENERATION_KEY,
-    read_with_change_time,
+    current,
+    read,
+    remembered_per_request,
     seconds_until_next_publication,
     ttl_until,
     write_many,
@@ -135,9 +137,9 @@ _STORED_LENGTH = 6  # (generation, content, headers, expires at, etag, last modi
 class LocalPages:
     """This process's copies of pages, at most `size` bytes of content, least recent out.
 
-    A copy is served only while the shared generation equals its own and until the expiry
-    stored with it (the next scheduled publication), so it is exactly as fresh as the
-    shared cache; what it saves is moving tens of KB of page from Redis on every hit.
+    A copy is served only while the database's generation equals its own and until the
+    expiry stored with it (the next scheduled publication), so it is exactly as fresh as
+    the shared cache; what it saves is moving tens of KB of page from Redis on every hit.
     """
 
     def __init__(self, size: int):
@@ -165,33 +167,18 @@ class LocalPages:
             self.pages[key] = stored
 
 
-def _current(with_checks: bool):
-    if not with_checks:
-        return cache.get(GENERATION_KEY)
-    found = cache.get_many([GENERATION_KEY, CHECKS_GENERATION_KEY])
-    return (found.get(GENERATION_KEY), found.get(CHECKS_GENERATION_KEY))
-
-
-def lookup(
-    key: str, local: LocalPages, *, with_checks: bool = False
-) -> tuple[int | tuple, float | None, tuple | None]:
-    """(current generation, when content last changed, the stored page or None), in one
-    cache round trip; the change time only when the page was not found.
-
-    Two round trips when this process's copy is older than the shared cache's page (after
-    an edit).
-    """
+def lookup(key: str, local: LocalPages, generation) -> tuple | None:
+    """The page stored under `key` at `generation` (the database's, read for this request),
+    or None: this process's copy, else the shared cache's (one round trip)."""
     copy = local.get(key)
-    if copy is not None:
-        generation = _current(with_checks)
-        if generation == copy[0]:
-            return generation, None, copy
-    generation, changed_at, stored = read_with_change_time(key, with_checks=with_checks)
+    if copy is not None and copy[0] == generation:
+        return copy
+    stored = read(key, generation)
     # A tuple of another length was stored by an earlier release.
     if stored is None or len(stored) != _STORED_LENGTH or stored[3] <= time.time():
-        return generation, changed_at, None
+        return None
     local.keep(key, stored)
-    return generation, None, stored
+    return stored
 
 
 def _answer_stored(request, stored):
@@ -249,6 +236,10 @@ class PageCacheMiddleware:
         self.local = LocalPages(settings.PAGE_CACHE_LOCAL_BYTES)
 
     def __call__(self, request):
+        with remembered_per_request():
+            return self.respond(request)
+
+    def respond(self, request):
         if not may_serve_cached(request):
             return self.get_response(request)
         query = request_query(request)
@@ -256,9 +247,17 @@ class PageCacheMiddleware:
         generation = changed_at = None
         if key is not None:
             try:
-                generation, changed_at, stored = lookup(
-                    key, self.local, with_checks=is_api(request)
-                )
+                now = current()
+            except DatabaseError:
+                # Only the database tells whether a stored page is current: without it the
+                # view answers (503 while the database is down).
+                key = None
+            else:
+                generation = (now.content, now.checks) if is_api(request) else now.content
+                changed_at = now.changed_at
+        if key is not None:
+            try:
+                stored = lookup(key, self.local, generation)
             except Exception:  # noqa: BLE001 - the cache is down: serve the page uncached
                 logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
                 key = None
