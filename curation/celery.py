@@ -1,12 +1,53 @@
 """The Celery application; configuration comes from Django settings (CELERY_*)."""
 
+import functools
 import os
 from pathlib import Path
+from typing import Any
 
 from celery import Celery
 from celery.beat import PersistentScheduler
+from kombu.transport import redis as kombu_redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
+
+
+def _refuse_redis_channels_of_closed_connections() -> None:
+    """Make a kombu Redis channel whose connection was closed raise a connection error
+    when it needs Redis, instead of an AttributeError that stops the worker.
+
+    When Redis goes away, the Celery 5.7 worker calls `collect()` and then `close()` on its
+    connection (`Consumer.on_connection_error_after_connected`). `collect()` closes the
+    channel, which fails on the dead socket before the channel counts as closed (the BRPOP
+    read at the top of kombu's redis `Channel.close`), and detaches the transport from the
+    connection (`transport.client = None`). `close()` closes the channel again: giving back
+    the messages the worker holds unacknowledged (a retry waiting for its countdown) needs
+    a new Redis pool, whose parameters `Channel._connparams` reads from
+    `self.connection.client`. The AttributeError is not a connection error, which Celery
+    would ignore there, so the worker exits ("Unrecoverable error"). Seen with celery 5.7.0
+    and kombu 5.7.0; the same error on kombu's shutdown path was
+    https://github.com/celery/kombu/issues/970.
+
+    As a connection error it is ignored and the worker reconnects. The messages stay in
+    Redis's list of unacknowledged messages and are handed out again after the visibility
+    timeout (CELERY_VISIBILITY_TIMEOUT), as a killed worker's are: Redis was unreachable
+    then anyway. tests/integration/test_worker_redis_restart.py fails without this.
+    """
+    channel_class: Any = kombu_redis.Channel  # kombu's type hints leave out _connparams
+    connparams = channel_class._connparams
+
+    @functools.wraps(connparams)
+    def _connparams(channel: Any, *args: Any, **kwargs: Any) -> Any:
+        transport = channel.connection
+        if transport is None or transport.client is None:
+            raise RedisConnectionError("The broker connection of this channel was closed.")
+        return connparams(channel, *args, **kwargs)
+
+    channel_class._connparams = _connparams
+
+
+_refuse_redis_channels_of_closed_connections()
 
 app = Celery("curation")
 app.config_from_object("django.conf:settings", namespace="CELERY")
