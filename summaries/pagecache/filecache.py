@@ -32,6 +32,8 @@ import tempfile
 import threading
 import time
 import zlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from django.core.cache.backends import filebased
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
@@ -43,7 +45,16 @@ class FileBasedCache(filebased.FileBasedCache):
     # Writes by this process (Django makes one cache object per thread).
     _writes = itertools.count()
 
-    def __init__(self, dir, params):
+    if TYPE_CHECKING:
+        # Django's private parts this class builds on, which django-stubs leaves out.
+        _dir: str
+
+        def _createdir(self) -> None: ...
+        def _key_to_file(self, key: Any, version: int | None = None) -> str: ...
+        def _list_cache_files(self) -> list[str]: ...
+        def _delete(self, fname: str) -> bool: ...
+
+    def __init__(self, dir: str, params: dict[str, Any]) -> None:
         super().__init__(dir, params)
         options = params.get("OPTIONS", {})
         self._cull_check_every = max(1, int(options.get("CULL_CHECK_EVERY", 100)))
@@ -52,7 +63,7 @@ class FileBasedCache(filebased.FileBasedCache):
     # --- The lock -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _locked(self):
+    def _locked(self) -> Iterator[None]:
         """Hold the folder's lock (re-entrant within a thread).
 
         A new file descriptor each time: flock belongs to an open file description, so one
@@ -79,7 +90,7 @@ class FileBasedCache(filebased.FileBasedCache):
 
     # --- Files ----------------------------------------------------------------------------
 
-    def _temporary(self, value, expiry) -> str:
+    def _temporary(self, value: Any, expiry: float | None) -> str:
         """A new file holding `value` (Django's format: the expiry, then the value)."""
         self._createdir()
         fd, path = tempfile.mkstemp(dir=self._dir)
@@ -92,11 +103,11 @@ class FileBasedCache(filebased.FileBasedCache):
             raise
         return path
 
-    def _put(self, fname: str, value, expiry) -> None:
+    def _put(self, fname: str, value: Any, expiry: float | None) -> None:
         """Write `fname` (call holding the lock)."""
         os.replace(self._temporary(value, expiry), fname)
 
-    def _read(self, fname: str):
+    def _read(self, fname: str) -> tuple[float | None, Any] | None:
         """(expiry, value) of a live entry, or None (call holding the lock)."""
         try:
             with open(fname, "rb") as f:
@@ -108,7 +119,7 @@ class FileBasedCache(filebased.FileBasedCache):
         except FileNotFoundError:
             return None
 
-    def _is_expired(self, f) -> bool:
+    def _is_expired(self, f: BinaryIO) -> bool:
         """Whether the open entry `f` has expired; if so, delete it unless replaced since."""
         try:
             expiry = pickle.load(f)  # noqa: S301 - files this cache wrote
@@ -129,7 +140,13 @@ class FileBasedCache(filebased.FileBasedCache):
 
     # --- Changes, each atomic ---------------------------------------------------------------
 
-    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+    def set(
+        self,
+        key: Any,
+        value: Any,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        version: int | None = None,
+    ) -> None:
         fname = self._key_to_file(key, version)
         self._cull()
         path = self._temporary(value, self.get_backend_timeout(timeout))
@@ -141,7 +158,13 @@ class FileBasedCache(filebased.FileBasedCache):
                 os.remove(path)
             raise
 
-    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+    def add(
+        self,
+        key: Any,
+        value: Any,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        version: int | None = None,
+    ) -> bool:
         fname = self._key_to_file(key, version)
         self._cull()
         with self._locked():
@@ -150,7 +173,7 @@ class FileBasedCache(filebased.FileBasedCache):
             self._put(fname, value, self.get_backend_timeout(timeout))
             return True
 
-    def incr(self, key, delta=1, version=None):
+    def incr(self, key: Any, delta: int = 1, version: int | None = None) -> Any:
         """Add `delta` to the stored number; its expiry is kept (as Redis and locmem do)."""
         fname = self._key_to_file(key, version)
         with self._locked():
@@ -162,7 +185,9 @@ class FileBasedCache(filebased.FileBasedCache):
             self._put(fname, value, expiry)
             return value
 
-    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None):
+    def touch(
+        self, key: Any, timeout: float | None = DEFAULT_TIMEOUT, version: int | None = None
+    ) -> bool:
         fname = self._key_to_file(key, version)
         with self._locked():
             found = self._read(fname)
@@ -171,17 +196,17 @@ class FileBasedCache(filebased.FileBasedCache):
             self._put(fname, found[1], self.get_backend_timeout(timeout))
             return True
 
-    def delete(self, key, version=None):
+    def delete(self, key: Any, version: int | None = None) -> bool:
         with self._locked():
             return super().delete(key, version)
 
-    def clear(self):
+    def clear(self) -> None:
         with self._locked():
             super().clear()
 
     # --- Culling ------------------------------------------------------------------------------
 
-    def _cull(self):
+    def _cull(self) -> None:
         if next(self._writes) % self._cull_check_every:
             return
         fnames = self._list_cache_files()
@@ -191,7 +216,9 @@ class FileBasedCache(filebased.FileBasedCache):
             return self.clear()
         keep = self._max_entries - self._max_entries // self._cull_frequency
         now = time.time()
-        expiring, permanent, expired = [], [], []
+        expiring: list[tuple[float, str]] = []
+        permanent: list[str] = []
+        expired: list[str] = []
         for fname in fnames:
             try:
                 with open(fname, "rb") as f:
