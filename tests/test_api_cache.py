@@ -2,15 +2,19 @@
 the same events (publish, unpublish, edits going live) and on every recorded check, with
 the API's own ETag, Last-Modified and Cache-Control."""
 
+import base64
 import gzip
+from urllib.parse import urlencode
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from summaries import checking
+from summaries.api.serializers import EXPANDABLE
 from summaries.editing import derived, workflow
 from summaries.linkcheck import CheckResult, State
 from summaries.models import Source
@@ -119,9 +123,9 @@ def test_parameters_the_api_does_not_read_are_never_stored(client, django_assert
     client.get("/api/v1/summaries/", {"made_up": "1"})
     with django_assert_num_queries(4):  # rendered again (and not stored)
         client.get("/api/v1/summaries/", {"made_up": "1"})
-    client.get("/api/v1/summaries/", {"search": "words"})
+    client.get("/api/v1/summaries/", {"count": "true"})
     with django_assert_num_queries(1):  # a parameter it reads: kept
-        client.get("/api/v1/summaries/", {"search": "words"})
+        client.get("/api/v1/summaries/", {"count": "true"})
 
 
 def test_a_client_that_does_not_accept_json_still_gets_a_406(client):
@@ -202,3 +206,103 @@ def test_a_bad_token_is_refused_even_when_the_read_is_cached(client, token):
     stranger.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     for _ in range(2):
         assert stranger.get(detail(summary)).status_code == 401
+
+
+# --- What is stored: canonical answers only ------------------------------------------------
+# Anyone can vary a query string; only answers to a bounded set of canonical queries may be
+# kept, or each variation would add an entry (an expanded list is hundreds of KB).
+
+
+def stored_answers() -> int:
+    return sum(1 for key in cache._cache if ":page:" in key)
+
+
+def expanded_summaries(count: int = 3):
+    for _ in range(count):
+        cited_summary()
+
+
+def test_search_answers_are_served_but_never_stored(client):
+    expanded_summaries()
+    before = stored_answers()
+    for number in range(20):
+        response = client.get("/api/v1/summaries/", {"search": f"zz{number}"})
+        assert response.status_code == 200
+    assert stored_answers() == before
+
+
+def test_only_the_default_and_the_largest_page_size_are_stored(client, settings):
+    expanded_summaries()
+    client.get("/api/v1/summaries/", {"expand": ",".join(EXPANDABLE)})
+    before = stored_answers()
+    for size in range(2, 52):
+        response = client.get(
+            "/api/v1/summaries/", {"expand": ",".join(EXPANDABLE), "page_size": size}
+        )
+        assert response.status_code == 200
+    assert stored_answers() == before
+    largest = {"expand": ",".join(EXPANDABLE), "page_size": settings.API_MAX_PAGE_SIZE}
+    client.get("/api/v1/summaries/", largest)
+    assert stored_answers() == before + 2  # with and without gzip
+
+
+def test_parts_to_expand_are_stored_in_one_spelling(client):
+    expanded_summaries()
+    client.get("/api/v1/summaries/", {"expand": "key_points,chapters"})
+    before = stored_answers()
+    for spelling in (
+        "chapters,key_points",
+        "key_points,chapters,key_points",
+        "key_points, chapters",
+    ):
+        assert client.get("/api/v1/summaries/", {"expand": spelling}).status_code == 200
+    assert stored_answers() == before
+
+
+def test_a_cursor_from_a_next_link_is_stored_and_a_made_up_one_is_not(client, settings):
+    settings.API_MAX_PAGE_SIZE = 1  # pages of the largest size are kept
+    for _ in range(3):
+        SummaryFactory(live=True)
+    first = client.get("/api/v1/summaries/", {"page_size": 1}).json()
+    before = stored_answers()
+    for minute in range(20):
+        made_up = {"p": f"2026-01-01T00:{minute:02d}:00+00:00"}
+        cursor = base64.b64encode(urlencode(made_up).encode()).decode()
+        response = client.get("/api/v1/summaries/", {"page_size": 1, "cursor": cursor})
+        assert response.status_code == 200
+    assert stored_answers() == before
+    following = client.get(first["next"])
+    assert following.status_code == 200
+    assert stored_answers() == before + 2
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"updated_since": "2026-01-01T00:00:01Z"},
+        {"published_after": "2026-01-02"},
+        {"channel": "no-such-channel"},
+    ],
+)
+def test_filters_with_unbounded_values_are_served_but_not_stored(client, query):
+    expanded_summaries()
+    before = stored_answers()
+    assert client.get("/api/v1/summaries/", query).status_code == 200
+    assert stored_answers() == before
+
+
+def test_a_filter_naming_a_channel_with_summaries_is_stored(client):
+    summary = cited_summary()
+    before = stored_answers()
+    client.get("/api/v1/summaries/", {"channel": summary.video.channel.slug})
+    assert stored_answers() == before + 2
+
+
+def test_a_representation_chosen_by_a_media_type_parameter_is_never_stored(client):
+    summary = cited_summary()
+    indented = client.get(detail(summary), HTTP_ACCEPT="application/json; indent=8")
+    assert indented.status_code == 200 and b'\n        "' in indented.content
+    plain = client.get(detail(summary))
+    assert b"\n" not in plain.content
+    again = client.get(detail(summary), HTTP_ACCEPT="application/json; indent=8")
+    assert b'\n        "' in again.content  # not the stored compact one either

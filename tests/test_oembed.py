@@ -141,3 +141,47 @@ def test_a_preview_names_no_card(client):
     client.force_login(EditorFactory())
     page = client.get(reverse("summaries:summary-preview", args=[summary.video.slug])).text
     assert "application/json+oembed" not in page
+
+
+# --- What is stored, and how often an address may ask ---------------------------------------
+
+
+def stored_answers() -> int:
+    return sum(1 for key in cache._cache if ":page:" in key)
+
+
+def test_the_discovery_links_card_is_stored(client, django_assert_num_queries):
+    summary = SummaryFactory(live=True)
+    ask(client, page_url(summary))
+    with django_assert_num_queries(1):  # the content generation: the card is kept
+        assert ask(client, page_url(summary)).status_code == 200
+
+
+def test_made_up_parameters_in_the_page_address_are_answered_but_not_stored(client):
+    summary = SummaryFactory(live=True)
+    ask(client, page_url(summary))
+    before = stored_answers()
+    for number in range(20):
+        assert ask(client, f"{page_url(summary)}?junk={number}").status_code == 200
+    assert stored_answers() == before
+
+
+def test_cards_sized_by_maxwidth_or_maxheight_are_answered_but_not_stored(client):
+    summary = SummaryFactory(live=True)
+    ask(client, page_url(summary))
+    before = stored_answers()
+    for width in range(201, 251):
+        assert ask(client, page_url(summary), maxwidth=width).json()["width"] == width
+    assert ask(client, page_url(summary), maxheight=90).status_code == 200
+    assert stored_answers() == before
+
+
+def test_oembed_is_throttled_per_address(client, settings):
+    rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "oembed": "3/minute"}
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
+    summary = SummaryFactory(live=True)
+    answers = [ask(client, f"{page_url(summary)}?n={n}") for n in range(4)]
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
+    assert int(answers[-1]["Retry-After"]) > 0
+    other = client.get(reverse("oembed"), {"url": page_url(summary)}, REMOTE_ADDR="10.0.0.9")
+    assert other.status_code == 200  # another address has its own budget

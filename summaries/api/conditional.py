@@ -16,6 +16,7 @@ ETag of a read or its Edit-Version matches until someone edits the summary.
 import hashlib
 import json
 
+from django import forms
 from django.conf import settings
 from django.http import HttpResponseNotModified
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
@@ -30,6 +31,8 @@ from .errors import PreconditionFailed, PreconditionRequired, error_body
 from .permissions import can_see_unpublished
 
 SAFE = ("GET", "HEAD")
+# Query parameters every list reads; views add their filters' names.
+LIST_PARAMETERS = frozenset({"cursor", "page_size", "count", "search", "ordering", "expand"})
 
 
 def entity_tag(data, prefix: str = "") -> str:
@@ -136,7 +139,9 @@ class ConditionalResponseMixin:
         if not is_private(request) and reads_are_page_cached():
             # Anonymous reads are the same for everyone: the page cache may keep them
             # (stale on any content change or recorded check; pagecache/generation.py).
-            mark_cacheable(response, self.served_query(request), own_headers=True)
+            query = self.served_query(request, response.data)
+            if query is not None:
+                mark_cacheable(response, query, own_headers=True)
         conditional = get_conditional_response(
             request._request,
             etag=response["ETag"],
@@ -150,22 +155,72 @@ class ConditionalResponseMixin:
                 conditional[header] = response[header]
         return conditional
 
-    # Query parameters every list reads; views add their filters' names.
-    LIST_PARAMETERS = frozenset({"cursor", "page_size", "count", "search", "ordering", "expand"})
+    # What the page cache may key a list on: each of a bounded set of values, in one
+    # spelling, so that varying the query string cannot add entries without end. Anything
+    # else a list reads (search words, dates and times, page sizes other than the largest)
+    # is answered and never stored.
+    STORED_PARAMETERS = frozenset({"cursor", "page_size", "count", "ordering", "expand"})
+    # The parts `?expand=` may name (SummaryViewSet), in the order the stored spelling
+    # lists them.
+    expandable: tuple[str, ...] = ()
 
-    def served_query(self, request) -> str:
-        """The query string of what was served, in the page cache's spelling: only the
-        parameters this view reads, so made-up ones never add a cache entry."""
-        names = set(self.LIST_PARAMETERS) if getattr(self, "action", "") == "list" else set()
+    def served_query(self, request, data=None) -> str | None:
+        """The query string of what was served, in the page cache's spelling, or None when
+        the answer may not be stored at all.
+
+        Only parameters the view reads count (a made-up one makes the request's spelling
+        differ, so it is never stored); a list is kept only for values from bounded sets,
+        each in one spelling (`stored_value`).
+        """
+        if getattr(self, "action", "") != "list":
+            return ""
+        pairs = []
+        for name, values in request.query_params.lists():
+            if not self._reads(name) or not any(values):
+                continue
+            if len(values) > 1:
+                return None  # only the last is read: each repetition would be a spelling
+            value = self.stored_value(name, values[0], data)
+            if value is None:
+                return None
+            pairs.append((name, value))
+        return canonical_query(pairs)
+
+    def _reads(self, name: str) -> bool:
         filterset = getattr(self, "filterset_class", None)
-        if filterset is not None and names:
-            names |= set(filterset.base_filters)
-        return canonical_query(
-            (name, value)
-            for name, values in request.query_params.lists()
-            if name in names
-            for value in values
-        )
+        return name in LIST_PARAMETERS or (filterset is not None and name in filterset.base_filters)
+
+    def stored_value(self, name: str, value: str, data) -> str | None:
+        """`value` as the stored answer's query spells it, or None: never stored."""
+        if name in self.STORED_PARAMETERS:
+            return self._stored_list_value(name, value)
+        if name in LIST_PARAMETERS:
+            return None  # search words: any number of them
+        filterset = getattr(self, "filterset_class", None)
+        field = filterset.base_filters[name].field_class if filterset is not None else None
+        if field is not None and issubclass(field, forms.ChoiceField):
+            return value  # one of its choices (another value is a 400)
+        if field is not None and issubclass(field, forms.CharField):
+            # A slug: kept when it names something the list holds (a bounded set), not
+            # for each name of nothing.
+            return value if data and data.get("results") else None
+        return None  # dates and times: any number of them
+
+    def _stored_list_value(self, name: str, value: str) -> str | None:
+        if name == "cursor":
+            # Only a cursor exactly as this site wrote it in a `next` or `previous` link.
+            paginator = getattr(self, "paginator", None)
+            return value if value == getattr(paginator, "issued_cursor", None) else None
+        if name == "page_size":
+            return value if value == str(settings.API_MAX_PAGE_SIZE) else None
+        if name == "count":
+            return value if value == "true" else None
+        if name == "expand":
+            parts = {part.strip() for part in value.split(",")}
+            if not parts <= set(self.expandable):
+                return None
+            return ",".join(part for part in self.expandable if part in parts)
+        return value  # ordering: one of the view's orderings (another value is a 400)
 
     def _as_api_error(self, conditional):
         # A failed If-Match / If-Unmodified-Since on a read: answer in the API's shape.

@@ -1,17 +1,22 @@
 """Cursor pagination: stable while content is added, with cursors checked before use."""
 
 import datetime
+from base64 import b64encode
+from urllib import parse
 
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.crypto import salted_hmac
 from rest_framework import pagination
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.utils.urls import replace_query_param
 
 from .filters import to_utc
 
 MAX_POSITION_CHARS = 500
 COUNT_PARAM = "count"
+CURSOR_SALT = "summaries.api.pagination.cursor"
 
 
 class CursorPagination(pagination.CursorPagination):
@@ -24,6 +29,10 @@ class CursorPagination(pagination.CursorPagination):
 
     page_size_query_param = "page_size"
     ordering = ("-created_at", "-pk")
+    # The request's cursor when it is exactly one this site wrote (signed, in the links it
+    # gives); None otherwise. The page cache keeps only pages such cursors ask for: a made-up
+    # position would be a new entry each time (summaries/api/conditional.py).
+    issued_cursor: str | None = None
 
     @property
     def max_page_size(self):
@@ -82,11 +91,31 @@ class CursorPagination(pagination.CursorPagination):
         )
         return parameters
 
+    def encode_cursor(self, cursor):
+        url = self.base_url or ""  # set by paginate_queryset, before any link is written
+        return replace_query_param(url, self.cursor_query_param, self._written(cursor))
+
+    def _written(self, cursor) -> str:
+        """The cursor as this site writes it: REST framework's tokens and `s`, their
+        signature (which only says the site wrote it; reading a cursor does not need it)."""
+        tokens = {}
+        if cursor.offset != 0:
+            tokens["o"] = str(cursor.offset)
+        if cursor.reverse:
+            tokens["r"] = "1"
+        if cursor.position is not None:
+            tokens["p"] = cursor.position
+        tokens["s"] = salted_hmac(CURSOR_SALT, parse.urlencode(tokens)).hexdigest()[:16]
+        return b64encode(parse.urlencode(tokens).encode("ascii")).decode("ascii")
+
     def decode_cursor(self, request):
         try:
             cursor = super().decode_cursor(request)
         except NotFound:
             raise ValidationError({self.cursor_query_param: ["Invalid cursor."]}) from None
+        if cursor is not None:
+            given = request.query_params.get(self.cursor_query_param)
+            self.issued_cursor = given if given == self._written(cursor) else None
         if cursor is not None and cursor.position is not None:
             cursor = cursor._replace(position=self._checked_position(cursor.position))
         return cursor

@@ -179,6 +179,7 @@ class SummaryViewSet(
     lookup_url_kwarg = "slug"
     filter_backends = [DjangoFilterBackend, SummarySearchFilter, OrderingFilter]
     filterset_class = SummaryFilter
+    expandable = EXPANDABLE
     ordering_choices = {
         "-publish_at": ("-publish_order", "-pk"),
         "publish_at": ("publish_order", "pk"),

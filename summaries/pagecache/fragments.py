@@ -7,6 +7,8 @@ of bench/run_pages.py).
 """
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 
@@ -14,8 +16,10 @@ from .generation import current_generation, page_ttl, read, write
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
 
-def cached_fragment(name: str, compute):
+
+def cached_fragment(name: str, compute: Callable[[], T]) -> T:
     """`compute()`, or what it returned before if no content has changed since.
 
     For parts of pages that are costly and shared by many of them (a channel's filter
@@ -34,7 +38,8 @@ def cached_fragment(name: str, compute):
         logger.warning("Cache unreachable: fragment %s computed afresh", name, exc_info=True)
         return compute()
     if stored is not None:
-        return stored[1]
+        kept: T = stored[1]
+        return kept
     value = compute()
     write(key, (generation, value), page_ttl())
     return value

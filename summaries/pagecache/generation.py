@@ -15,11 +15,13 @@ one query by primary key, made once per request (`remembered_per_request`).
 import contextlib
 import logging
 import time
+from collections.abc import Iterator
 from contextvars import ContextVar
 from datetime import timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.apps import apps as global_apps
+from django.apps.registry import Apps
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
 from django.utils import timezone
@@ -51,11 +53,13 @@ class Current(NamedTuple):
 
 
 # The row as read by the current request, set while `remembered_per_request` is active.
-_remembered: ContextVar[dict | None] = ContextVar("content_generation", default=None)
+_remembered: ContextVar[dict[str, "Current"] | None] = ContextVar(
+    "content_generation", default=None
+)
 
 
 @contextlib.contextmanager
-def remembered_per_request():
+def remembered_per_request() -> Iterator[None]:
     """Read the row at most once inside this block (a request), unless content changes in it.
 
     Safe because a value stored under the number read at the start was computed from data
@@ -75,10 +79,7 @@ def current() -> Current:
     if remembered:
         return remembered["current"]
     found = _read_row()
-    if found is None:
-        _create_row()
-        found = _read_row()
-    value = Current(*found)
+    value = Current(int(found[0]), int(found[1]), float(found[2]))
     if remembered is not None:
         remembered["current"] = value
     return value
@@ -88,10 +89,16 @@ def current_generation() -> int:
     return current().content
 
 
-def _read_row():
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(_READ)
-        return cursor.fetchone()
+def _read_row() -> tuple[Any, ...]:
+    """The row's columns (created first if it is missing)."""
+    for _ in range(2):
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(_READ)
+            found: tuple[Any, ...] | None = cursor.fetchone()
+        if found is not None:
+            return found
+        _create_row()
+    raise DatabaseError("The content generation row could not be created.")
 
 
 def _new_number() -> int:
@@ -100,7 +107,9 @@ def _new_number() -> int:
     return time.time_ns() // 1000
 
 
-def _create_row(model=ContentGeneration, using: str = DEFAULT_DB_ALIAS) -> None:
+def _create_row(
+    model: type[ContentGeneration] = ContentGeneration, using: str = DEFAULT_DB_ALIAS
+) -> None:
     """The row, if no process created it first. A new numbering is a change as far as
     dates go: what was served before it is unknown."""
     first = _new_number()
@@ -110,7 +119,9 @@ def _create_row(model=ContentGeneration, using: str = DEFAULT_DB_ALIAS) -> None:
     )
 
 
-def create_row_after_migrate(*, using: str = DEFAULT_DB_ALIAS, apps=None, **kwargs) -> None:
+def create_row_after_migrate(
+    *, using: str = DEFAULT_DB_ALIAS, apps: Apps | None = None, **kwargs: object
+) -> None:
     """Receiver of post_migrate: the row exists once the database is migrated, and again
     after a flush (which sends post_migrate too, without `apps`), so that requests never
     create it."""
@@ -196,20 +207,20 @@ def ttl_until(until_next: float | None) -> int:
     return min(PAGE_TTL, max(1, int(until_next) + 1))
 
 
-def read(key: str, generation) -> tuple | None:
+def read(key: str, generation: object) -> tuple[Any, ...] | None:
     """What `key` holds if it was stored at `generation`, else None (one cache round trip)."""
-    stored = cache.get(key)
+    stored: tuple[Any, ...] | None = cache.get(key)
     if stored is None or stored[0] != generation:
         return None
     return stored
 
 
-def write(key: str, value, ttl: int) -> bool:
+def write(key: str, value: object, ttl: int) -> bool:
     """Store in the shared cache; a full or unreachable cache never fails a page."""
     return write_many({key: value}, ttl)
 
 
-def write_many(values: dict, ttl: int) -> bool:
+def write_many(values: dict[str, Any], ttl: int) -> bool:
     """Store several values in one round trip (Redis); as `write` otherwise."""
     try:
         failed = cache.set_many(values, ttl)

@@ -21,13 +21,17 @@ import hashlib
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import urlencode
 
 import cachetools
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
 from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse
 from django.http.request import split_domain_port
+from django.http.response import HttpResponseBase
 
 from summaries.ops import metrics
 
@@ -47,13 +51,22 @@ logger = logging.getLogger(__name__)
 # in canonical_query's spelling, of the page the view served ("" for none).
 CACHEABLE_ATTRIBUTE = "curation_page_cache"
 
+# What a page is stored with: the content generation (reader pages), or it and the checks
+# generation (API responses).
+Generation: TypeAlias = int | tuple[int, int]
+# What a page is stored as, under its key of each encoding: (generation, content, headers,
+# expires at, etag, last modified).
+Stored: TypeAlias = tuple[Generation, bytes, pages.Headers, float, str, int | None]
+_STORED_LENGTH = 6
+View: TypeAlias = Callable[..., HttpResponseBase]
 
-def canonical_query(pairs) -> str:
+
+def canonical_query(pairs: Iterable[tuple[str, str]]) -> str:
     """One spelling of a query string: pairs with a value, sorted, percent-encoded."""
     return urlencode(sorted((name, value) for name, value in pairs if value))
 
 
-def request_query(request) -> str | None:
+def request_query(request: HttpRequest) -> str | None:
     """The request's query string in canonical_query's spelling; None if unreadable.
 
     Empty values are dropped and the order does not matter, so a filter form sent with
@@ -69,7 +82,7 @@ def request_query(request) -> str | None:
         return None
 
 
-def _is_canonical_host(request) -> bool:
+def _is_canonical_host(request: HttpRequest) -> bool:
     """Whether the Host header is spelled as pages link to it: lower case, no trailing
     dot, no port or the port the request came in on. Other spellings pass ALLOWED_HOSTS
     (which ignores case, the trailing dot and the port) but would each be a cache key."""
@@ -79,17 +92,21 @@ def _is_canonical_host(request) -> bool:
     return host == host.lower() and not name.endswith(".") and port in ("", request.get_port())
 
 
-def page_key(request, query: str | None = None, encoding: str | None = None) -> str | None:
+def page_key(
+    request: HttpRequest, query: str | None = None, encoding: str | None = None
+) -> str | None:
     """The cache key of the page a request asks for, or None when it may not be cached.
 
-    The key is the host, the path and the canonical query string: the host because pages
-    carry absolute canonical URLs; and the content coding the request accepts (by default).
+    The key is the scheme, the host, the path and the canonical query string: the scheme
+    and the host because pages carry absolute canonical URLs (behind a TLS proxy the scheme
+    is what SECURE_PROXY_SSL_HEADER says); and the content coding the request accepts (by
+    default).
     """
     if query is None:
         query = request_query(request)
     if query is None or not _is_canonical_host(request):
         return None
-    address = f"{request.get_host()}{request.path}?{query}"
+    address = f"{request.scheme}://{request.get_host()}{request.path}?{query}"
     encoding = encoding or pages.preferred_encoding(request)
     return f"page:{hashlib.sha256(address.encode()).hexdigest()}:{encoding}"
 
@@ -101,24 +118,35 @@ def _other_encoding_key(key: str, encoding: str) -> str:
 API_PREFIX = "/api/"
 
 
-def is_api(request) -> bool:
+def is_api(request: HttpRequest) -> bool:
     """An API response: stored with the checks generation too (generation.py)."""
     return request.path.startswith(API_PREFIX)
 
 
-def _accepts_json(request) -> bool:
+def _accepts_json(request: HttpRequest) -> bool:
     accept = request.META.get("HTTP_ACCEPT", "")
     return not accept or any(kind in accept for kind in ("json", "*/*", "application/*"))
 
 
-def may_serve_cached(request) -> bool:
+def _names_media_type_parameters(request: HttpRequest) -> bool:
+    """Whether Accept gives a media type a parameter other than q (`indent=8`, `version=2`):
+    the renderer may follow it, so the answer is not the one every client gets."""
+    for item in request.META.get("HTTP_ACCEPT", "").split(","):
+        for parameter in item.split(";")[1:]:
+            if parameter.split("=", 1)[0].strip().lower() != "q":
+                return True
+    return False
+
+
+def may_serve_cached(request: HttpRequest) -> bool:
     """Only anonymous GET/HEAD requests, and API reads with a read-only token, share
     cached pages.
 
     Anyone with a session cookie may be logged in (staff see previews and admin links);
     telling would cost a session read, so they are always served fresh. An API token of a
     user who cannot see unpublished work reads what anonymous clients read (tokens.py).
-    The API answers only JSON: a request that does not accept it goes to the view (a 406).
+    The API answers only JSON: a request that does not accept it goes to the view (a 406),
+    and so does one whose Accept names a media type parameter (it is never stored either).
     """
     if request.method not in ("GET", "HEAD") or settings.SESSION_COOKIE_NAME in request.COOKIES:
         return False
@@ -127,11 +155,7 @@ def may_serve_cached(request) -> bool:
     authorization = request.META.get("HTTP_AUTHORIZATION")
     if authorization is not None and not tokens.is_reader_token(authorization):
         return False
-    return _accepts_json(request)
-
-
-# What a page is stored as, under its key of each encoding.
-_STORED_LENGTH = 6  # (generation, content, headers, expires at, etag, last modified)
+    return _accepts_json(request) and not _names_media_type_parameters(request)
 
 
 class LocalPages:
@@ -144,14 +168,16 @@ class LocalPages:
 
     def __init__(self, size: int):
         self.size = size
-        self.pages = cachetools.LRUCache(maxsize=max(size, 1), getsizeof=self._size)
+        self.pages: cachetools.LRUCache[str, Stored] = cachetools.LRUCache(
+            maxsize=max(size, 1), getsizeof=self._size
+        )
         self.lock = threading.Lock()  # LRUCache is not thread-safe; runserver is threaded
 
     @staticmethod
-    def _size(stored) -> int:
+    def _size(stored: Stored) -> int:
         return len(stored[1])
 
-    def get(self, key: str):
+    def get(self, key: str) -> Stored | None:
         if not self.size:
             return None
         with self.lock:
@@ -160,33 +186,41 @@ class LocalPages:
             return None
         return stored
 
-    def keep(self, key: str, stored) -> None:
+    def keep(self, key: str, stored: Stored) -> None:
         if self._size(stored) > self.size:
             return
         with self.lock:
             self.pages[key] = stored
 
 
-def lookup(key: str, local: LocalPages, generation) -> tuple | None:
+def lookup(key: str, local: LocalPages, generation: Generation) -> Stored | None:
     """The page stored under `key` at `generation` (the database's, read for this request),
     or None: this process's copy, else the shared cache's (one round trip)."""
     copy = local.get(key)
     if copy is not None and copy[0] == generation:
         return copy
-    stored = read(key, generation)
+    found = read(key, generation)
     # A tuple of another length was stored by an earlier release.
-    if stored is None or len(stored) != _STORED_LENGTH or stored[3] <= time.time():
+    if found is None or len(found) != _STORED_LENGTH or found[3] <= time.time():
         return None
+    stored: Stored = found  # six items: the length was checked above
     local.keep(key, stored)
     return stored
 
 
-def _answer_stored(request, stored):
+def _answer_stored(request: HttpRequest, stored: Stored) -> HttpResponse:
     _, content, headers, _, etag, modified = stored
     return pages.answer(request, content, headers, etag, modified)
 
 
-def store(key: str, generation: int, changed_at, rendered_at: float, response, local):
+def store(
+    key: str,
+    generation: Generation,
+    changed_at: float,
+    rendered_at: float,
+    response: HttpResponse,
+    local: LocalPages,
+) -> Stored:
     """Store both encodings of a page rendered for `key` (in one write); the one of `key`.
 
     `changed_at` is when content last changed and `rendered_at` when the rendering began,
@@ -199,7 +233,7 @@ def store(key: str, generation: int, changed_at, rendered_at: float, response, l
         rendered_at, changed_at, None if until_next is None else now + until_next
     )
     encoded = pages.representations(response, (pages.IDENTITY, pages.GZIP), modified)
-    stored = {
+    stored: dict[str, Stored] = {
         _other_encoding_key(key, encoding): (generation, body, headers, now + ttl, etag, modified)
         for encoding, (body, headers, etag, modified) in encoded.items()
     }
@@ -208,7 +242,7 @@ def store(key: str, generation: int, changed_at, rendered_at: float, response, l
     return stored[key]
 
 
-def is_shared(request, response) -> bool:
+def is_shared(request: HttpRequest, response: HttpResponseBase) -> bool:
     """A 200 an anonymous reader got, of a page a view marked as the same for all of them."""
     return (
         getattr(response, CACHEABLE_ATTRIBUTE, None) is not None
@@ -223,28 +257,30 @@ def is_shared(request, response) -> bool:
     )
 
 
-def is_storable(request, response, query: str) -> bool:
+def is_storable(request: HttpRequest, response: HttpResponseBase, query: str | None) -> bool:
     """A shared page, of exactly the page the view served for this query."""
-    return is_shared(request, response) and getattr(response, CACHEABLE_ATTRIBUTE) == query
+    served: str | None = getattr(response, CACHEABLE_ATTRIBUTE, None)
+    return is_shared(request, response) and served is not None and served == query
 
 
 class PageCacheMiddleware:
     """Answer anonymous readers from the page cache; store pages that views marked."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: View):
         self.get_response = get_response
         self.local = LocalPages(settings.PAGE_CACHE_LOCAL_BYTES)
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         with remembered_per_request():
             return self.respond(request)
 
-    def respond(self, request):
+    def respond(self, request: HttpRequest) -> HttpResponseBase:
         if not may_serve_cached(request):
             return self.get_response(request)
         query = request_query(request)
         key = page_key(request, query)
-        generation = changed_at = None
+        generation: Generation = 0
+        changed_at = 0.0
         if key is not None:
             try:
                 now = current()
@@ -267,7 +303,7 @@ class PageCacheMiddleware:
                     return _answer_stored(request, stored)
         rendered_at = time.time()
         response = self.get_response(request)
-        if not is_shared(request, response):
+        if not is_shared(request, response) or not isinstance(response, HttpResponse):
             return pages.limit_error_lifetime(response)
         if key is not None and is_storable(request, response, query):
             metrics.PAGE_CACHE_MISSES.inc()
@@ -280,7 +316,9 @@ class PageCacheMiddleware:
         return pages.answer(request, content, headers, etag, None)
 
 
-def mark_cacheable(response, query: str = "", *, own_headers: bool = False):
+def mark_cacheable(
+    response: HttpResponseBase, query: str = "", *, own_headers: bool = False
+) -> HttpResponseBase:
     """Let the page cache keep this response, and browsers and shared caches as long as
     pages.PAGE_CACHE_CONTROL says.
 
@@ -298,12 +336,12 @@ def mark_cacheable(response, query: str = "", *, own_headers: bool = False):
     return response
 
 
-def cached_page(view):
+def cached_page(view: View) -> View:
     """Decorate a function view (or a feed) that reads no query parameter so that its
     anonymous 200 responses are cached."""
 
     @functools.wraps(view)
-    def wrapper(request, *args, **kwargs):
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         response = view(request, *args, **kwargs)
         if response.status_code == 200 and not request.user.is_authenticated:
             mark_cacheable(response)
@@ -312,7 +350,13 @@ def cached_page(view):
     return wrapper
 
 
-class CachedPageMixin:
+if TYPE_CHECKING:
+    from django.views import View as _ViewBase
+else:
+    _ViewBase = object
+
+
+class CachedPageMixin(_ViewBase):
     """Mark a class-based reader view's anonymous 200 responses as cacheable.
 
     Views that read query parameters say which page they served in `cache_query()`, or
@@ -324,7 +368,7 @@ class CachedPageMixin:
     def cache_query(self) -> str | None:
         return ""
 
-    def dispatch(self, request, *args, **kwargs):
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         response = super().dispatch(request, *args, **kwargs)
         if self.page_cache and response.status_code == 200 and not request.user.is_authenticated:
             query = self.cache_query()

@@ -7,10 +7,18 @@ served: `format=xml` is a 501. Summary pages name this endpoint in a
 `<link rel="alternate" type="application/json+oembed">`, so that consumers discover it.
 The card's HTML is a quotation of the summary with a link to the page: no script, no
 iframe, nothing from any other site.
+
+The page cache keeps a card only for the discovery link's own query (the page's address as
+the site writes it, and `format`): cards for other spellings of the address or sized by
+maxwidth/maxheight are answered (one query) and never stored, so a consumer cannot fill the
+cache by varying them. Answers that are not from the cache count against a per-address
+rate (`OEmbedThrottle`), as anonymous API reads do.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
@@ -20,6 +28,8 @@ from django.urls import Resolver404, resolve, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 from django.views.decorators.http import require_safe
+from rest_framework.settings import api_settings
+from rest_framework.throttling import AnonRateThrottle
 
 from summaries.models import Summary
 from summaries.pagecache.middleware import canonical_query, mark_cacheable
@@ -27,10 +37,42 @@ from summaries.pagecache.pages import SHARED_TTL
 
 from .seo import SITE_NAME
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_WIDTH = 600
 MIN_WIDTH = 200
 CARD_TEXT_CHARS = 280
 MAX_URL_CHARS = 2000
+
+
+class OEmbedThrottle(AnonRateThrottle):
+    """Anonymous oEmbed requests per address (API_NUM_PROXIES decides which address): at
+    the `oembed` rate of REST_FRAMEWORK's DEFAULT_THROTTLE_RATES, else the anonymous API
+    rate (API_THROTTLE_ANON), read when used. While the cache that holds the counts cannot
+    be reached, requests are let through."""
+
+    scope = "oembed"
+
+    def get_rate(self):
+        rates = api_settings.DEFAULT_THROTTLE_RATES
+        return rates.get(self.scope) or rates.get("anon")
+
+    def allow_request(self, request, view):
+        try:
+            return super().allow_request(request, view)
+        except Exception:  # noqa: BLE001 - the cache is down: count nothing, refuse nobody
+            logger.warning("Cache unreachable: %s not throttled", request.path, exc_info=True)
+            return True
+
+
+def _throttled(request) -> JsonResponse | None:
+    """A 429 with Retry-After when this address has asked too often, else None."""
+    throttle = OEmbedThrottle()
+    if throttle.allow_request(request, None):
+        return None
+    response = JsonResponse({"detail": "Too many requests: try again later."}, status=429)
+    response["Retry-After"] = str(max(1, math.ceil(throttle.wait() or 1)))
+    return response
 
 
 class OEmbedError(Exception):
@@ -129,6 +171,9 @@ def card(summary: Summary, request, *, maxwidth: int | None, maxheight: int | No
 
 @require_safe
 def oembed(request):
+    refused = _throttled(request)
+    if refused is not None:
+        return refused
     try:
         response_format = request.GET.get("format", "json")
         if response_format != "json":
@@ -139,8 +184,10 @@ def oembed(request):
     except OEmbedError as error:
         return JsonResponse({"detail": error.detail}, status=error.status)
     response = JsonResponse(card(summary, request, maxwidth=maxwidth, maxheight=maxheight))
-    if not request.user.is_authenticated:
-        served = [("url", url), ("format", request.GET.get("format", ""))]
-        served += [(name, request.GET.get(name, "")) for name in ("maxwidth", "maxheight")]
-        mark_cacheable(response, canonical_query(served))
+    video = summary.video
+    if video is not None and not request.user.is_authenticated:
+        # The query kept: the page's own address, without maxwidth or maxheight; a request
+        # spelled otherwise is answered and not stored.
+        page = request.build_absolute_uri(video.get_absolute_url())
+        mark_cacheable(response, canonical_query([("url", page), ("format", response_format)]))
     return response
