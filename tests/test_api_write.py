@@ -3,7 +3,11 @@ optimistic concurrency (If-Match), workflow actions and revision history."""
 
 import copy
 import datetime
+import uuid
+from collections import Counter
 
+import markdown
+import nh3
 import pytest
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
@@ -11,6 +15,7 @@ from rest_framework.test import APIClient
 from reversion.models import Version
 
 from summaries.demo import data as demo_data
+from summaries.editing import rules
 from summaries.models import (
     Caveat,
     Channel,
@@ -26,6 +31,7 @@ from summaries.models import (
     Video,
 )
 
+from .counting import calls_made
 from .factories import (
     ChapterFactory,
     EditorFactory,
@@ -325,6 +331,88 @@ def test_a_failure_after_validation_saves_nothing(api, catalogue, monkeypatch):
     assert not Video.objects.exists()
     assert not KeyPoint.objects.exists()
     assert not Version.objects.exists()
+
+
+def explode(*args, **kwargs):
+    raise RuntimeError("boom")
+
+
+def test_a_failure_while_answering_a_create_saves_nothing(api, catalogue, monkeypatch):
+    """The answer is built before the write commits: an error instead of the answer (a crash,
+    or a worker killed for taking too long) means nothing was saved."""
+    monkeypatch.setattr(rules, "summary_warnings", explode)
+    api.raise_request_exception = False
+
+    response = api.post(LIST_URL, example_payload(), format="json")
+
+    assert response.status_code == 500
+    assert not Summary.objects.exists()
+    assert not Video.objects.exists()
+
+
+def test_a_failure_while_answering_an_update_changes_nothing(api, catalogue, monkeypatch):
+    slug = demo_data.MAIN_VIDEO["slug"]
+    tag = create_example(api)["ETag"]
+    monkeypatch.setattr(rules, "summary_warnings", explode)
+    api.raise_request_exception = False
+
+    response = api.patch(detail_url(slug), {"tldr": "Changed."}, format="json", HTTP_IF_MATCH=tag)
+
+    assert response.status_code == 500
+    assert Summary.objects.get(video__slug=slug).tldr == demo_data.MAIN_SUMMARY["tldr"]
+
+
+def payload_with_links(count: int, slug: str) -> dict:
+    """The example with one chapter of `count` links, for a video of its own."""
+    links = " ".join(f"[source {i}](https://example.org/{slug}/{i})" for i in range(count))
+    payload = example_payload()
+    payload["video"].update(slug=slug, source_url=f"https://www.youtube.com/watch?v={slug}")
+    payload.update(chapters=[{"title": "Links", "body": links}], caveats=[])
+    return payload
+
+
+def test_saving_work_grows_in_proportion_to_the_number_of_links(api, catalogue):
+    def save(count, slug):
+        response = api.post(LIST_URL, payload_with_links(count, slug), format="json")
+        assert response.status_code == 201, response.json()
+
+    few = calls_made(save, 100, "links00100")
+    many = calls_made(save, 800, "links00800")
+
+    # Eight times the links: less than eight times the work when linear (a request does a
+    # fixed part too), far more when each link costs in proportion to the text.
+    assert many < 8 * few, (few, many)
+
+
+def test_a_save_converts_each_text_once(api, catalogue, monkeypatch):
+    """Rendering, link checks, citations, the search text and the answer's warnings all
+    read each text, however many texts the summary has; each is converted once."""
+    converted, sanitised = Counter(), Counter()
+    convert, clean = markdown.Markdown.convert, nh3.clean
+
+    def counted_convert(self, source):
+        converted[source] += 1
+        return convert(self, source)
+
+    def counted_clean(fragment, **options):
+        sanitised[fragment] += 1
+        return clean(fragment, **options)
+
+    monkeypatch.setattr(markdown.Markdown, "convert", counted_convert)
+    monkeypatch.setattr(nh3, "clean", counted_clean)
+    payload = payload_with_links(20, "converted1")
+    tag = uuid.uuid4().hex
+    payload["key_points"] = [
+        {"title": f"Point {n}", "body": f"Point {n} {tag} [cited](https://example.org/{n})."}
+        for n in range(80)
+    ]
+
+    response = api.post(LIST_URL, payload, format="json")
+
+    assert response.status_code == 201, response.json()
+    assert len(converted) > 80
+    assert max(converted.values()) == 1
+    assert max(sanitised.values()) == 1
 
 
 # --- Update -----------------------------------------------------------------------------

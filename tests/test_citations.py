@@ -1,8 +1,11 @@
 """Finding cited sources, their claims and figures, and checking who a claim is attributed to."""
 
+import uuid
+
 import pytest
 
 from summaries.text.citations import (
+    MAX_CLAIM_CHARS,
     FoundCitation,
     attributed_organisation_names,
     extract_citations,
@@ -11,6 +14,8 @@ from summaries.text.citations import (
     normalise_url,
     sentence_spans,
 )
+
+from .counting import calls_made
 
 # The second chapter ("Faster model releases") of the Berman speed summary example.
 FASTER_MODEL_RELEASES = """\
@@ -159,6 +164,48 @@ def test_deeply_nested_html_does_not_break_extraction():
     (citation,) = extract_citations("<b>" * 20_000 + "[x](https://x.example/)")
 
     assert citation.url == "https://x.example/"
+
+
+def link_run(count: int, link: str) -> str:
+    return " ".join([uuid.uuid4().hex, *(link.format(i=i) for i in range(count))])
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "[source {i}](https://example.org/{i})",
+        "Claim {i} is 3× faster [source {i}](https://example.org/{i}).",
+        "- [source {i}](https://example.org/{i})\n",
+    ],
+)
+def test_extraction_work_grows_in_proportion_to_the_number_of_links(link):
+    few = calls_made(extract_citations, link_run(250, link))
+    many = calls_made(extract_citations, link_run(1_000, link))
+
+    # Four times the links: four times the work when linear, sixteen when quadratic.
+    assert many < 5 * few, (few, many)
+
+
+def test_a_claim_in_a_very_long_sentence_is_the_words_around_its_link():
+    words = " ".join(f"word{i}" for i in range(1_000))
+    source = f"{words} costs $5 per [source](https://x.example/) {words} end."
+
+    (citation,) = extract_citations(source)
+
+    assert len(citation.claim) <= MAX_CLAIM_CHARS
+    assert citation.claim.startswith("… ") and citation.claim.endswith(" …")
+    assert "word999 costs $5 per source word0" in citation.claim
+    assert citation.key_phrase == "$5"
+
+
+def test_a_claim_of_an_ordinary_sentence_is_the_whole_sentence():
+    sentence = (
+        "Anthropic says " + "the new mode is fast and " * 10 + "cheap [here](https://x.example/)."
+    )
+
+    (citation,) = extract_citations(f"Before. {sentence} After.")
+
+    assert citation.claim == sentence.replace("[here](https://x.example/)", "here")
 
 
 @pytest.mark.parametrize(

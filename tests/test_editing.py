@@ -5,6 +5,9 @@ import datetime
 import pytest
 import time_machine
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+from django.db.models import QuerySet
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from reversion.models import Version
 
@@ -150,6 +153,22 @@ def test_no_warnings_for_a_clean_summary():
     assert rules.summary_warnings(summary=summary) == []
 
 
+def test_figure_warnings_read_a_paragraph_of_many_links_once(monkeypatch):
+    summary = SummaryFactory()
+    links = " ".join(f"[source {i}](https://example.org/{i})" for i in range(200))
+    ChapterFactory(summary=summary, body=f"It is 2.5 times faster: {links}")
+    TakeawayFactory(summary=summary, text="It costs $3 billion.")
+    derived.sync_citations(summary=summary)
+    read = []
+    normalise = rules._normalise_text
+    monkeypatch.setattr(rules, "_normalise_text", lambda text: read.append(text) or normalise(text))
+
+    messages = [str(w) for w in rules.summary_warnings(summary=summary)]
+
+    assert any("$3 billion" in m for m in messages)
+    assert len([text for text in read if "source 199" in text]) == 1
+
+
 def _cited(summary, body, **source_fields):
     """A chapter citing one source, the source's latest check as given."""
     ChapterFactory(summary=summary, body=body)
@@ -248,6 +267,45 @@ def test_source_warnings_take_one_query_for_any_number_of_citations(django_asser
     with django_assert_num_queries(1):
         warnings = rules.source_warnings(citations)
     assert [w.where for w in warnings] == [f"Link “page {n}”" for n in range(5)]
+
+
+def test_source_warnings_read_no_source_again_when_the_citations_came_with_them(
+    django_assert_num_queries,
+):
+    summary = SummaryFactory()
+    for n in range(5):
+        _cited(summary, f"[page {n}](https://example.org/{n})", state=Source.State.BROKEN)
+    citations = list(summary.citations.select_related("source"))
+    with django_assert_num_queries(0):
+        warnings = rules.source_warnings(citations)
+    assert [w.where for w in warnings] == [f"Link “page {n}”" for n in range(5)]
+
+
+def test_a_source_created_by_another_save_meanwhile_is_used_not_duplicated(monkeypatch):
+    """Sources are read, then the missing ones inserted: a source another save inserted in
+    between is taken as it is."""
+    raced = Source.objects.create(url="https://example.org/raced", host="example.org")
+    monkeypatch.setattr(QuerySet, "in_bulk", lambda self, *args, **kwargs: {})
+
+    sources = derived._sources_for({"https://example.org/raced", "https://example.org/new"})
+
+    assert sources["https://example.org/raced"].pk == raced.pk
+    assert sources["https://example.org/new"].pk is not None
+    assert Source.objects.count() == 2
+
+
+def test_a_save_that_changes_no_citation_writes_none():
+    summary = SummaryFactory()
+    ChapterFactory(summary=summary, body=CHAPTER_TWO)
+    derived.sync_citations(summary=summary)
+
+    with CaptureQueriesContext(connection) as queries:
+        derived.sync_citations(summary=summary)
+
+    writes = [
+        q["sql"] for q in queries if not q["sql"].startswith(("SELECT", "SAVEPOINT", "RELEASE"))
+    ]
+    assert writes == []
 
 
 def test_set_key_phrase_is_kept_by_extraction_until_emptied():

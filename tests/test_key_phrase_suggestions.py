@@ -1,6 +1,9 @@
 """Key-phrase suggestions for citations without one: the claim's words, offered in the
 admin with a one-click accept and in the API as `suggested_key_phrase`."""
 
+import random
+import re
+
 import pytest
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -8,6 +11,7 @@ from rest_framework.test import APIClient
 
 from summaries.editing import derived
 from summaries.models import Citation
+from summaries.text import citations
 from summaries.text.citations import suggest_key_phrase
 
 from .admin_forms import form_fields
@@ -49,6 +53,35 @@ def summary():
     ChapterFactory(summary=summary, body=f"{NO_FIGURE}\n\n{WITH_FIGURE}")
     derived.sync_citations(summary=summary)
     return summary
+
+
+# The rule as one regex: everything up to the first attribution. Slow on long claims (it
+# tries every verb at every character), so suggest_key_phrase looks for it another way.
+ATTRIBUTION_PREFIX = re.compile(
+    rf"^.*?(?:(?:{citations._ATTRIBUTION_VERBS})(?:\s+that)?|according\s+to\s+[^,]+,)\s+",
+    re.IGNORECASE,
+)
+PIECES = [
+    *("says", "SAID", "Reports", "stated", "statells", "tells", "notes", "cites", "shows"),
+    *("that", " that", "according", " to ", "According To", ",", " ", "puts it", "put"),
+    *("essays", "listing", "excited", "foundation", "ſays", "İt", "ı", "\u212aeeps", "“", "x"),
+]
+
+
+def random_claims(count: int) -> list[str]:
+    rng = random.Random(3)
+    words = (rng.randint(1, 4) for _ in range(count))
+    return [
+        " ".join("".join(rng.choices(PIECES, k=rng.randint(1, 3))) for _ in range(n)) for n in words
+    ]
+
+
+def test_the_attribution_left_out_is_everything_up_to_the_first_one():
+    for claim in random_claims(5_000):
+        text = " ".join(claim.split())
+        expected = ATTRIBUTION_PREFIX.match(text)
+        found = citations._first_attribution(text)
+        assert (found and found.end()) == (expected and expected.end()), text
 
 
 def test_the_admin_offers_the_suggestion_and_accepts_it_in_one_click(client, summary):

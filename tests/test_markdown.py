@@ -1,17 +1,21 @@
 """Markdown rendering: what readers see, and what hostile input cannot do."""
 
 import time
+import uuid
 from html.parser import HTMLParser
 
 import pytest
 
 from summaries.text.markdown import (
     ALLOWED_TAGS,
+    MAX_LINK_NESTING,
     MAX_SOURCE_CHARS,
     markdown_to_text,
     render_inline_markdown,
     render_markdown,
 )
+
+from .counting import calls_made
 
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title", "rel"},
@@ -272,6 +276,44 @@ def test_pathological_input_renders_quickly(source):
     # Before the bounded link scanning, "[" * 50_000 took minutes.
     assert time.monotonic() - started < 15
     assert_safe(rendered)
+
+
+def link_run(count: int, link: str) -> str:
+    """`count` links in one paragraph, after a word of its own (the parse memo never has it)."""
+    return " ".join([uuid.uuid4().hex, *(link.format(i=i) for i in range(count))])
+
+
+LINK_SHAPES = {
+    "plain": "[source {i}](https://example.org/{i})",
+    "brackets in the text": "[source [{i}] note](https://example.org/{i})",
+    "in sentences": "Claim {i} is 3× faster [source {i}](https://example.org/{i}).",
+    "unclosed before each": "[[source {i}](https://example.org/{i})",
+    "images": "![chart {i}](https://example.org/{i}.png)",
+}
+
+
+@pytest.mark.parametrize("link", LINK_SHAPES.values(), ids=LINK_SHAPES.keys())
+def test_rendering_work_grows_in_proportion_to_the_number_of_links(link):
+    few = calls_made(render_markdown, link_run(250, link))
+    many = calls_made(render_markdown, link_run(1_000, link))
+
+    # Four times the links: four times the work when linear, sixteen when quadratic.
+    assert many < 5 * few, (few, many)
+
+
+def test_a_link_text_may_hold_brackets():
+    assert render_markdown("See [the [2026] report](https://example.org/).") == (
+        '<p>See <a href="https://example.org/" rel="nofollow noopener">the [2026] report</a>.</p>'
+    )
+
+
+def test_a_link_text_with_brackets_nested_past_the_limit_stays_text():
+    nested = "[" * (MAX_LINK_NESTING + 1) + "x" + "]" * (MAX_LINK_NESTING + 1)
+
+    rendered = render_markdown(f"{nested}(https://example.org/)")
+
+    assert "<a" not in rendered
+    assert "(https://example.org/)" in rendered
 
 
 def test_inline_rendering_strips_the_lone_paragraph():

@@ -32,6 +32,7 @@ from summaries.models import (
 from summaries.text.citations import suggest_key_phrase
 from summaries.text.durations import format_duration
 from summaries.text.links import http_url
+from summaries.text.remembered import remembering
 
 from .base import ContentAdmin
 from .copies import WorkingCopyMixin
@@ -667,7 +668,9 @@ class SummaryAdmin(
         return response
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        response = super().changeform_view(request, object_id, form_url, extra_context)
+        # The form's link checks, the save and the page each read every text: converted once.
+        with remembering():
+            response = super().changeform_view(request, object_id, form_url, extra_context)
         saved = getattr(request, "saved_summary", None)
         if saved is not None and response.status_code == 302:
             saved.refresh_from_db()

@@ -28,6 +28,7 @@ from summaries.models import (
     Summary,
     Takeaway,
 )
+from summaries.text.remembered import remembering
 
 from .conditional import check_if_match, edit_version, summary_tag
 from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
@@ -304,14 +305,20 @@ class SummaryViewSet(
         """Create a draft summary, its video and all its parts in one request."""
         payload = SummaryInput(data=request.data, context=self.get_serializer_context())
         payload.is_valid(raise_exception=True)
-        summary = save.create_summary(data=payload.validated_data, user=request.user)
-        url = reverse("api:summary-detail", kwargs={"slug": summary.video.slug})
-        return self._respond(
-            summary, status.HTTP_201_CREATED, headers={"Location": request.build_absolute_uri(url)}
-        )
+        # The answer is built before the commit: a request that fails or is cut short
+        # while answering has saved nothing. Each text is converted once for both.
+        with transaction.atomic(), remembering():
+            summary = save.create_summary(data=payload.validated_data, user=request.user)
+            url = reverse("api:summary-detail", kwargs={"slug": summary.video.slug})
+            return self._respond(
+                summary,
+                status.HTTP_201_CREATED,
+                headers={"Location": request.build_absolute_uri(url)},
+            )
 
     def _update(self, request, *, partial):
-        with transaction.atomic():
+        # Answered before the commit, as create.
+        with transaction.atomic(), remembering():
             summary = self._locked()
             edited = self._edited(summary)
             check_if_match(request, self._current_tag(edited), required=True)
@@ -326,7 +333,7 @@ class SummaryViewSet(
                 )
                 if copies.drop_if_unchanged(copy=edited, made=made):
                     edited = summary  # nothing changed: no unpublished changes to review
-        return self._respond(edited)
+            return self._respond(edited)
 
     @extend_schema(request=SummaryInput, responses=SummaryWrittenSerializer, parameters=[IF_MATCH])
     def update(self, request, *args, **kwargs):
@@ -347,12 +354,12 @@ class SummaryViewSet(
     # --- Workflow ----------------------------------------------------------------------
 
     def _workflow(self, request, service, **kwargs):
-        with transaction.atomic():
+        with transaction.atomic():  # answered before the commit, as create
             summary = self._locked()
             check_if_match(request, self._current_tag(self._edited(summary)), required=True)
             service(summary=summary, user=request.user, **kwargs)
-        edited = copies.working_copy_of(summary) or summary
-        return self._respond(edited)
+            edited = copies.working_copy_of(summary) or summary
+            return self._respond(edited)
 
     @extend_schema(
         request=PublishSerializer,
@@ -410,7 +417,7 @@ class SummaryViewSet(
             check_if_match(request, self._current_tag(self._edited(summary)), required=True)
             if not copies.discard_changes(summary=summary, user=request.user):
                 raise NotFound("This summary has no unpublished changes.")
-        return self._respond(summary)
+            return self._respond(summary)
 
     @extend_schema(responses=SummarySerializer)
     @action(detail=True, methods=["get"], url_path="working-copy")

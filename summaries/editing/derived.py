@@ -1,5 +1,6 @@
 """What is derived from a summary's text on every save: citations and the search text."""
 
+import operator
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import TypeAlias
@@ -51,11 +52,16 @@ def _found_citations(summary: Summary) -> Iterator[tuple[Location, FoundCitation
 
 
 def _sources_for(urls: set[str]) -> dict[str, Source]:
-    """The Source row of each normalised URL, created when new (one per URL, shared)."""
-    existing = Source.objects.in_bulk(urls, field_name="url")
+    """The Source row of each normalised URL, created when new (one per URL, shared); only
+    its id and URL are loaded (a citation needs no more, and a text may cite thousands)."""
+    existing = Source.objects.only("id", "url").in_bulk(urls, field_name="url")
     missing = [Source(url=url, host=urlsplit(url).hostname or "") for url in urls - set(existing)]
-    Source.objects.bulk_create(missing, ignore_conflicts=True)
-    return Source.objects.in_bulk(urls, field_name="url") if missing else existing
+    # A source another save created meanwhile is "updated" to itself: every row comes back
+    # with its id, with no second query.
+    created = Source.objects.bulk_create(
+        missing, update_conflicts=True, unique_fields=["url"], update_fields=["url"]
+    )
+    return existing | {source.url: source for source in created}
 
 
 _URL_MAX = max_length(Source, "url")
@@ -63,6 +69,12 @@ _URL_MAX = max_length(Source, "url")
 
 def _field_max(name: str) -> int:
     return max_length(Citation, name)
+
+
+# What a save writes again on a citation that stays (a kept row otherwise keeps its
+# verdicts, confirmations and an edited key phrase).
+_REWRITTEN = ("position", "url", "link_text", "claim", "key_phrase")
+_written = operator.attrgetter(*_REWRITTEN)
 
 
 def _citation_key(location: Location, source_id: int, link_text: str) -> CitationKey:
@@ -101,26 +113,38 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
         )
         previous[key].append(citation)
 
+    link_text_max, key_phrase_max = _field_max("link_text"), _field_max("key_phrase")
     kept: list[Citation] = []
     created: list[Citation] = []
+    changed: list[Citation] = []
     for position, (location, item) in enumerate(found, start=1):
         source = sources[item.normalised_url]
-        key = _citation_key(location, source.pk, item.link_text[: _field_max("link_text")])
-        matches = previous.get(key)
-        citation = (
-            matches.pop(0) if matches else Citation(summary=summary, source=source, **location)
-        )
+        link_text = item.link_text[:link_text_max]
+        matches = previous.get(_citation_key(location, source.pk, link_text))
+        if matches:
+            citation = matches.pop(0)
+            before = _written(citation)
+        else:
+            # Ids rather than objects: a text may cite thousands of links.
+            parts = {f"{name}_id": part.pk for name, part in location.items()}
+            citation = Citation(summary_id=summary.pk, source_id=source.pk, **parts)
+            before = None
         citation.position = position
         citation.url = item.url
-        citation.link_text = item.link_text[: _field_max("link_text")]
+        citation.link_text = link_text
         citation.claim = item.claim
         if not citation.key_phrase_edited:
-            citation.key_phrase = item.key_phrase[: _field_max("key_phrase")]
-        (kept if citation.pk else created).append(citation)
+            citation.key_phrase = item.key_phrase[:key_phrase_max]
+        if before is None:
+            created.append(citation)
+        else:
+            kept.append(citation)
+            if _written(citation) != before:
+                changed.append(citation)
 
     stale = [c.pk for rows in previous.values() for c in rows]
     Citation.objects.filter(pk__in=stale).delete()
-    Citation.objects.bulk_update(kept, ["position", "url", "link_text", "claim", "key_phrase"])
+    Citation.objects.bulk_update(changed, _REWRITTEN)
     Citation.objects.bulk_create(created)
     return sorted(kept + created, key=lambda c: c.position)
 

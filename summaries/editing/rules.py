@@ -301,15 +301,24 @@ def _verdict_problem(citation: Citation) -> str | None:
     return None
 
 
+def _cited_sources(citations: list[Citation]) -> dict[int, Source]:
+    """The sources of the citations by id: those loaded with them (select_related), the
+    others in one query."""
+    field = Citation._meta.get_field("source")
+    loaded = {c.source_id: c.source for c in citations if field.is_cached(c)}
+    missing = {c.source_id for c in citations} - set(loaded)
+    return loaded | (Source.objects.in_bulk(missing) if missing else {})
+
+
 def source_warnings(citations: list[Citation]) -> list[Warning]:
     """Cited pages whose latest check failed (broken, behind a bot wall, an address that
     may not be fetched, an error), and claims whose key phrase was not found on their
     page or whose page changed since an editor confirmed it; one per link, naming it.
 
     Sources an administrator chose to ignore are never checked, so say nothing here.
-    Reads the cited sources in one query.
+    Reads the cited sources in one query, none when the citations come with them.
     """
-    sources = Source.objects.in_bulk({citation.source_id for citation in citations})
+    sources = _cited_sources(citations)
     warnings = []
     for citation in citations:
         source = sources.get(citation.source_id)

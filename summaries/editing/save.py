@@ -14,6 +14,7 @@ from django.db import transaction
 from summaries import checking, thumbnails
 from summaries.models import Appearance, Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
 from summaries.pagecache.generation import content_changed
+from summaries.text.remembered import remembering
 
 from . import copies, gate, video_changes
 from .derived import refresh_derived_data
@@ -322,7 +323,8 @@ def save_summary(
         raise PermissionDenied(
             "A published summary is changed only through its unpublished changes."
         )
-    with reversion.create_revision(manage_manually=True):
+    # Rendering, citations and the search text each read every text: converted once.
+    with reversion.create_revision(manage_manually=True), remembering():
         if video is not None:
             if summary.is_working_copy:
                 _keep_video_changes(summary, video, people, topics)

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
+import heapq
+import itertools
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import quote, unquote_plus, urlsplit
 
 from summaries.text.markdown import BLOCK_TAGS, render_markdown
+from summaries.text.remembered import remembered
 
 CITABLE_SCHEMES = frozenset({"http", "https"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
 TRACKING_PARAMETERS = frozenset({"fbclid", "gclid", "mc_cid", "mc_eid"})
 TRACKING_PREFIXES = ("utm_",)
+# A claim is the sentence of its link, but at most this long: in a sentence longer than this
+# (a run of links with no full stop) it is the words around the link. Keeps the work and
+# the storage per link bounded, whatever the length of the paragraph.
+MAX_CLAIM_CHARS = 500
+CUT = "…"
 
 
 @dataclass(frozen=True)
@@ -272,11 +282,59 @@ _EDGE_WORDS = frozenset(
     "a an and are as at be but by for from has have i in is it its of on or so that the "
     "their there these they this those to was we were which who with you".split()
 )
-_LEADING_ATTRIBUTION_RE = re.compile(
-    rf"""^.*?(?:(?:{_ATTRIBUTION_VERBS})(?:\s+that)?|according\s+to\s+[^,]+,)\s+""",
+# An attribution a suggested phrase leaves out: "<verb> (that)" or "according to <name>,".
+_ATTRIBUTION_RE = re.compile(
+    rf"""(?:(?:{_ATTRIBUTION_VERBS})(?:\s+that)?|according\s+to\s+[^,]+,)\s+""",
     re.IGNORECASE | re.VERBOSE,
 )
+
+
+def _leading_letters(alternative: str) -> str:
+    letters = re.match("[a-z]*", alternative).group()
+    return letters[:-1] if alternative[len(letters) :].startswith("?") else letters
+
+
+def _shortest(prefixes: set[str]) -> frozenset[str]:
+    """The prefixes that have no other of them as their own prefix."""
+    return frozenset(p for p in prefixes if not any(p != q and p.startswith(q) for q in prefixes))
+
+
+# What every attribution starts with, in lower case: where _ATTRIBUTION_RE can match.
+_ATTRIBUTION_STARTS = _shortest(
+    {_leading_letters(alternative) for alternative in [*_ATTRIBUTION_VERBS.split("|"), "according"]}
+)
+# The letters that IGNORECASE matches to ASCII letters without lower() giving them
+# (the re module's documentation): a text with any is searched by the regex alone.
+_CASE_FOLDED_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
+
+
+def _first_attribution(text: str) -> re.Match[str] | None:
+    """_ATTRIBUTION_RE.search(text), tried only where one of _ATTRIBUTION_STARTS begins:
+    a few str.find calls instead of every verb at every character of a long claim."""
+    if not _CASE_FOLDED_TO_ASCII.isdisjoint(text):
+        return _ATTRIBUTION_RE.search(text)
+    lowered = text.lower()
+    found = [(lowered.find(start), start) for start in _ATTRIBUTION_STARTS]
+    candidates = [(at, start) for at, start in found if at != -1]
+    heapq.heapify(candidates)
+    while candidates:
+        at = candidates[0][0]
+        match = _ATTRIBUTION_RE.match(text, at)
+        if match:
+            return match
+        while candidates and candidates[0][0] == at:  # the next place of each start here
+            _, start = heapq.heappop(candidates)
+            following = lowered.find(start, at + 1)
+            if following != -1:
+                heapq.heappush(candidates, (following, start))
+    return None
+
+
 _WORD_RE = re.compile(r"[\w][\w.,%$€£×'’\-]*")
+
+
+def _is_edge_word(word: str) -> bool:
+    return word.lower() in _EDGE_WORDS
 
 
 def suggest_key_phrase(claim: str) -> str:
@@ -288,14 +346,14 @@ def suggest_key_phrase(claim: str) -> str:
     nothing is left. A suggestion only: what the page says is checked once it is accepted.
     """
     text = " ".join(claim.split())
-    without = _LEADING_ATTRIBUTION_RE.sub("", text, count=1)
+    attribution = _first_attribution(text)
+    without = text[attribution.end() :] if attribution else text
     if len(without.split()) >= 3:  # an attribution that leaves a claim to quote
         text = without
-    words = [word.rstrip(".,;:!?") for word in _WORD_RE.findall(text)]
-    words = [word for word in words if word]
-    while words and words[0].lower() in _EDGE_WORDS:
-        words.pop(0)
-    words = words[:SUGGESTED_PHRASE_WORDS]
+    # Read as far as the words kept: a claim may be a few hundred words long.
+    stripped = (match.group().rstrip(".,;:!?") for match in _WORD_RE.finditer(text))
+    content = itertools.dropwhile(_is_edge_word, (word for word in stripped if word))
+    words = list(itertools.islice(content, SUGGESTED_PHRASE_WORDS))
     while words and words[-1].lower() in _EDGE_WORDS:
         words.pop()
     return " ".join(words) if len(words) >= MIN_SUGGESTED_WORDS else ""
@@ -350,13 +408,48 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _claim(paragraph: str, start: int, end: int) -> str:
-    """The sentence(s) of the paragraph that the span start..end lies in."""
-    spans = sentence_spans(paragraph)
-    covering = [span for span in spans if span[0] <= max(start, end - 1) and start < span[1]]
-    if not covering:
-        return paragraph.strip()
-    return paragraph[covering[0][0] : covering[-1][1]].strip()
+def _covering_sentences(block: _TextBuilder, start: int, end: int) -> tuple[int, int]:
+    """Offsets of the sentence(s) of the block that the span start..end lies in; the whole
+    block when it lies in none."""
+    starts, ends = block.sentences
+    first = bisect.bisect_right(ends, start)  # the first sentence ending after `start`
+    last = bisect.bisect_right(starts, max(start, end - 1)) - 1
+    if first > last:
+        return 0, block.length
+    return starts[first], ends[last]
+
+
+def _window(text: str, low: int, high: int, start: int, end: int) -> tuple[int, int]:
+    """At most MAX_CLAIM_CHARS less room for two CUTs of text[low:high] around start..end,
+    cut at spaces."""
+    room = MAX_CLAIM_CHARS - 2 * len(CUT + " ")
+    side = max(0, (room - (end - start)) // 2)
+    left = max(low, min(start - side, high - room))
+    right = min(high, left + room)
+    if left > low:  # start at a word
+        space = text.find(" ", left, start)
+        left = space + 1 if space != -1 else left
+    if right < high:  # end at a word
+        space = text.rfind(" ", max(end, left), right)
+        right = space if space != -1 else right
+    return left, right
+
+
+def _claim(block: _TextBuilder, start: int, end: int) -> tuple[str, str]:
+    """The claim of the link at start..end of the block, and its key phrase.
+
+    The claim is the sentence(s) the link lies in, and its key phrase the first figure in
+    it. In a sentence longer than MAX_CLAIM_CHARS (a run of links with no full stop) the
+    claim is the words around the link, CUT marking the words left out, and its key phrase
+    the first figure of the block that lies within those words.
+    """
+    low, high = _covering_sentences(block, start, end)
+    if high - low <= MAX_CLAIM_CHARS:
+        return block.sentence_claim(low, high)
+    left, right = _window(block.text, low, high, start, end)
+    words = block.text[left:right].strip()
+    claim = f"{CUT + ' ' if left > low else ''}{words}{' ' + CUT if right < high else ''}"
+    return claim, block.first_figure(left, right)
 
 
 # --- Reading the rendered HTML ---------------------------------------------------------
@@ -431,9 +524,38 @@ class _TextBuilder:
     def separate(self) -> None:
         self._space_pending = True
 
-    @property
+    # The two below are read once the block is complete, by every link in it.
+
+    @functools.cached_property
     def text(self) -> str:
         return "".join(self._parts)
+
+    @functools.cached_property
+    def sentences(self) -> tuple[list[int], list[int]]:
+        """The start and the end offsets of the block's sentences (sentence_spans)."""
+        spans = sentence_spans(self.text)
+        return [start for start, _ in spans], [end for _, end in spans]
+
+    @functools.cache  # noqa: B019 - a block lives as long as one extraction
+    def sentence_claim(self, low: int, high: int) -> tuple[str, str]:
+        """The text from `low` to `high` and the first figure in it ("" when none)."""
+        claim = self.text[low:high].strip()
+        figures = find_figures(claim)
+        return claim, figures[0] if figures else ""
+
+    @functools.cached_property
+    def _figures(self) -> tuple[list[int], list[tuple[int, str]]]:
+        """The start offsets of the figures of the whole block, and (end, phrase) of each."""
+        found = [m for m in _FIGURE_RE.finditer(self.text) if _is_figure(m)]
+        return [m.start() for m in found], [(m.end(), m.group().strip()) for m in found]
+
+    def first_figure(self, left: int, right: int) -> str:
+        """The first figure of the block that lies within left..right; "" when none."""
+        starts, ends = self._figures
+        first = bisect.bisect_left(starts, left)
+        if first < len(starts) and ends[first][0] <= right:
+            return ends[first][1]
+        return ""
 
 
 @dataclass
@@ -488,14 +610,13 @@ def _citation(anchor: _Anchor) -> FoundCitation | None:
     start, end = anchor.start, max(anchor.start, anchor.end)
     link_text = paragraph[start:end].strip()
     start += len(paragraph[start:end]) - len(paragraph[start:end].lstrip())
-    claim = _claim(paragraph, start, max(start, end))
-    figures = find_figures(claim)
+    claim, key_phrase = _claim(anchor.block, start, max(start, end))
     return FoundCitation(
         url=url,
         normalised_url=normalised,
         link_text=link_text,
         claim=claim,
-        key_phrase=figures[0] if figures else "",
+        key_phrase=key_phrase,
         paragraph=paragraph,
     )
 
@@ -509,8 +630,14 @@ def extract_citations(source: str) -> list[FoundCitation]:
     links of a text over MAX_SOURCE_CHARS (rendered as plain text). Duplicates are kept:
     each occurrence backs its own claim.
     """
+    return list(_citations_of(source))
+
+
+# A text's citations take about ten times its size: fewer are kept outside a block.
+@remembered(latest=8)
+def _citations_of(source: str) -> tuple[FoundCitation, ...]:
     builder = _TreeBuilder()
     builder.feed(render_markdown(source))
     builder.close()
     citations = (_citation(anchor) for anchor in _anchors(builder.root))
-    return [citation for citation in citations if citation is not None]
+    return tuple(citation for citation in citations if citation is not None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import html
 import re
 from html.parser import HTMLParser
@@ -24,6 +23,8 @@ from markdown.inlinepatterns import (
 )
 from markdown.treeprocessors import Treeprocessor
 
+from summaries.text.remembered import remembered
+
 # Sources past this size are shown as escaped plain text instead of being parsed:
 # both Python-Markdown (inline raw HTML) and html5ever (deeply nested tags) go
 # quadratic on hostile input, and a real summary is a few thousand characters.
@@ -33,6 +34,9 @@ MAX_SOURCE_CHARS = 100_000
 # Link targets (URL plus title) longer than this are not treated as links. Python-Markdown
 # scans to the end of the paragraph for every "](", so hostile input went quadratic.
 MAX_LINK_TARGET_CHARS = 1_000
+# Link texts may hold brackets ("[the [2026] report](…)") nested at most this deep; deeper
+# ones are text. Bounds the work per "[" (_closing_bracket).
+MAX_LINK_NESTING = 8
 
 # <h1> is the page title, so body headings start at <h2>: Markdown "# x" is demoted to
 # <h2>; a raw-HTML <h1> is not in the allow-list and is reduced to its text.
@@ -76,43 +80,48 @@ BLOCK_TAGS = frozenset(
 _BRACKET_RE = re.compile(r"[\[\]]")
 
 
-def _matching_brackets(text: str) -> dict[int, int]:
-    """Map the index of each "[" to the index of the "]" that closes it, in one pass."""
-    matches: dict[int, int] = {}
-    open_brackets: list[int] = []
-    for bracket in _BRACKET_RE.finditer(text):
-        if bracket.group() == "[":
-            open_brackets.append(bracket.start())
-        elif open_brackets:
-            matches[open_brackets.pop()] = bracket.start()
-    return matches
+def _closing_bracket(text: str, index: int) -> int | None:
+    """The index of the "]" closing the "[" just before `index`, or None when there is
+    none before a nesting deeper than MAX_LINK_NESTING.
+
+    Looks only as far as the answer: to the closing bracket, or to the bracket one level
+    too deep, jumping from bracket to bracket.
+    """
+    depth = 1
+    for bracket in _BRACKET_RE.finditer(text, index):
+        depth += 1 if bracket.group() == "[" else -1
+        if depth == 0:
+            return bracket.start()
+        if depth > MAX_LINK_NESTING:
+            return None
+    return None
 
 
 class _BoundedScanMixin:
     """Link parsing with linear worst cases.
 
     Python-Markdown walks character by character to the end of the paragraph for every
-    "[" (link text) and every "](" (link target), so "[" * 50_000 took minutes. Here the
-    bracket pairs are found once per text, and a link target must close within
-    MAX_LINK_TARGET_CHARS. Results for well-formed links are unchanged.
+    "[" (link text) and every "](" (link target), so "[" * 50_000 took minutes. Here a
+    link text ends at its closing bracket within MAX_LINK_NESTING levels of brackets, and
+    a link target must close within MAX_LINK_TARGET_CHARS: each "[" costs at most the
+    brackets of MAX_LINK_NESTING levels, whatever was parsed before it. Results for
+    well-formed links are unchanged.
     """
 
-    _bracket_text: str | None = None  # the text _bracket_pairs was computed for
-    _bracket_pairs: dict[int, int]
-
     def getText(self, data, index):
-        if data is not self._bracket_text:
-            self._bracket_text, self._bracket_pairs = data, _matching_brackets(data)
-        close = self._bracket_pairs.get(index - 1)  # index is just past the opening "["
+        close = _closing_bracket(data, index)  # index is just past the opening "["
         if close is None:
             return "", index, False
         return data[index:close], close + 1, True
 
     def getLink(self, data, index):
-        window = data[: index + MAX_LINK_TARGET_CHARS]
-        if ")" not in window[index:]:
+        # Only the window is handed on: a copy of the text before it would cost as much
+        # as the text so far, for every link.
+        window = data[index : index + MAX_LINK_TARGET_CHARS]
+        if ")" not in window:
             return "", None, index, False
-        return super().getLink(window, index)
+        href, title, end, handled = super().getLink(window, 0)
+        return href, title, index + end, handled
 
 
 # The link-like inline patterns as markdown.inlinepatterns.build_inlinepatterns registers
@@ -145,13 +154,7 @@ class _SafeDefaultsExtension(Extension):
         md.treeprocessors.register(_DemoteH1(md), "demote_h1", 1)
 
 
-# Sources whose parse is remembered: a save of a whole summary parses each text several
-# times (link checks, the stored HTML, citations, warnings, the search document), and the
-# parse depends on the source alone. At most MAX_SOURCE_CHARS each, so a few MB per process.
-PARSE_MEMO_SIZE = 64
-
-
-@functools.lru_cache(maxsize=PARSE_MEMO_SIZE)
+@remembered
 def _markdown_to_unsafe_html(source: str) -> str:
     """Python-Markdown with the project's extensions; raw HTML is passed through."""
     converter = markdown.Markdown(
@@ -181,6 +184,7 @@ def sanitise_html(fragment: str) -> str:
     )
 
 
+@remembered
 def render_markdown(source: str) -> str:
     """Render Markdown to sanitised HTML.
 
@@ -273,6 +277,7 @@ def html_to_text(fragment: str) -> str:
     return " ".join("".join(extractor.parts).split())
 
 
+@remembered
 def markdown_to_text(source: str) -> str:
     """Plain text of the rendered Markdown, for search indexes and excerpts.
 
