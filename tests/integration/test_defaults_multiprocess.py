@@ -8,9 +8,10 @@ another process stands in for the Celery worker: it records source check results
 a check task does.
 
 - Pages: once content changes, no worker process answers with a page cached before (the
-  cache and its content generation are shared by every process, not kept in each one).
+  content generation is in the database and the cache in files, both shared by every
+  process, not kept in each one).
 - The file cache (summaries/pagecache/filecache.py): `incr` and `add` are atomic across processes,
-  and culling spares the generation.
+  and culling spares keys kept with no timeout.
 - SQLite: editors publishing and unpublishing through the API while pages are read and a
   worker records check results never get a 500 ("database is locked").
 """
@@ -310,7 +311,7 @@ def _summary(answers: list[Answer]) -> collections.Counter:
     return collections.Counter((a.pid, a.status) for a in answers)
 
 
-# --- One content generation for every process ------------------------------------------
+# --- One file cache for every process --------------------------------------------------
 
 # Each process adds 1 to "generation" ROUNDS times and tries to `add` the keys first-0 to
 # first-<ROUNDS - 1>, printing the ones it added; all processes start together.
@@ -333,7 +334,7 @@ for i in range(int(os.environ["ROUNDS"])):
 
 
 def test_the_file_cache_counts_and_adds_atomically_across_processes(tmp_path):
-    """What the content generation needs: no increment lost, one `add` of a key wins.
+    """What a counter kept in the cache needs: no increment lost, one `add` of a key wins.
 
     (Django's FileBasedCache loses about two increments in three here.)
     """
@@ -369,9 +370,9 @@ def test_the_file_cache_counts_and_adds_atomically_across_processes(tmp_path):
     assert added == dict.fromkeys(range(rounds), 1)
 
 
-def test_culling_drops_expired_files_first_and_spares_the_generation(tmp_path):
+def test_culling_drops_expired_files_first_and_spares_keys_without_a_timeout(tmp_path):
     """Past MAX_ENTRIES: expired files go, then the live ones closest to expiry; a key kept
-    with no timeout (the content generation) stays while others can go."""
+    with no timeout stays while others can go."""
     cache = FileBasedCache(str(tmp_path), {"OPTIONS": {"MAX_ENTRIES": 30, "CULL_CHECK_EVERY": 1}})
     cache.set("content-generation", 7, None)
     for i in range(20):
