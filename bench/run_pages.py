@@ -336,7 +336,7 @@ def pick_pages(args, env: dict) -> tuple[str, str, dict]:
 
 
 def page_keys(cache) -> int:
-    """Pages stored in the cache database (fragments and the generation are not counted)."""
+    """Pages stored in the cache database (fragments are not counted)."""
     return sum(1 for _ in cache.scan_iter(match="*:page:*", count=1000))
 
 
@@ -407,7 +407,7 @@ def measure_once(args, port, target, cache, lua, run_id, load: OtherLoad) -> Res
         # the page and, since the view reads no such parameter, stores nothing.
         if new_keys:
             say("    warning: uncached requests stored pages: unknown parameters are cached?")
-        cache.flushdb()  # drop fragments (and the generation: re-warmed later)
+        cache.flushdb()  # drop the fragments those renderings stored
     elif target.mode == "cached" and new_keys > 0:
         say("    warning: a cached run added cache keys: pages were not served warm")
     return Result(rps, p50, p99, requests, errors, new_keys, busy, others)
