@@ -290,7 +290,8 @@ _ATTRIBUTION_RE = re.compile(
 
 
 def _leading_letters(alternative: str) -> str:
-    letters = re.match("[a-z]*", alternative).group()
+    """The letters an alternative of a regex starts with, but a last optional one ("s?")."""
+    letters = "".join(itertools.takewhile(lambda character: "a" <= character <= "z", alternative))
     return letters[:-1] if alternative[len(letters) :].startswith("?") else letters
 
 
@@ -633,7 +634,7 @@ def extract_citations(source: str) -> list[FoundCitation]:
     return list(_citations_of(source))
 
 
-# A text's citations take about ten times its size: fewer are kept outside a block.
+# A text's citations take several times its size: fewer are kept outside a block.
 @remembered(latest=8)
 def _citations_of(source: str) -> tuple[FoundCitation, ...]:
     builder = _TreeBuilder()

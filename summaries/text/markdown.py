@@ -154,7 +154,7 @@ class _SafeDefaultsExtension(Extension):
         md.treeprocessors.register(_DemoteH1(md), "demote_h1", 1)
 
 
-@remembered
+@remembered()
 def _markdown_to_unsafe_html(source: str) -> str:
     """Python-Markdown with the project's extensions; raw HTML is passed through."""
     converter = markdown.Markdown(
@@ -184,7 +184,7 @@ def sanitise_html(fragment: str) -> str:
     )
 
 
-@remembered
+@remembered()
 def render_markdown(source: str) -> str:
     """Render Markdown to sanitised HTML.
 
@@ -277,7 +277,7 @@ def html_to_text(fragment: str) -> str:
     return " ".join("".join(extractor.parts).split())
 
 
-@remembered
+@remembered()
 def markdown_to_text(source: str) -> str:
     """Plain text of the rendered Markdown, for search indexes and excerpts.
 

@@ -10,17 +10,20 @@ each function are kept for the whole process.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import TypeVar, cast
 
 # Sources are at most markdown.MAX_SOURCE_CHARS each: a few MB per function and process.
 MEMO_SIZE = 64
 
 Result = TypeVar("Result")
+TextFunction = Callable[[str], Result]
 
-_block: ContextVar[dict | None] = ContextVar("remembered_results", default=None)
+_block: ContextVar[dict[Callable[[str], object], dict[str, object]] | None] = ContextVar(
+    "remembered_results", default=None
+)
 
 
 @contextmanager
@@ -37,22 +40,26 @@ def remembering() -> Iterator[None]:
         _block.reset(token)
 
 
-def remembered(function=None, *, latest: int = MEMO_SIZE):
+def remembered(
+    *, latest: int = MEMO_SIZE
+) -> Callable[[TextFunction[Result]], TextFunction[Result]]:
     """Decorator: `function(source)` computed once per source within a `remembering()`
     block, and kept for the `latest` sources outside. Results must not be changed by
-    callers. `@remembered` or `@remembered(latest=N)`."""
-    if function is None:
-        return functools.partial(remembered, latest=latest)
-    latest_results = functools.lru_cache(maxsize=latest)(function)
+    callers."""
 
-    @functools.wraps(function)
-    def wrapper(source: str) -> Result:
-        block = _block.get()
-        if block is None:
-            return latest_results(source)
-        results = block.setdefault(function, {})
-        if source not in results:
-            results[source] = latest_results(source)
-        return results[source]
+    def decorate(function: TextFunction[Result]) -> TextFunction[Result]:
+        latest_results = functools.lru_cache(maxsize=latest)(function)
 
-    return wrapper
+        @functools.wraps(function)
+        def wrapper(source: str) -> Result:
+            block = _block.get()
+            if block is None:
+                return latest_results(source)
+            results = block.setdefault(function, {})
+            if source not in results:
+                results[source] = latest_results(source)
+            return cast(Result, results[source])
+
+        return wrapper
+
+    return decorate
