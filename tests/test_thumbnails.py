@@ -8,19 +8,25 @@ plays the internal address that must never be reached. Files go to a temporary f
 
 import io
 import json
+import os
 import re
+import resource
+import subprocess
+import sys
 from html.parser import HTMLParser
 
 import pytest
 from django.core.files.storage import storages
 from django.core.management import call_command
-from PIL import Image
+from django.utils import timezone
+from PIL import Image, ImageFile
 
 from summaries import linkcheck, tasks, thumbnails
 from summaries.editing import save
 from summaries.models import Video
 from summaries.pagecache.generation import current_generation
-from summaries.thumbnails import images
+from summaries.thumbnails import images, store
+from tests import image_bombs
 from tests.factories import EditorFactory, SummaryFactory, VideoFactory
 from tests.test_checking import internal, site, start_server, url  # noqa: F401 - fixtures
 from tests.test_linkcheck_fetch import page, send
@@ -203,6 +209,97 @@ def test_a_decompression_bomb_is_refused_before_decoding(site):  # noqa: F811
 
     video.refresh_from_db()
     assert video.thumbnail_files == [] and "8000x8000" in video.thumbnail_error
+
+
+BOMBS = image_bombs.corpus()
+
+
+@pytest.mark.parametrize("name", BOMBS)
+def test_a_bomb_is_refused_from_its_header_as_not_an_image(name, monkeypatch):
+    decoded = []
+
+    def decode(image):
+        decoded.append(image.size)
+        raise OSError("decoding is not allowed in this test")
+
+    monkeypatch.setattr(ImageFile.ImageFile, "load", decode)
+
+    with pytest.raises(images.NotAnImage):
+        images.make_variants(BOMBS[name])
+    assert decoded == []
+
+
+def test_sides_past_what_webp_holds_are_refused():
+    assert images.size_problem(images.WEBP_MAX_SIDE, 1) is None
+    assert "WebP" in images.size_problem(images.WEBP_MAX_SIDE + 1, 1)
+    assert "WebP" in images.size_problem(1, 25_000_000)
+
+
+# What refusing the whole corpus may add to a worker's peak memory (it adds under 1 MB).
+BOMB_PEAK_MIB = 16
+
+DECODE_IN_A_WORKER = """
+import json, os, sys
+import django
+django.setup()
+from summaries.thumbnails import images
+
+def peak_mib():
+    status = open("/proc/self/status").read()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+before, outcomes = peak_mib(), {}
+for path in sorted(os.listdir(sys.argv[1])):
+    try:
+        images.make_variants(open(os.path.join(sys.argv[1], path), "rb").read())
+        outcomes[path] = "stored"
+    except Exception as error:
+        outcomes[path] = type(error).__name__
+print(json.dumps({"growth_mib": peak_mib() - before, "outcomes": outcomes}))
+"""
+
+
+def limit_memory():
+    # A worker that decodes a bomb would take gigabytes: fail it at 1 GB instead.
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def test_refusing_every_bomb_keeps_a_workers_peak_memory_within_a_few_mb(tmp_path):
+    for number, data in enumerate(BOMBS.values()):
+        (tmp_path / f"bomb-{number}").write_bytes(data)
+
+    child = subprocess.run(  # noqa: S603 - fixed arguments
+        [sys.executable, "-c", DECODE_IN_A_WORKER, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit_memory,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "curation.settings"},
+    )
+
+    assert child.returncode == 0, child.stderr[-2000:]
+    measured = json.loads(child.stdout.splitlines()[-1])
+    assert set(measured["outcomes"].values()) == {"NotAnImage"}, measured
+    assert measured["growth_mib"] < BOMB_PEAK_MIB, measured
+
+
+def test_a_bomb_is_recorded_as_a_permanent_failure_and_never_queued_again(
+    site,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
+    video = video_with_thumbnail(
+        site, "/tall.png", BOMBS["png 1 x 25,000,000 grey"], content_type="image/png"
+    )
+
+    assert thumbnails.fetch_thumbnail(video=video, **FAST) == thumbnails.FAILED
+
+    video.refresh_from_db()
+    assert "WebP" in video.thumbnail_error and video.thumbnail_files == []
+    assert video.thumbnail_retry_at is None and not thumbnails.needs_fetch(video)
+    later = timezone.now() + store.CLAIM + store.RETRY_MAX
+    with django_capture_on_commit_callbacks() as callbacks:
+        thumbnails.sweep_thumbnails(limit=10, now=later)
+    assert queued_thumbnails(callbacks) == []
 
 
 def test_a_second_run_fetches_nothing_and_a_changed_url_is_fetched(site):  # noqa: F811

@@ -20,7 +20,13 @@ MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 # A platform thumbnail is about 1280x720 (0.9 megapixels). Anything far larger is refused
 # from its header alone, before decoding: a small file can declare a huge canvas
 # (a decompression bomb), and decoding it would take gigabytes.
-MAX_PIXELS = 25_000_000
+# WebP holds at most this many pixels on a side (libwebp's WEBP_MAX_DIMENSION).
+WEBP_MAX_SIDE = 16_383
+# Decoding and converting take a copy each of width x height x BYTES_PER_PIXEL (Pillow
+# keeps RGB and RGBA, and no decoded mode takes more): a 12-megapixel photo fits, a
+# worker's peak stays within about three times this.
+BYTES_PER_PIXEL = 4
+MAX_DECODED_BYTES = 64 * 1024 * 1024
 WIDTHS = (320, 640)  # the variants' widths (narrower sources are not enlarged)
 QUALITY = 80
 
@@ -41,16 +47,42 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:20]
 
 
+def size_problem(width: int, height: int) -> str | None:
+    """Why an image of width x height pixels is not decoded, or None when it may be."""
+    if width < 1 or height < 1:
+        return f"{width}x{height} pixels is no picture"
+    if max(width, height) > WEBP_MAX_SIDE:
+        return f"{width}x{height} pixels: WebP holds at most {WEBP_MAX_SIDE} on a side"
+    decoded = width * height * BYTES_PER_PIXEL
+    if decoded > MAX_DECODED_BYTES:
+        return (
+            f"{width}x{height} pixels is more than a thumbnail "
+            f"({decoded >> 20} MB decoded, {MAX_DECODED_BYTES >> 20} MB at most)"
+        )
+    return None
+
+
 def _open(data: bytes) -> Image.Image:
     """The image, opened (header read, no pixels yet) and checked; NotAnImage otherwise."""
     try:
         image = Image.open(io.BytesIO(data), formats=sorted(FORMATS))
-    except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as error:
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as error:
+        # ValueError: Pillow's refusal of a text chunk that unpacks to too much, among others.
         raise NotAnImage(f"not a JPEG, PNG, WebP or GIF image ({error})") from None
-    width, height = image.size
-    if width < 1 or height < 1 or width * height > MAX_PIXELS:
-        raise NotAnImage(f"{width}x{height} pixels is more than a thumbnail ({MAX_PIXELS} max)")
+    problem = size_problem(*image.size)
+    if problem:
+        raise NotAnImage(problem)
     return image
+
+
+def _webp(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    try:
+        image.save(buffer, format="WEBP", quality=QUALITY, method=4)
+    except (OSError, ValueError) as error:
+        # The same bytes would fail again: a refusal, not a failure worth retrying.
+        raise NotAnImage(f"the image cannot be encoded as WebP ({error})") from None
+    return buffer.getvalue()
 
 
 def variant_sizes(width: int, height: int) -> list[tuple[int, int]]:
@@ -60,7 +92,8 @@ def variant_sizes(width: int, height: int) -> list[tuple[int, int]]:
 
 
 def make_variants(data: bytes) -> list[Variant]:
-    """WebP variants of the image in `data`, smallest first. Raises NotAnImage.
+    """WebP variants of the image in `data`, smallest first. Raises NotAnImage, from the
+    header alone (size_problem) for images too large to decode.
 
     The first frame of an animation is used; EXIF orientation is applied (and every
     other piece of metadata dropped); transparency is kept.
@@ -88,7 +121,5 @@ def make_variants(data: bytes) -> list[Variant]:
             if (width, height) == image.size
             else image.resize((width, height), Image.Resampling.LANCZOS)
         )
-        buffer = io.BytesIO()
-        resized.save(buffer, format="WEBP", quality=QUALITY, method=4)
-        variants.append(Variant(width=width, height=height, data=buffer.getvalue()))
+        variants.append(Variant(width=width, height=height, data=_webp(resized)))
     return variants
