@@ -12,8 +12,8 @@ from django.utils import timezone
 from reversion.models import Version
 
 from summaries import tasks
-from summaries.editing import derived, rules, workflow
-from summaries.models import Chapter, Citation, Source, Summary
+from summaries.editing import derived, rules, save, workflow
+from summaries.models import Caveat, Chapter, Citation, Source, Summary
 
 from .factories import (
     ChapterFactory,
@@ -381,3 +381,20 @@ def test_parts_after_end_lists_what_a_shorter_video_would_cut():
         "Takeaway 1: 33:20 is after the video ends (30:00).",
         "Chapter 2: 31:40 is after the video ends (30:00).",
     ]
+
+
+def test_built_caveats_are_numbered_in_reading_order_whatever_they_qualify():
+    summary = SummaryFactory()
+    chapters = [ChapterFactory(summary=summary, position=n) for n in (1, 2)]
+    items = [
+        {"text": "On the second chapter.", "chapter": 2},
+        {"text": "On the summary."},
+        {"text": "On the first chapter.", "chapter": 1},
+    ]
+    existing = {"caveats": [], "chapters": chapters, "key_points": [], "takeaways": []}
+    targets = {"chapters": chapters, "key_points": [], "takeaways": []}
+
+    built = save._build_items("caveats", Caveat, items, summary, existing, targets)
+
+    assert [caveat.position for caveat in built] == [1, 2, 3]
+    assert [caveat.chapter for caveat in built] == [chapters[1], None, chapters[0]]

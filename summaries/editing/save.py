@@ -6,25 +6,43 @@ end, caveat targets, and the address policy for cited links.
 """
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
 
 import reversion
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from summaries import checking, thumbnails
-from summaries.models import Appearance, Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
+from summaries.models import (
+    Appearance,
+    Caveat,
+    Chapter,
+    KeyPoint,
+    Summary,
+    Takeaway,
+    Topic,
+    Video,
+)
 from summaries.pagecache.generation import content_changed
 from summaries.text.remembered import remembering
 
 from . import copies, gate, video_changes
 from .derived import refresh_derived_data
-from .items import make_room_for_reorder, renumber
+from .items import Part, PartModel, make_room_for_reorder, renumber
 from .rules import duplicate_video_problem, link_problems, time_after_end
+from .video_changes import People
+
+# Validated input (summaries.api.inputs), keyed as the API's payload.
+Payload: TypeAlias = dict[str, Any]
+# Every part of each kind given, in reading order (see save_summary).
+Parts: TypeAlias = Mapping[PartModel, Sequence[Part]]
 
 # --- Whole summaries --------------------------------------------------------------------
 
 # (payload key, model, Markdown fields, time field, label)
-ITEM_KINDS = [
+ITEM_KINDS: list[tuple[str, PartModel, tuple[str, ...], str | None, str]] = [
     ("key_points", KeyPoint, ("body",), "time", "key point"),
     ("takeaways", Takeaway, ("text",), "time", "takeaway"),
     ("chapters", Chapter, ("body",), "start_time", "chapter"),
@@ -36,13 +54,15 @@ VIDEO_DEFAULTS = {"language": "en", "thumbnail_url": "", "blurb": ""}
 class _Errors:
     """Validation messages keyed by the path of the input they are about."""
 
-    def __init__(self):
-        self.messages = defaultdict(list)
+    def __init__(self) -> None:
+        self.messages: defaultdict[str, list[str]] = defaultdict(list)
 
-    def add(self, path: str, message) -> None:
+    def add(self, path: str, message: str | list[str]) -> None:
         self.messages[path].extend(message if isinstance(message, list) else [message])
 
-    def add_model_errors(self, prefix: str, error: ValidationError, renames=None) -> None:
+    def add_model_errors(
+        self, prefix: str, error: ValidationError, renames: dict[str, str] | None = None
+    ) -> None:
         for name, messages in error.message_dict.items():
             name = (renames or {}).get(name, name)
             if name == "__all__":
@@ -55,12 +75,12 @@ class _Errors:
             raise ValidationError(dict(self.messages))
 
 
-def _check_permission(user, codename: str) -> None:
+def _check_permission(user: User | AnonymousUser, codename: str) -> None:
     if not user.has_perm(f"summaries.{codename}"):
         raise PermissionDenied(f"You need the {codename} permission for this change.")
 
 
-def _prepare_video(video: Video, data: dict, *, full: bool, errors: _Errors) -> None:
+def _prepare_video(video: Video, data: Payload, *, full: bool, errors: _Errors) -> None:
     """Apply the payload's video fields to `video` (unsaved) and validate it."""
     values = {**VIDEO_DEFAULTS, **data} if full else dict(data)
     for name in ("title", "channel", "source_url", "language", "published_on", "thumbnail_url"):
@@ -85,16 +105,19 @@ def _prepare_video(video: Video, data: dict, *, full: bool, errors: _Errors) -> 
         seen.add(person.pk)
 
 
-def _existing_items(summary: Summary | None) -> dict[str, list]:
+def _existing_items(summary: Summary | None) -> dict[str, list[Part]]:
     if summary is None or summary.pk is None:
         return {key: [] for key, *_ in ITEM_KINDS}
-    return {
+    existing: dict[str, list[Part]] = {
         key: list(model.objects.filter(summary=summary).order_by("position", "id"))
         for key, model, *_ in ITEM_KINDS
     }
+    return existing
 
 
-def _check_items(data: dict, existing: dict, duration: int, errors: _Errors) -> None:
+def _check_items(
+    data: Payload, existing: dict[str, list[Part]], duration: int | None, errors: _Errors
+) -> None:
     """Item ids, links, times (before the video's end) and caveat targets."""
     for key, _model, markdown_fields, _time_field, label in ITEM_KINDS:
         if key not in data:
@@ -119,15 +142,15 @@ def _check_items(data: dict, existing: dict, duration: int, errors: _Errors) -> 
             data[key] if given else [{time_field: getattr(i, time_field)} for i in existing[key]]
         )
         for index, item in enumerate(items):
-            problem = time_after_end(item.get(time_field), duration)
-            if problem:
+            late = time_after_end(item.get(time_field), duration)
+            if late:
                 path = f"{key}[{index}].{time_field}" if given else "video.duration"
-                errors.add(path, f"{label.capitalize()} {index + 1}: {problem}")
+                errors.add(path, f"{label.capitalize()} {index + 1}: {late}")
 
     if "caveats" in data:
         for index, caveat in enumerate(data["caveats"]):
-            given = [name for name, *_ in CAVEAT_TARGETS if caveat.get(name)]
-            if len(given) > 1:
+            targeted = [name for name, *_ in CAVEAT_TARGETS if caveat.get(name)]
+            if len(targeted) > 1:
                 errors.add(
                     f"caveats[{index}]",
                     "A caveat qualifies one chapter, key point or takeaway, not several.",
@@ -162,7 +185,7 @@ CAVEAT_TARGETS = (
 
 
 # What an item left out of a payload's item gets (a sent item replaces the whole row).
-ITEM_DEFAULTS = {
+ITEM_DEFAULTS: dict[PartModel, dict[str, Any]] = {
     KeyPoint: {"time": None},
     Takeaway: {"time": None},
     Chapter: {"start_time": None, "synopsis": ""},
@@ -170,29 +193,36 @@ ITEM_DEFAULTS = {
 }
 
 
-def _build_items(key: str, model, items: list[dict], summary: Summary, existing, targets):
+def _build_items(
+    key: str,
+    model: PartModel,
+    items: list[dict[str, Any]],
+    summary: Summary,
+    existing: dict[str, list[Part]],
+    targets: dict[str, Sequence[Part]],
+) -> list[Part]:
     """Unsaved model objects for the payload's items of one kind, numbered 1..n.
 
     An item with an id updates that row; a caveat's chapter, key point and takeaway are
     positions in `targets` (this request's parts, or the summary's when not sent).
     """
-    by_id = {item.pk: item for item in existing[key]}
-    objects = []
+    by_id: dict[int | None, Part] = {item.pk: item for item in existing[key]}
+    objects: list[Part] = []
     for position, item in enumerate(items, start=1):
         obj = by_id.get(item.get("id")) or model(summary=summary)
         for name, value in {**ITEM_DEFAULTS[model], **item}.items():
             if name != "id" and name not in CAVEAT_FIELDS:
                 setattr(obj, name, value)
         if model is Caveat:
-            for name, key, _label in CAVEAT_TARGETS:
-                position = item.get(name)
-                setattr(obj, name, targets[key][position - 1] if position else None)
+            for name, target_key, _label in CAVEAT_TARGETS:
+                target = item.get(name)  # a position among the targets, 1-based
+                setattr(obj, name, targets[target_key][target - 1] if target else None)
         obj.position = position
         objects.append(obj)
     return objects
 
 
-def _clean_items(key: str, objects: list, errors: _Errors) -> None:
+def _clean_items(key: str, objects: list[Part], errors: _Errors) -> None:
     for index, obj in enumerate(objects):
         try:
             obj.full_clean(
@@ -209,14 +239,16 @@ CAVEAT_FIELDS = tuple(name for name, *_ in CAVEAT_TARGETS)
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 
 
-def _save_parts(model, objects: list, summary: Summary) -> None:
+def _save_parts(model: PartModel, objects: Sequence[Part], summary: Summary) -> None:
     """Replace the summary's parts of one kind by `objects`, numbered 1..n in that order.
 
     When every kept part is already at its new place, parts whose stored row equals them
     are not written again (a save of a long summary usually changes one or two parts).
     """
     kept = {obj.pk for obj in objects if obj.pk}
-    stored = {row["id"]: row for row in model.objects.filter(summary=summary).values()}
+    stored: dict[int, Mapping[str, Any]] = {
+        row["id"]: row for row in model.objects.filter(summary=summary).values()
+    }
     in_place = all(
         obj.pk in stored and stored[obj.pk]["position"] == position
         for position, obj in enumerate(objects, start=1)
@@ -236,7 +268,7 @@ def _save_parts(model, objects: list, summary: Summary) -> None:
     renumber(model=model, summary=summary)
 
 
-def _keep_caveats_of_deleted_targets(parts: dict, summary: Summary) -> None:
+def _keep_caveats_of_deleted_targets(parts: Parts, summary: Summary) -> None:
     """A kept caveat whose chapter, key point or takeaway this save deletes stays, on the
     summary.
 
@@ -259,7 +291,7 @@ def _keep_caveats_of_deleted_targets(parts: dict, summary: Summary) -> None:
     )
 
 
-def _save_video(video: Video, people: list[dict] | None, topics: list | None) -> None:
+def _save_video(video: Video, people: People | None, topics: list[Topic] | None) -> None:
     video.save()
     # A new video, or a changed thumbnail or source URL: its thumbnail is fetched after commit.
     thumbnails.queue_thumbnail(video=video)
@@ -282,12 +314,12 @@ def _save_video(video: Video, people: list[dict] | None, topics: list | None) ->
 def save_summary(
     *,
     summary: Summary,
-    parts: dict,
-    user,
+    parts: Parts,
+    user: gate.Actor,
     comment: str = "",
     video: Video | None = None,
-    people: list[dict] | None = None,
-    topics: list | None = None,
+    people: People | None = None,
+    topics: list[Topic] | None = None,
 ) -> Summary:
     """Save a whole summary as an editor changed it: the one write path of the admin and
     the API. Input is validated by the caller with the rules of `editing.rules`.
@@ -326,8 +358,9 @@ def save_summary(
     # Rendering, citations and the search text each read every text: converted once.
     with reversion.create_revision(manage_manually=True), remembering():
         if video is not None:
-            if summary.is_working_copy:
-                _keep_video_changes(summary, video, people, topics)
+            if summary.working_copy_of is not None:
+                live = summary.working_copy_of.summarised_video
+                _keep_video_changes(summary, live, video, people, topics)
             else:
                 _save_video(video, people, topics)
                 summary.video = video
@@ -355,9 +388,14 @@ def save_summary(
     return summary
 
 
-def _keep_video_changes(copy: Summary, video: Video, people, topics) -> None:
-    """Record the video as edited on the working copy (the live video is not touched)."""
-    live = copy.working_copy_of.video
+def _keep_video_changes(
+    copy: Summary,
+    live: Video,
+    video: Video,
+    people: People | None,
+    topics: list[Topic] | None,
+) -> None:
+    """Record the video as edited on the working copy (the `live` video is not touched)."""
     changes = video_changes.changes_between(live, video, people=people, topics=topics)
     copy.video_changes = video_changes.merged(
         copy.video_changes,
@@ -367,7 +405,15 @@ def _keep_video_changes(copy: Summary, video: Video, people, topics) -> None:
     )
 
 
-def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comment: str):
+def _write(
+    *,
+    summary: Summary,
+    video: Video,
+    data: Payload,
+    user: User | AnonymousUser,
+    full: bool,
+    comment: str,
+) -> Summary:
     """Validate everything, then save the summary through save_summary."""
     errors = _Errors()
     video_data = data.get("video")
@@ -386,7 +432,8 @@ def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comm
     errors.raise_if_any()
 
     # Caveats refer to chapters and takeaways by position: this request's, or the summary's.
-    objects, targets = {}, {}
+    objects: dict[PartModel, list[Part]] = {}
+    targets: dict[str, Sequence[Part]] = {}
     for key, model, *_ in ITEM_KINDS:
         if key in items:
             objects[model] = _build_items(key, model, items[key], summary, existing, targets)
@@ -394,18 +441,25 @@ def _write(*, summary: Summary, video: Video, data: dict, user, full: bool, comm
         targets[key] = objects.get(model, existing[key])
     errors.raise_if_any()
 
-    video_changes = {}
+    people, topics = None, None  # None: not changed
     if video_data is not None:
-        video_changes["video"] = video
         if "people" in video_data or full:
-            video_changes["people"] = video_data.get("people", [])
+            people = video_data.get("people", [])
         if "topics" in video_data or full:
-            video_changes["topics"] = video_data.get("topics", [])
-    return save_summary(summary=summary, parts=objects, user=user, comment=comment, **video_changes)
+            topics = video_data.get("topics", [])
+    return save_summary(
+        summary=summary,
+        parts=objects,
+        user=user,
+        comment=comment,
+        video=video if video_data is not None else None,
+        people=people,
+        topics=topics,
+    )
 
 
 @transaction.atomic
-def create_summary(*, data: dict, user) -> Summary:
+def create_summary(*, data: Payload, user: User | AnonymousUser) -> Summary:
     """Create a summary (a draft) with its video and parts from one API request.
 
     The video is created, or, when a video with the slug exists and has no summary yet,
@@ -425,7 +479,7 @@ def create_summary(*, data: dict, user) -> Summary:
             raise ValidationError(
                 {"video.slug": "This video already has a summary; update it with PUT or PATCH."}
             )
-    summary = Summary(video=video, created_by=user)
+    summary = Summary(video=video, created_by=user if user.is_authenticated else None)
     return _write(
         summary=summary,
         video=video,
@@ -437,7 +491,9 @@ def create_summary(*, data: dict, user) -> Summary:
 
 
 @transaction.atomic
-def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summary:
+def update_summary(
+    *, summary: Summary, data: Payload, user: User | AnonymousUser, partial: bool
+) -> Summary:
     """Replace a summary's content (PUT) or the parts the request names (PATCH).
 
     Lists replace the summary's items of that kind; an item sent with its `id` keeps its
@@ -446,7 +502,7 @@ def update_summary(*, summary: Summary, data: dict, user, partial: bool) -> Summ
     Validation and atomicity as create_summary. Raises EditConflict when someone saved
     the summary after it was read (the caller locked the row and compared versions before).
     """
-    summary._prefetched_objects_cache = {}
+    summary._prefetched_objects_cache = {}  # type: ignore[attr-defined]  # Django's, not in the stubs
     video = summary.summarised_video
     if summary.is_working_copy:  # the video as the changes already make it
         video = video_changes.pending_video(video, summary.video_changes)
@@ -471,9 +527,9 @@ def edit_video(
     *,
     summary: Summary,
     video: Video,
-    people: list[dict] | None,
-    topics: list | None,
-    user,
+    people: People | None,
+    topics: list[Topic] | None,
+    user: User | AnonymousUser,
     comment: str = "",
 ) -> Summary:
     """An editor's change to the video of a published summary (the video's own page): kept
