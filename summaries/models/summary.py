@@ -1,6 +1,7 @@
 """A curated summary of a video and its parts: key points, takeaways, chapters, caveats."""
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Self
 
 from django.conf import settings
 from django.db import models
@@ -56,11 +57,11 @@ def page_citations_prefetch():
 
 
 class SummaryQuerySet(models.QuerySet):
-    def published(self, now=None):
+    def published(self, now: datetime | None = None) -> Self:
         """Live summaries: published and publish time reached (decided at read time)."""
         return self.filter(status=Summary.Status.PUBLISHED, publish_at__lte=now or timezone.now())
 
-    def scheduled(self, now=None):
+    def scheduled(self, now: datetime | None = None) -> Self:
         """Published summaries whose publish time lies in the future."""
         return self.filter(status=Summary.Status.PUBLISHED, publish_at__gt=now or timezone.now())
 
