@@ -306,13 +306,13 @@ _ATTRIBUTION_STARTS = _shortest(
 )
 # The letters that IGNORECASE matches to ASCII letters without lower() giving them
 # (the re module's documentation): a text with any is searched by the regex alone.
-_CASE_FOLDED_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
+_CASE_FOLDED_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
 def _first_attribution(text: str) -> re.Match[str] | None:
     """_ATTRIBUTION_RE.search(text), tried only where one of _ATTRIBUTION_STARTS begins:
     a few str.find calls instead of every verb at every character of a long claim."""
-    if not _CASE_FOLDED_TO_ASCII.isdisjoint(text):
+    if _CASE_FOLDED_TO_ASCII.search(text):
         return _ATTRIBUTION_RE.search(text)
     lowered = text.lower()
     found = [(lowered.find(start), start) for start in _ATTRIBUTION_STARTS]
@@ -349,7 +349,7 @@ def suggest_key_phrase(claim: str) -> str:
     text = " ".join(claim.split())
     attribution = _first_attribution(text)
     without = text[attribution.end() :] if attribution else text
-    if len(without.split()) >= 3:  # an attribution that leaves a claim to quote
+    if len(without.split(maxsplit=2)) == 3:  # an attribution that leaves a claim to quote
         text = without
     # Read as far as the words kept: a claim may be a few hundred words long.
     stripped = (match.group().rstrip(".,;:!?") for match in _WORD_RE.finditer(text))
