@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 from html.parser import HTMLParser
+from xml.etree.ElementTree import Element
 
 import markdown
 import nh3
@@ -97,7 +98,7 @@ def _closing_bracket(text: str, index: int) -> int | None:
     return None
 
 
-class _BoundedScanMixin:
+class _BoundedScanMixin(LinkInlineProcessor):
     """Link parsing with linear worst cases.
 
     Python-Markdown walks character by character to the end of the paragraph for every
@@ -108,13 +109,13 @@ class _BoundedScanMixin:
     well-formed links are unchanged.
     """
 
-    def getText(self, data, index):
+    def getText(self, data: str, index: int) -> tuple[str, int, bool]:
         close = _closing_bracket(data, index)  # index is just past the opening "["
         if close is None:
             return "", index, False
         return data[index:close], close + 1, True
 
-    def getLink(self, data, index):
+    def getLink(self, data: str, index: int) -> tuple[str, str | None, int, bool]:
         # Only the window is handed on: a copy of the text before it would cost as much
         # as the text so far, for every link.
         window = data[index : index + MAX_LINK_TARGET_CHARS]
@@ -139,7 +140,7 @@ _LINK_PATTERNS = (
 class _DemoteH1(Treeprocessor):
     """Turn Markdown level-one headings into <h2>: the page owns the only <h1>."""
 
-    def run(self, root):
+    def run(self, root: Element) -> None:
         for element in root.iter("h1"):
             element.tag = "h2"
 
@@ -147,7 +148,7 @@ class _DemoteH1(Treeprocessor):
 class _SafeDefaultsExtension(Extension):
     """Bounded link scanning and h1 demotion, wired into a Markdown instance."""
 
-    def extendMarkdown(self, md):
+    def extendMarkdown(self, md: markdown.Markdown) -> None:
         for name, processor, pattern, priority in _LINK_PATTERNS:
             bounded = type(f"Bounded{processor.__name__}", (_BoundedScanMixin, processor), {})
             md.inlinePatterns.register(bounded(pattern, md), name, priority)
@@ -212,7 +213,7 @@ class _LinkTargets(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.hrefs: list[str] = []
 
-    def handle_starttag(self, tag: str, attrs) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
             href = dict(attrs).get("href")
             if href is not None:
@@ -257,7 +258,7 @@ class _TextExtractor(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
 
-    def handle_starttag(self, tag: str, attrs) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in BLOCK_TAGS:
             self.parts.append(" ")
 
