@@ -376,9 +376,18 @@ _INITIALISM_RE = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]|[A-Z]")  # U.S, e.g, a.m, 
 _LAST_WORD_RE = re.compile(r"[\w.]+$")
 
 
+def _next_character(text: str, position: int) -> tuple[str, int]:
+    """The first character at or after `position` that is not whitespace ("" at the end of
+    the text), and where it is."""
+    found = _NEXT_CHARACTER_RE.match(text, position)
+    if found is None:  # never: every part of the pattern may match nothing
+        return "", len(text)
+    return found.group(1), found.start(1)
+
+
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:
     """Whether this ".", "!", "?" or "…" followed by whitespace closes a sentence."""
-    following = _NEXT_CHARACTER_RE.match(text, match.end()).group(1)
+    following, _ = _next_character(text, match.end())
     if following.islower():
         return False
     if not following or not match.group().startswith("."):
@@ -399,11 +408,11 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     ("U.S.", and single capitals as in "J. Smith").
     """
     spans: list[tuple[int, int]] = []
-    start = _NEXT_CHARACTER_RE.match(text).start(1)
+    _, start = _next_character(text, 0)
     for match in _SENTENCE_END_RE.finditer(text):
         if match.end() > start and _ends_sentence(text, match):
             spans.append((start, match.end()))
-            start = _NEXT_CHARACTER_RE.match(text, match.end()).start(1)
+            _, start = _next_character(text, match.end())
     if text[start:].strip():
         spans.append((start, len(text.rstrip())))
     return spans
@@ -475,16 +484,16 @@ class _TreeBuilder(HTMLParser):
         self.root = _Element("#root", {})
         self._open = [self.root]
 
-    def handle_starttag(self, tag, attrs) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         element = _Element(tag, dict(attrs))
         self._open[-1].children.append(element)
         if tag not in self.VOID_TAGS:
             self._open.append(element)
 
-    def handle_startendtag(self, tag, attrs) -> None:
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._open[-1].children.append(_Element(tag, dict(attrs)))
 
-    def handle_endtag(self, tag) -> None:
+    def handle_endtag(self, tag: str) -> None:
         # Close the innermost open element of that name and all inside it; stray end
         # tags are ignored. nh3 output is well-formed, so this is only a safety net.
         for depth in range(len(self._open) - 1, 0, -1):
@@ -492,7 +501,7 @@ class _TreeBuilder(HTMLParser):
                 del self._open[depth:]
                 return
 
-    def handle_data(self, data) -> None:
+    def handle_data(self, data: str) -> None:
         self._open[-1].children.append(data)
 
 
