@@ -154,7 +154,9 @@ def last_modified(summary):
 
 class RecheckSerializer(serializers.Serializer):
     sources = serializers.IntegerField(help_text="How many sources the summary cites.")
-    queued = serializers.IntegerField(help_text="Checks queued (0 until link checking ships).")
+    queued = serializers.IntegerField(
+        help_text="Sources queued for a check now (not ignored ones, nor those being checked)."
+    )
 
 
 def requires(permission):

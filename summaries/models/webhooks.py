@@ -3,8 +3,10 @@
 An event is written in the same transaction as the change it reports (an outbox), with one
 delivery row per subscribed endpoint, so a change that commits is never left untold and a
 change that rolls back is never told. A delivery is claimed (state "sending") before its
-request is sent: a worker killed mid-request leaves it "sending" and it is never sent again
-(at most once per event and endpoint), then marked "interrupted" by the sweeper.
+request is sent: a worker killed mid-request leaves it "sending" and it is never sent again,
+then marked "interrupted" by the sweeper. The one repeat is after an attempt that timed out
+(the receiver may have taken it): the next attempt carries the same webhook-id, so the
+receiver can drop the duplicate.
 """
 
 import base64

@@ -1,11 +1,13 @@
 """Sending deliveries: one signed attempt per call, retries with backoff, the log, the sweeper.
 
-At most once: an attempt first claims its delivery (pending → sending, one UPDATE that
+No attempt twice: an attempt first claims its delivery (pending → sending, one UPDATE that
 commits before anything is sent), and only the claim's winner sends. A second message for
 the same delivery (a redelivered task after a worker was killed, a duplicate queued by the
 sweeper) finds it claimed, sent or finished and sends nothing. A delivery whose worker died
 mid-request stays "sending" and is marked "interrupted" by the sweeper, never sent again:
-the receiver may have had it, and a duplicate is what "at most once" rules out.
+the receiver may have had it, and a second attempt is not. An attempt that timed out is
+followed by another after the backoff (the receiver may have taken the first, and may not
+have): both carry the same webhook-id, by which receivers drop duplicates.
 """
 
 from __future__ import annotations
