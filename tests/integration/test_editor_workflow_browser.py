@@ -12,27 +12,19 @@ from playwright.sync_api import expect
 
 from summaries.models import Caveat, Summary
 from tests.factories import ChapterFactory, ReviewerFactory, SummaryFactory, TakeawayFactory
-from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, TIMEOUT_MS
+from tests.integration.browser_helpers import ARTIFACTS, DESKTOP, sign_in
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
-
 
 @pytest.fixture
 def editor(live_server, page):
     """A signed-in editor who also reviews, in the test's browser page."""
     user = ReviewerFactory(username="wendy")
-    page.set_default_timeout(TIMEOUT_MS)
-    page.set_viewport_size(DESKTOP)
-    page.goto(f"{live_server.url}/admin/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    expect(page.locator("#user-tools")).to_contain_text("WENDY", ignore_case=True)
+    sign_in(page, live_server, user)
     return user
 
 
