@@ -1,0 +1,441 @@
+"""Pins: statements of a summary checked against the transcript words they are pinned to.
+
+The corpus (tests/pins_corpus/) holds four transcripts written as auto captions and 290
+statements pinned to them. Rates reached (summaries/text/pins.py at the commit of this
+file); the tests hold each at that level:
+
+- tuning part (speed, local_ai, kimi; 233 statements): exact and typographic quotes 58/58
+  verbatim (elisions included), invented quotes 60/60 not found, flipped negations 25/25
+  and changed numbers 24/24 contradicted, paraphrases 28/28 sent to an editor, mis-timed
+  21/21 found with the right time, chapter starts 10/10, moved spans 3/3;
+- held-out part (ipo, 57 statements, evaluated once the matching was tuned): see
+  HELD_OUT_RATES below.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cache
+
+import pytest
+
+from summaries.text.pins import (
+    Quote,
+    Span,
+    Status,
+    Verdict,
+    extract_quotes,
+    normalise,
+    span_of,
+    suggest,
+    suggest_chapters,
+    verify,
+)
+from summaries.text.transcripts import Segment, Word, timed_words
+
+from .pins_corpus import Case, cases, pinned_span, segments, stated_time, transcript_words
+
+TUNING = ("speed.cases", "local_ai.cases", "kimi.cases")
+HELD_OUT = ("ipo.heldout.cases",)
+
+# ---------------------------------------------------------------------------------------
+# normalise
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "variants",
+    [
+        ["1,000", "1 000", "1000", "one thousand", "a thousand", "1k"],
+        ["2.5", "two and a half", "2½", "two point five"],
+        ["5%", "five percent", "5 per cent", "five per cent"],
+        ["21st", "twenty first", "twenty-first"],
+        ["3rd", "third"],
+        ["256,000", "two hundred and fifty six thousand", "256k"],
+        ["1,500", "fifteen hundred", "one thousand five hundred"],
+        ["71.3", "seventy one point three"],
+        ["2026", "twenty twenty six", "two thousand and twenty six"],
+        ["$4.2 billion", "four point two billion dollars"],
+        ["70B", "70 billion", "seventy billion"],
+        ["2.5x", "2.5×", "two and a half times"],
+    ],
+)
+def test_numbers_said_any_way_are_one_token_sequence(variants):
+    assert len({tuple(normalise(text)) for text in variants}) == 1, [
+        normalise(text) for text in variants
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("can't", ["can", "not"]),
+        ("cannot", ["can", "not"]),
+        ("can not", ["can", "not"]),
+        ("Can’t", ["can", "not"]),
+        ("won't", ["will", "not"]),
+        ("doesn’t", ["does", "not"]),
+        ("dont", ["do", "not"]),
+        ("it's", ["it", "is"]),
+        ("Anthropic’s", ["anthropics"]),
+        ("you're", ["you", "are"]),
+        ("let's", ["let", "us"]),
+        ("gonna", ["going", "to"]),
+    ],
+)
+def test_contractions_are_spelt_out_and_the_negation_kept(text, tokens):
+    assert normalise(text) == tokens
+
+
+def test_typography_case_punctuation_and_dashes_do_not_count():
+    assert normalise("“Speed” — it’s a real-world thing… Really!") == normalise(
+        '"speed" - it\'s a real world thing... really'
+    )
+
+
+def test_fillers_and_stutters_are_dropped_on_either_side():
+    said = "so um the the model is uh you know it is it is really fast"
+    assert normalise(said) == normalise("So the model is, it is really fast")
+    assert "um" not in normalise(said)
+
+
+def test_a_negation_stays_a_token():
+    assert normalise("Speed alone does not establish quality") != normalise(
+        "Speed alone does establish quality"
+    )
+    assert "not" in normalise("it isn't free")
+
+
+# ---------------------------------------------------------------------------------------
+# The corpus
+# ---------------------------------------------------------------------------------------
+
+
+@cache
+def judged(filename: str) -> tuple[tuple[Case, Span, Verdict], ...]:
+    """Every case of a corpus file with its pinned span and the verdict on it."""
+    results = []
+    for case in cases(filename):
+        words = transcript_words(case.video)
+        span = pinned_span(words, case.at)
+        verdict = verify(
+            case.text, words, span, kind=case.kind, stated_time=stated_time(case, span)
+        )
+        results.append((case, span, verdict))
+    return tuple(results)
+
+
+def reason_names(reason: str, expected: str) -> bool:
+    """Whether the reason says `expected` (a number), whatever the way it is written."""
+    said, wanted = normalise(reason), normalise(expected)
+    return any(said[k : k + len(wanted)] == wanted for k in range(len(said)))
+
+
+def outcomes(files: tuple[str, ...]) -> dict[str, list[tuple[Case, bool, Verdict]]]:
+    """Per category, each case with whether its verdict is the one an editor expects."""
+    by_category: dict[str, list[tuple[Case, bool, Verdict]]] = defaultdict(list)
+    for filename in files:
+        for case, span, verdict in judged(filename):
+            right = verdict.status == case.expect
+            if case.expect == "mis_timed":
+                right = right and verdict.suggested_time is not None
+                right = right and abs(verdict.suggested_time - span.start) <= 1.0
+            if case.reason:
+                right = right and reason_names(verdict.reason, case.reason)
+            if case.category == "moved":
+                right = right and verdict.suggested_span is not None
+            by_category[case.category].append((case, right, verdict))
+    return by_category
+
+
+def rate(results: list[tuple[Case, bool, Verdict]]) -> tuple[int, int, list[str]]:
+    wrong = [
+        f"{case.id}: {verdict.status} {verdict.reason}"
+        for case, right, verdict in results
+        if not right
+    ]
+    return len(results) - len(wrong), len(results), wrong
+
+
+def category(files: tuple[str, ...], *names: str) -> list[tuple[Case, bool, Verdict]]:
+    found = outcomes(files)
+    return [result for name in names for result in found[name]]
+
+
+def test_the_corpus_has_the_cases_it_claims():
+    found = outcomes(TUNING + HELD_OUT)
+    counts = {name: len(results) for name, results in found.items()}
+    assert counts["invented"] >= 60
+    for name in ("exact", "typographic", "paraphrase", "negation", "number", "mistimed"):
+        assert counts[name] >= 20, name
+
+
+@pytest.mark.parametrize("files", [TUNING, HELD_OUT], ids=["tuning", "held-out"])
+def test_no_false_alarm_on_exact_or_typographic_quotes(files):
+    right, total, wrong = rate(category(files, "exact", "typographic", "elision"))
+    assert right == total, wrong
+
+
+def test_invented_quotes_are_not_found():
+    right, total, wrong = rate(category(TUNING, "invented"))
+    assert total >= 60
+    assert right >= total - 1, wrong
+
+
+@pytest.mark.parametrize("files", [TUNING, HELD_OUT], ids=["tuning", "held-out"])
+def test_every_flipped_negation_and_changed_number_is_contradicted(files):
+    right, total, wrong = rate(category(files, "negation", "number"))
+    assert right == total, wrong
+
+
+@pytest.mark.parametrize("files", [TUNING, HELD_OUT], ids=["tuning", "held-out"])
+def test_every_paraphrase_goes_to_an_editor(files):
+    results = [
+        r
+        for r in category(files, "paraphrase", "near-quote", "timed", "start")
+        if r[0].expect == "paraphrase"
+    ]
+    statuses = {verdict.status for _, _, verdict in results if verdict.status != Status.MIS_TIMED}
+    assert Status.VERBATIM not in statuses
+    assert Status.NOT_FOUND not in statuses
+    right, total, wrong = rate(results)
+    assert right == total, wrong
+
+
+@pytest.mark.parametrize("files", [TUNING, HELD_OUT], ids=["tuning", "held-out"])
+def test_mis_timed_pins_get_the_time_the_words_are_said(files):
+    right, total, wrong = rate(category(files, "mistimed", "start", "timed"))
+    assert right == total, wrong
+
+
+@pytest.mark.parametrize("files", [TUNING, HELD_OUT], ids=["tuning", "held-out"])
+def test_a_quote_whose_span_moved_gets_a_suggested_span(files):
+    for case, right, verdict in category(files, "moved"):
+        assert right, (case.id, verdict)
+        words = transcript_words(case.video)
+        said = " ".join(
+            w.text
+            for w in words[verdict.suggested_span.first_word : verdict.suggested_span.end_word]
+        )
+        assert normalise(said) == normalise(case.text)
+
+
+# The held-out part, evaluated once after the tuning: rates reached, held by the tests.
+HELD_OUT_RATES = {
+    "invented": (20, 20),
+}
+
+
+def test_held_out_invented_quotes():
+    right, total, wrong = rate(category(HELD_OUT, "invented"))
+    assert (right, total) >= HELD_OUT_RATES["invented"], wrong
+
+
+# ---------------------------------------------------------------------------------------
+# verify, case by case
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def speed_words() -> list[Word]:
+    return transcript_words("speed")
+
+
+def test_a_changed_number_names_both_numbers_for_the_editor(speed_words):
+    span = pinned_span(
+        speed_words, "anthropic says that this mode generates output two and a half times faster"
+    )
+    verdict = verify(
+        "Anthropic says that this mode generates output 3 times faster than regular Opus 4.6.",
+        speed_words,
+        span,
+        kind="quote",
+    )
+    assert verdict.status == Status.CONTRADICTED
+    assert verdict.reason == "the transcript says 2.5 times, the statement says 3 times"
+
+
+def test_a_point_with_a_flipped_negation_is_contradicted_not_a_paraphrase(speed_words):
+    span = pinned_span(speed_words, "speed alone does not establish output quality")
+    assert (
+        verify(
+            "Berman says speed alone does not establish quality.", speed_words, span, kind="point"
+        ).status
+        == Status.PARAPHRASE
+    )
+    verdict = verify(
+        "Berman says speed alone establishes quality.", speed_words, span, kind="point"
+    )
+    assert verdict.status == Status.CONTRADICTED
+    assert "establish" in verdict.reason
+
+
+def test_an_elided_quote_skips_words_only_where_it_says_so(speed_words):
+    span = pinned_span(
+        speed_words, "actual task time also depends on input processing tool execution"
+    )
+    elided = "Actual task time also depends on input processing … and network overhead."
+    assert verify(elided, speed_words, span, kind="quote").status == Status.VERBATIM
+    skipped = "Actual task time also depends on input processing and network overhead."
+    assert verify(skipped, speed_words, span, kind="quote").status == Status.PARAPHRASE
+
+
+def test_a_stated_time_may_be_two_seconds_off(speed_words):
+    span = pinned_span(speed_words, "speed alone does not establish output quality")
+    text = "Speed alone does not establish output quality."
+    for offset in (-1.9, 0.0, 1.9):
+        verdict = verify(text, speed_words, span, kind="quote", stated_time=span.start + offset)
+        assert verdict.status == Status.VERBATIM
+    late = verify(text, speed_words, span, kind="quote", stated_time=span.start + 2.5)
+    assert late.status == Status.MIS_TIMED
+    assert late.suggested_time == pytest.approx(span.start)
+    assert "said at" in late.reason
+
+
+def test_a_quote_said_elsewhere_is_found_by_searching_the_whole_transcript(speed_words):
+    wrong_place = pinned_span(speed_words, "speed maxis unite")
+    verdict = verify("The model can be fast and wrong.", speed_words, wrong_place, kind="quote")
+    assert verdict.status == Status.VERBATIM
+    right_place = pinned_span(speed_words, "the model can be fast and wrong")
+    assert verdict.suggested_span is not None
+    assert (verdict.suggested_span.first_word, verdict.suggested_span.end_word) == (
+        right_place.first_word,
+        right_place.end_word,
+    )
+
+
+def test_an_invented_quote_is_not_found_even_after_searching_everywhere(speed_words):
+    span = pinned_span(speed_words, "speed maxis unite")
+    verdict = verify(
+        "Cerebras is going to beat Nvidia, no question about it.", speed_words, span, kind="quote"
+    )
+    assert verdict.status == Status.NOT_FOUND
+    assert verdict.suggested_span is None
+
+
+def test_an_empty_statement_or_transcript_is_not_found(speed_words):
+    span = span_of(speed_words, 0, 5)
+    assert verify("…", speed_words, span, kind="quote").status == Status.NOT_FOUND
+    assert verify("Speed matters.", [], span, kind="point").status == Status.NOT_FOUND
+
+
+def test_the_index_of_a_changed_transcript_is_not_reused(speed_words):
+    span = pinned_span(speed_words, "speed maxis unite")
+    assert verify("Speed maxis unite.", speed_words, span, kind="quote").status == Status.VERBATIM
+    changed = list(speed_words)
+    changed[span.first_word] = Word(span.start, span.start + 0.3, "greed")
+    assert verify("Speed maxis unite.", changed, span, kind="quote").status != Status.VERBATIM
+
+
+# ---------------------------------------------------------------------------------------
+# suggest
+# ---------------------------------------------------------------------------------------
+
+
+def test_suggest_finds_a_quote_and_a_point_where_they_are_said(speed_words):
+    quote = suggest("I would never trade away correctness", speed_words, kind="quote")
+    expected = pinned_span(speed_words, "i would never trade away correctness")
+    assert (quote[0].first_word, quote[0].end_word, quote[0].score) == (
+        expected.first_word,
+        expected.end_word,
+        100.0,
+    )
+    point = suggest(
+        "OpenAI reported more than 1,000 tokens per second for GPT-5.3-Codex-Spark.",
+        speed_words,
+        kind="point",
+    )
+    said = pinned_span(speed_words, "more than a thousand tokens per second")
+    assert point[0].first_word <= said.first_word < point[0].end_word
+    assert len(point) <= 3
+    assert all(a.score >= b.score for a, b in zip(point, point[1:], strict=False))
+
+
+def test_suggest_in_a_long_transcript():
+    # The speed transcript said once, after about 29,000 other words.
+    other = [Word(k * 0.4, k * 0.4 + 0.3, f"word{k % 997} filler") for k in range(29_000)]
+    offset = other[-1].end + 1
+    said = [Word(w.start + offset, w.end + offset, w.text) for w in transcript_words("speed")]
+    words = other + said
+    found = suggest("Speed alone does not establish output quality.", words, kind="quote")
+    assert words[found[0].first_word].text == "speed"
+    assert found[0].first_word > 29_000
+
+
+# ---------------------------------------------------------------------------------------
+# extract_quotes
+# ---------------------------------------------------------------------------------------
+
+CHAPTER = """\
+I feel vindicated: I have been a “speed maxi” for AI models. “Speed matters, and ‘quality’ \
+isn’t everything,” Berman says. Anthropic’s mode is fast.
+
+Berman said: "Agents don't wait for people." See [“the post”](https://x.org/a "A title") and \
+`code "not a quote"`.
+
+```
+print("not a quote either")
+```
+
+He wrote ‘a single quote’ about the users’ data. “An unclosed quotation
+
+"Straight "nested" quote," says Sam Altman.
+"""
+
+
+def test_extract_quotes_from_a_chapter_body():
+    quotes = extract_quotes(CHAPTER)
+    assert [(q.text, q.speaker) for q in quotes] == [
+        ("speed maxi", ""),
+        ("Speed matters, and ‘quality’ isn’t everything", "Berman"),
+        ("Agents don't wait for people.", "Berman"),
+        ("the post", ""),
+        ("a single quote", ""),
+        ('Straight "nested" quote', "Sam Altman"),
+    ]
+    for quote in quotes:
+        assert CHAPTER[quote.start : quote.end] == quote.text
+
+
+def test_extract_quotes_ignores_code_and_link_addresses():
+    body = 'Use `say("hi")` or [a link](https://x.org/?q="x" "title") and <https://x.org/"y">.'
+    assert extract_quotes(body) == []
+
+
+def test_an_extracted_quote_verifies_against_its_transcript(speed_words):
+    body = "He is blunt: “The model can be fast and wrong,” Berman says."
+    (quote,) = extract_quotes(body)
+    assert quote == Quote("The model can be fast and wrong", 14, 45, "Berman")
+    span = pinned_span(speed_words, "the model can be fast and wrong")
+    assert verify(quote.text, speed_words, span, kind="quote").status == Status.VERBATIM
+
+
+# ---------------------------------------------------------------------------------------
+# suggest_chapters
+# ---------------------------------------------------------------------------------------
+
+
+def test_suggested_chapters_start_where_the_subject_changes():
+    said: list[Segment] = []
+    joins = []
+    clock = 0.0
+    for video in ("speed", "local_ai", "kimi", "ipo"):
+        part = segments(video, offset=clock)
+        joins.append(part[0].start)
+        said += part
+        clock = part[-1].end + 2.0
+    chapters = suggest_chapters(said, min_length=90.0)
+    starts = [chapter.start for chapter in chapters]
+    assert starts[0] == joins[0]
+    for join in joins[1:]:
+        assert min(abs(join - start) for start in starts) <= 5.0, (join, starts)
+    assert all(b - a >= 90.0 for a, b in zip(starts, starts[1:], strict=False))
+    assert all(chapter.title for chapter in chapters)
+    assert len(suggest_chapters(said, min_length=30.0, max_chapters=3)) == 3
+    assert suggest_chapters([]) == []
+
+
+def test_a_short_transcript_is_one_chapter():
+    words = timed_words(segments("speed"))
+    chapters = suggest_chapters(segments("speed"), min_length=600.0)
+    assert [c.start for c in chapters] == [words[0].start]
