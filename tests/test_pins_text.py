@@ -102,6 +102,12 @@ def test_fillers_and_stutters_are_dropped_on_either_side():
     assert "um" not in normalise(said)
 
 
+def test_markdown_emphasis_and_link_addresses_are_not_words():
+    assert normalise(
+        '[Anthropic says](https://www.anthropic.com/research "A title") it is *very* `fast`'
+    ) == normalise("anthropic says it is very fast")
+
+
 def test_a_negation_stays_a_token():
     assert normalise("Speed alone does not establish quality") != normalise(
         "Speed alone does establish quality"
@@ -288,6 +294,35 @@ def test_a_point_with_a_flipped_negation_is_contradicted_not_a_paraphrase(speed_
     assert "establish" in verdict.reason
 
 
+def test_a_quote_with_another_name_is_contradicted_but_a_misheard_one_is_not(speed_words):
+    span = pinned_span(speed_words, "i have been using claude opus four point six fast mode")
+    other = verify(
+        "I have been using Gemini Opus 4.6 Fast Mode and I find it extremely fast.",
+        speed_words,
+        span,
+        kind="quote",
+    )
+    assert other.status == Status.CONTRADICTED
+    assert other.reason == "the transcript says 'claude', the statement says 'gemini'"
+    # Captions often mishear a name ("cloud" for "claude"): a near-quote, not another name.
+    misheard = verify(
+        "I have been using Cloud Opus 4.6 Fast Mode and I find it extremely fast.",
+        speed_words,
+        span,
+        kind="quote",
+    )
+    assert misheard.status == Status.PARAPHRASE
+    said = pinned_span(speed_words, "anthropic says that this mode generates output")
+    quoted = "OpenAI says that this mode generates output 2.5 times faster than regular Opus 4.6."
+    assert verify(quoted, speed_words, said, kind="quote").status == Status.CONTRADICTED
+
+
+def test_the_speaker_a_point_names_is_not_taken_for_another_name(speed_words):
+    span = pinned_span(speed_words, "anthropic says that this mode generates output")
+    point = "Berman says Fast Mode generates output 2.5 times faster than regular Opus 4.6."
+    assert verify(point, speed_words, span, kind="point").status == Status.PARAPHRASE
+
+
 def test_an_elided_quote_skips_words_only_where_it_says_so(speed_words):
     span = pinned_span(
         speed_words, "actual task time also depends on input processing tool execution"
@@ -335,6 +370,18 @@ def test_an_empty_statement_or_transcript_is_not_found(speed_words):
     span = span_of(speed_words, 0, 5)
     assert verify("…", speed_words, span, kind="quote").status == Status.NOT_FOUND
     assert verify("Speed matters.", [], span, kind="point").status == Status.NOT_FOUND
+
+
+def test_a_span_past_the_end_of_the_transcript_is_searched_for_again(speed_words):
+    past = Span(len(speed_words) + 50, len(speed_words) + 60, 9999.0, 9999.5)
+    verdict = verify("Speed maxis unite.", speed_words, past, kind="quote")
+    assert verdict.status == Status.VERBATIM
+    assert verdict.suggested_span == pinned_span(speed_words, "speed maxis unite")
+    point = verify(
+        "Spark's first-token latency is about 300 milliseconds.", speed_words, past, kind="point"
+    )
+    assert point.status == Status.PARAPHRASE
+    assert point.suggested_span is not None
 
 
 def test_the_index_of_a_changed_transcript_is_not_reused(speed_words):

@@ -467,6 +467,10 @@ def _append(out: list[str], firsts: list[int], lasts: list[int], term: str, a: i
             return
 
 
+# A Markdown link's destination: a quote may keep a link, whose address is not said.
+_LINK_DESTINATION = re.compile(r"\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\s*\)")
+
+
 def normalise(text: str) -> list[str]:
     """The tokens a statement or transcript is compared by.
 
@@ -478,6 +482,8 @@ def normalise(text: str) -> list[str]:
     "21st"); fillers ("um", "you know") dropped and stutters ("the the") said once, on
     either side, since an edited quote may keep or drop them.
     """
+    if "](" in text:
+        text = _LINK_DESTINATION.sub("]", text)
     tokens = _word_tokens(text)
     return _normalised(tokens, range(len(tokens)))[0]
 
@@ -983,8 +989,8 @@ def _name_conflict(index: _Transcript, a: int, b: int, statement: _Statement) ->
     for k, term in enumerate(tokens):
         if term not in statement.names or term in said_set or _NUMBER.match(term):
             continue
-        if k + 1 < len(tokens) and tokens[k + 1] in _ATTRIBUTION:
-            continue
+        if statement.kind == "point" and k + 1 < len(tokens) and tokens[k + 1] in _ATTRIBUTION:
+            continue  # "Berman says": who a point attributes the words to, not said in them
         before = tokens[k - 1] if k else None
         after = tokens[k + 1] if k + 1 < len(tokens) else None
         for j in range(1, len(said) - 1):
@@ -1042,6 +1048,9 @@ def verify(
         return Verdict(Status.NOT_FOUND, 0.0, "there are no words to compare")
     index = _index(words)
     a, b = index.tokens_of(span.first_word, span.end_word)
+    # A span from an older, longer transcript may end past this one.
+    a = min(a, len(index.tokens) - 1)
+    b = min(max(b, a + 1), len(index.tokens))
     if kind == "point":
         found, local = _locate_point(index, target, a, b)
     else:
