@@ -287,7 +287,7 @@ def _number_word_kind(term: str) -> str | None:
 
 
 def _read_number(tokens: Sequence[str], i: int) -> tuple[str, int, bool] | None:
-    """The number that starts at `tokens[i]`, if one does: (canonical term, index after
+    """The number that starts at `tokens[i]`, if one does: (canonical token, index after
     it, whether it was said in words only)."""
     n = len(tokens)
     term = tokens[i]
@@ -395,7 +395,7 @@ def _normalised(
     tokens: Sequence[str], places: Sequence[int]
 ) -> tuple[list[str], list[int], list[int]]:
     """Numbers read, fillers dropped and repeated words said once, from word tokens and the
-    place (word index) each comes from: (tokens, first place, last place of each term)."""
+    place (word index) each comes from: (tokens, first place, last place of each token)."""
     out: list[str] = []
     firsts: list[int] = []
     lasts: list[int] = []
@@ -451,7 +451,7 @@ def _may_start_number(term: str) -> bool:
 
 
 def _append(out: list[str], firsts: list[int], lasts: list[int], term: str, a: int, b: int) -> None:
-    """Append a term, unless it repeats the one, two or three before it ("the the", "it is
+    """Append a token, unless it repeats the one, two or three before it ("the the", "it is
     it is"): a stutter is said once."""
     out.append(term)
     firsts.append(a)
@@ -476,7 +476,7 @@ def normalise(text: str) -> list[str]:
 
     Case folded; typographic quotes, apostrophes, dashes and ellipses unified; punctuation
     dropped; contractions spelt out with the negation kept as its own term ("can't",
-    "cannot" and "can not" are all "can", "not"); numbers as one canonical term ("1,000",
+    "cannot" and "can not" are all "can", "not"); numbers as one canonical token ("1,000",
     "1 000", "one thousand" and "a thousand" are "1000"; "2.5", "2½" and "two and a half"
     are "2.5"; "5%" and "five per cent" are "5", "percent"; "21st" and "twenty first" are
     "21st"); fillers ("um", "you know") dropped and stutters ("the the") said once, on
@@ -562,10 +562,10 @@ class _Transcript:
     words: tuple[Word, ...]
     tokens: list[str]
     stems: list[str]
-    # The first and last word each term was said in.
+    # The first and last word each token was said in.
     first_word: list[int]
     last_word: list[int]
-    # Where each stem is said, in term positions.
+    # Where each stem is said, in token positions.
     postings: dict[str, list[int]]
 
     def weight(self, stem: str) -> float:
@@ -573,7 +573,7 @@ class _Transcript:
         return math.log(1.0 + len(self.tokens) / (1.0 + len(self.postings.get(stem, ()))))
 
     def tokens_of(self, first_word: int, end_word: int) -> tuple[int, int]:
-        """The term range said in words `first_word` to `end_word`."""
+        """The token range said in words `first_word` to `end_word`."""
         return bisect_left(self.first_word, first_word), bisect_left(self.first_word, end_word)
 
     def span(self, a: int, b: int, score: float) -> Span:
@@ -670,8 +670,8 @@ def _statement(text: str, kind: Kind) -> _Statement:
 
 @dataclass(frozen=True)
 class _Found:
-    a: int  # first term
-    b: int  # term after the last
+    a: int  # first token
+    b: int  # the token after the last
     score: float
     verbatim: bool = False
 
@@ -1072,13 +1072,12 @@ def verify(
     if stated_time is not None and abs(stated_time - said_at) > TIME_TOLERANCE:
         status = Status.CONTRADICTED if verdict.status == Status.CONTRADICTED else Status.MIS_TIMED
         reason = f"said at {_clock(said_at)}, not {_clock(stated_time)}"
-        return Verdict(
-            status,
-            verdict.score,
-            reason if status == Status.MIS_TIMED else f"{verdict.reason}; {reason}",
-            suggested_span,
-            said_at,
-        )
+        if status == Status.CONTRADICTED:
+            reason = f"{verdict.reason}; {reason}"
+        elif verdict.status != Status.VERBATIM:
+            # The editor still reads why the words are not verbatim.
+            reason = f"{reason}; {verdict.reason}"
+        return Verdict(status, verdict.score, reason, suggested_span, said_at)
     return Verdict(verdict.status, verdict.score, verdict.reason, suggested_span)
 
 
