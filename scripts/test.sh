@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # The full test suite, twice: on the zero-config defaults (SQLite, file-system broker) and on
 # PostgreSQL + Redis. Both runs include the integration tests (real worker, real browser).
-# Fails when either run fails or runs no test. Extra arguments go to both pytest runs.
+#
+# Each run is split into lanes that run at the same time, each a pytest process with a
+# database and a Redis database of its own, so that a machine with two cores is kept busy
+# while integration tests wait on workers, browsers and restarts:
+#   stage 1: the unit tests of both runs (pytest-xdist, two processes each) and the
+#            multi-machine module (which builds machines of its own and mostly waits);
+#   stage 2: the integration tests of both runs (one process each: each shares a Celery
+#            worker and a browser between its tests).
+# Output of each lane goes to test-artifacts/logs/<lane>.log and is printed when the lane
+# ends; the time of each lane and stage is printed with it.
+#
+# With arguments (`bash scripts/test.sh -k admin`), the two runs go one after the other with
+# those arguments, unsplit. Fails when a run fails or no test of a run passed; without
+# arguments also when coverage (both runs together) falls under the floor.
 # Used by `make test`, which creates the virtualenv first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,87 +25,165 @@ PYTHON=.venv/bin/python
 bash scripts/services.sh
 
 POSTGRES_URL="${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}"
-# A database of its own: tests clear the cache, which must not touch a dev broker on db 0.
-REDIS_TEST_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
+# Redis databases of the tests' own: tests clear the cache, which must not touch a
+# development broker on db 0, nor another lane's queue.
+REDIS_BASE="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
+REDIS_BASE="${REDIS_BASE%/*}"
 REPORTS=test-artifacts/reports
-mkdir -p "$REPORTS"
+LOGS=test-artifacts/logs
+MACHINES=tests/integration/test_machines.py
+mkdir -p "$REPORTS" "$LOGS"
+rm -f "$REPORTS"/junit-*.xml .coverage .coverage.*
 
-# Counts from a JUnit report: "tests failures errors skipped".
+# Counts from JUnit reports: "tests failures errors skipped", summed.
 counts() {
-    "$PYTHON" - "$1" <<'PY'
+    "$PYTHON" - "$@" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
 
-root = ET.parse(sys.argv[1]).getroot()
-suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-total = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
-print(total["tests"], total["failures"], total["errors"], total["skipped"])
+total = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+for path in sys.argv[1:]:
+    root = ET.parse(path).getroot()
+    for suite in [root] if root.tag == "testsuite" else root.findall("testsuite"):
+        for key in total:
+            total[key] += int(suite.get(key, 0))
+print(*total.values())
 PY
 }
 
-declare -A RESULT
+declare -A STATUS ELAPSED PIDS STARTED
+
+# pytest_lane NAME ENV... -- PYTEST-ARGS...: run one pytest process, output to its log.
+pytest_lane() {
+    local name="$1"
+    shift
+    local env_args=()
+    while [ "$1" != "--" ]; do
+        env_args+=("$1")
+        shift
+    done
+    shift
+    env -u DATABASE_URL -u REDIS_URL -u CACHE_URL COVERAGE_FILE=".coverage.$name" "${env_args[@]}" \
+        "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$REPORTS/junit-$name.xml" \
+        --cov --cov-report= "$@"
+}
+
+# start NAME ENV... -- ARGS...: start a lane in the background.
+start() {
+    local name="$1"
+    STARTED[$name]=$SECONDS
+    pytest_lane "$@" >"$LOGS/$name.log" 2>&1 &
+    PIDS[$name]=$!
+    echo "  started lane $name"
+}
+
+# finish NAME...: wait for lanes, then print each one's output and time.
+finish() {
+    local name status
+    for name in "$@"; do
+        status=0
+        wait "${PIDS[$name]}" || status=$?
+        STATUS[$name]=$status
+        ELAPSED[$name]=$((SECONDS - STARTED[$name]))
+    done
+    for name in "$@"; do
+        echo
+        echo "=== lane $name: pytest exit ${STATUS[$name]} after ${ELAPSED[$name]}s ($LOGS/$name.log) ==="
+        cat "$LOGS/$name.log"
+    done
+}
+
+SQLITE_ENV=()
+POSTGRES_ENV=(DATABASE_URL="$POSTGRES_URL")
+
+run_lanes() {
+    local begun=$SECONDS
+    echo "=== stage 1: unit tests of both runs, multi-machine module ==="
+    start sqlite-unit "${SQLITE_ENV[@]}" -- -m "not integration" -n 2
+    start postgres-unit "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/14" -- -m "not integration" -n 2
+    start postgres-machines "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/13" -- "$MACHINES"
+    finish sqlite-unit postgres-unit
+    echo
+    echo "=== stage 2: integration tests of both runs ($((SECONDS - begun))s so far) ==="
+    start sqlite-integration "${SQLITE_ENV[@]}" -- -m integration --ignore="$MACHINES"
+    start postgres-integration "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/15" -- \
+        -m integration --ignore="$MACHINES"
+    finish postgres-machines sqlite-integration postgres-integration
+    echo
+    echo "=== all lanes done after $((SECONDS - begun))s ==="
+}
+
+run_unsplit() {
+    local begun=$SECONDS
+    start sqlite "${SQLITE_ENV[@]}" -- "$@"
+    finish sqlite
+    start postgres-redis "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/15" -- "$@"
+    finish postgres-redis
+    echo
+    echo "=== both runs done after $((SECONDS - begun))s ==="
+}
+
 FAILED=0
 PASSED_ALL=0
 FAILED_ALL=0
 SKIPPED_ALL=0
 
-# run_suite NAME ENV...: run pytest with the given environment, record the outcome.
-run_suite() {
-    local name="$1"
+# summarise LABEL LANE...: one line for a run made of these lanes.
+summarise() {
+    local label="$1" name reports=() bad=""
     shift
-    local report="$REPORTS/junit-$name.xml"
-    rm -f "$report"
-    echo
-    echo "=== test run '$name': $* ==="
-    local started=$SECONDS status=0
-    env -u DATABASE_URL -u REDIS_URL -u CACHE_URL "$@" \
-        "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$report" \
-        --cov --cov-append --cov-report= "${PYTEST_ARGS[@]}" || status=$?
-    local elapsed=$((SECONDS - started))
-    if [ "$status" -eq 5 ]; then
-        RESULT[$name]="FAILED: pytest collected no test (exit 5) [${elapsed}s]"
-        FAILED=1
-        return
-    fi
-    if [ ! -s "$report" ]; then
-        RESULT[$name]="FAILED: pytest exit $status and no report [${elapsed}s]"
-        FAILED=1
-        return
-    fi
-    local tests failures errors skipped passed
-    read -r tests failures errors skipped < <(counts "$report")
-    passed=$((tests - failures - errors - skipped))
+    for name in "$@"; do
+        local report="$REPORTS/junit-$name.xml"
+        if [ "${STATUS[$name]}" -eq 5 ]; then
+            bad+=" $name collected no test (exit 5);"
+        elif [ ! -s "$report" ]; then
+            bad+=" $name: pytest exit ${STATUS[$name]} and no report;"
+            continue
+        elif [ "${STATUS[$name]}" -ne 0 ]; then
+            bad+=" $name: pytest exit ${STATUS[$name]};"
+        fi
+        reports+=("$report")
+    done
+    local tests=0 failures=0 errors=0 skipped=0
+    [ "${#reports[@]}" -gt 0 ] && read -r tests failures errors skipped < <(counts "${reports[@]}")
+    local passed=$((tests - failures - errors - skipped))
     PASSED_ALL=$((PASSED_ALL + passed))
     FAILED_ALL=$((FAILED_ALL + failures + errors))
     SKIPPED_ALL=$((SKIPPED_ALL + skipped))
-    local summary="$passed passed, $((failures + errors)) failed, $skipped skipped [${elapsed}s]"
-    if [ "$status" -ne 0 ]; then
-        RESULT[$name]="FAILED (pytest exit $status): $summary"
+    local line="$passed passed, $((failures + errors)) failed, $skipped skipped"
+    [ "$passed" -eq 0 ] && bad+=" no test passed;"
+    if [ -n "$bad" ]; then
         FAILED=1
-    elif [ "$passed" -eq 0 ]; then
-        RESULT[$name]="FAILED: no test passed: $summary"
-        FAILED=1
+        printf '%-30s FAILED (%s): %s\n' "$label:" "${bad# }" "$line"
     else
-        RESULT[$name]="ok: $summary"
+        printf '%-30s ok: %s\n' "$label:" "$line"
     fi
 }
 
-PYTEST_ARGS=("$@")
-# Both runs add to one coverage figure (pyproject.toml's [tool.coverage]).
-rm -f .coverage
-run_suite sqlite
-run_suite postgres-redis DATABASE_URL="$POSTGRES_URL" REDIS_URL="$REDIS_TEST_URL"
+echo
+if [ "$#" -eq 0 ]; then
+    run_lanes
+    SQLITE_LANES=(sqlite-unit sqlite-integration)
+    POSTGRES_LANES=(postgres-unit postgres-integration postgres-machines)
+else
+    run_unsplit "$@"
+    SQLITE_LANES=(sqlite)
+    POSTGRES_LANES=(postgres-redis)
+fi
 
 echo
 echo "=== test summary ==="
-echo "SQLite + file-system broker:  ${RESULT[sqlite]}"
-echo "PostgreSQL + Redis:           ${RESULT[postgres-redis]}"
+for name in "${SQLITE_LANES[@]}" "${POSTGRES_LANES[@]}"; do
+    printf '  lane %-22s %5ss, pytest exit %s\n' "$name" "${ELAPSED[$name]}" "${STATUS[$name]}"
+done
+summarise "SQLite + file-system broker" "${SQLITE_LANES[@]}"
+summarise "PostgreSQL + Redis" "${POSTGRES_LANES[@]}"
 if [ "$FAILED" -ne 0 ]; then
     echo "test: FAILED (see above)" >&2
 fi
 # Coverage of both runs, against the floor; only with the whole suite (arguments select
 # part of it, whose figure means nothing against the floor).
-if [ "${#PYTEST_ARGS[@]}" -eq 0 ] && [ -f .coverage ]; then
+if [ "$#" -eq 0 ] && "$PYTHON" -m coverage combine -q .coverage.* >/dev/null 2>&1; then
     total=$("$PYTHON" -m coverage report --format=total)
     floor=$("$PYTHON" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["tool"]["coverage"]["report"]["fail_under"])')
     if "$PYTHON" -m coverage report --fail-under="$floor" >/dev/null; then
@@ -101,6 +192,9 @@ if [ "${#PYTEST_ARGS[@]}" -eq 0 ] && [ -f .coverage ]; then
         echo "coverage: $total% of summaries/ and curation/, under the floor of $floor%" >&2
         FAILED=1
     fi
+elif [ "$#" -eq 0 ]; then
+    echo "coverage: no data to combine" >&2
+    FAILED=1
 fi
 echo "tests: $PASSED_ALL passed, $FAILED_ALL failed, $SKIPPED_ALL skipped"
 exit "$FAILED"

@@ -52,6 +52,7 @@ from .summary import (
     SummaryQuerySet,
     Takeaway,
 )
+from .transcripts import Transcript, TranscriptQuerySet, segments_digest
 from .webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
@@ -96,6 +97,8 @@ __all__ = [
     "Takeaway",
     "TimestampedModel",
     "Topic",
+    "Transcript",
+    "TranscriptQuerySet",
     "Video",
     "VideoQuerySet",
     "VisibleCharField",
@@ -105,6 +108,7 @@ __all__ = [
     "WebhookEvent",
     "WebhookEventType",
     "new_webhook_secret",
+    "segments_digest",
     "validate_domains",
 ]
 
@@ -116,6 +120,7 @@ reversion.register(Person)
 reversion.register(Topic)
 reversion.register(Appearance)
 reversion.register(Video, follow=["appearances"])
+reversion.register(Transcript)
 reversion.register(KeyPoint)
 reversion.register(Takeaway)
 reversion.register(Chapter)

@@ -318,6 +318,8 @@ class KeyPoint(SummaryItem):
     body = models.TextField(max_length=SHORT_TEXT, help_text="Markdown (one or two sentences).")
     body_html = models.TextField(editable=False, default="")
     time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
+    # Where the transcript supports it: see summaries/editing/receipts.py for its shape.
+    pin = models.JSONField(null=True, blank=True, editable=False)
 
     class Meta(SummaryItem.Meta):
         constraints = [SummaryItem.position_constraint("keypoint_position_unique")]
@@ -337,6 +339,8 @@ class Takeaway(SummaryItem):
     )
     text_html = models.TextField(editable=False, default="")
     time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
+    # Where the transcript supports it: see summaries/editing/receipts.py for its shape.
+    pin = models.JSONField(null=True, blank=True, editable=False)
 
     class Meta(SummaryItem.Meta):
         constraints = [SummaryItem.position_constraint("takeaway_position_unique")]
@@ -361,6 +365,10 @@ class Chapter(SummaryItem):
     )
     body_html = models.TextField(editable=False, default="")
     start_time = models.PositiveIntegerField(null=True, blank=True, help_text=TIME_HELP)
+    # Where the transcript supports it: see summaries/editing/receipts.py for its shape.
+    pin = models.JSONField(null=True, blank=True, editable=False)
+    # The pins of the quotations in the body, in the order they appear.
+    quote_pins = models.JSONField(default=list, blank=True, editable=False)
 
     class Meta(SummaryItem.Meta):
         constraints = [
@@ -402,6 +410,8 @@ class Caveat(SummaryItem):
     )
     text = models.TextField(max_length=SHORT_TEXT, help_text="The note, in Markdown.")
     text_html = models.TextField(editable=False, default="")
+    # Where the transcript supports it: see summaries/editing/receipts.py for its shape.
+    pin = models.JSONField(null=True, blank=True, editable=False)
 
     class Meta(SummaryItem.Meta):
         constraints = [
