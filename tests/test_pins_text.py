@@ -372,6 +372,15 @@ def test_an_empty_statement_or_transcript_is_not_found(speed_words):
     assert verify("Speed matters.", [], span, kind="point").status == Status.NOT_FOUND
 
 
+def test_caption_notes_are_not_speech():
+    said = [Segment(0.0, 4.0, "the model can be [Music] fast and wrong")]
+    words = timed_words(said)
+    verdict = verify(
+        "The model can be fast and wrong.", words, span_of(words, 0, len(words)), kind="quote"
+    )
+    assert verdict.status == Status.VERBATIM
+
+
 def test_a_span_past_the_end_of_the_transcript_is_searched_for_again(speed_words):
     past = Span(len(speed_words) + 50, len(speed_words) + 60, 9999.0, 9999.5)
     verdict = verify("Speed maxis unite.", speed_words, past, kind="quote")

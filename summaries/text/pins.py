@@ -588,6 +588,8 @@ def _build_index(words: tuple[Word, ...]) -> _Transcript:
     tokens: list[str] = []
     places: list[int] = []
     for index, word in enumerate(words):
+        if word.text.startswith("[") and word.text.endswith("]"):
+            continue  # a caption's note, not speech: "[Music]", "[Applause]"
         for term in _word_tokens(word.text):
             tokens.append(term)
             places.append(index)
