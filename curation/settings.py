@@ -367,6 +367,8 @@ CONTENT_SECURITY_POLICY = {
 }
 SESSION_COOKIE_HTTPONLY = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Largest transcript file an editor imports (admin upload or API), in bytes: a 413 above it.
+TRANSCRIPT_MAX_BYTES = env.int("TRANSCRIPT_MAX_BYTES", default=20 * 1024 * 1024)
 
 # One line per request (curation.request) and per task (curation.task), with the request
 # id, task id and check batch they belong to (summaries/ops/logs.py); LOG_FORMAT=json writes

@@ -25,7 +25,7 @@ from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takea
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import gate, rules, video_changes
+from . import gate, receipts, rules, video_changes
 from .derived import refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import Part, PartModel, make_room_for_reorder
@@ -264,6 +264,7 @@ def _check_publishable(summary: Summary) -> None:
     late = rules.parts_after_end(summary, duration) if duration else []
     if late:
         raise ValidationError(["These changes cannot be published:", *late])
+    receipts.check_publishable(summary)
 
 
 @transaction.atomic
@@ -304,6 +305,7 @@ def publish_changes(
 def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -> Summary:
     with reversion.create_revision(manage_manually=True):
         _move_onto(copy, live)
+        receipts.publish_transcripts(video=live.summarised_video)
         video_changes.apply(live.summarised_video, copy.video_changes)
         live.updated_by = user if user is not None and user.is_authenticated else None
         live.save()

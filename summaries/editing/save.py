@@ -28,7 +28,7 @@ from summaries.models import (
 from summaries.pagecache.generation import content_changed
 from summaries.text.remembered import remembering
 
-from . import copies, gate, video_changes
+from . import copies, gate, receipts, video_changes
 from .derived import refresh_derived_data
 from .items import Part, PartModel, make_room_for_reorder, renumber
 from .rules import duplicate_video_problem, link_problems, time_after_end
@@ -372,6 +372,7 @@ def save_summary(
         for model in PART_MODELS:
             if model in parts:
                 _save_parts(model, parts[model], summary)
+        receipts.refresh_pins(summary=summary)
         refresh_derived_data(summary=summary)
         # Checks of new or due sources go to the workers once this transaction commits.
         checking.queue_checks_for_summary(summary=summary)

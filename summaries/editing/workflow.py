@@ -16,7 +16,7 @@ from summaries.models import (
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import copies, gate, review
+from . import copies, gate, receipts, review
 
 # A reviewer's note is a few sentences, not a second summary.
 REVIEW_NOTE_CHARS = 2000
@@ -45,6 +45,7 @@ def _record(summary: Summary, user: gate.Actor, comment: str) -> None:
 def _check_publishable(summary: Summary) -> None:
     if not summary.tldr.strip():
         raise ValidationError({"tldr": "A summary needs its 30-second text before publishing."})
+    receipts.check_publishable(summary)
 
 
 @transaction.atomic
@@ -65,6 +66,7 @@ def publish_summary(
     if copies.working_copy_of(summary) is not None:
         return copies.publish_changes(summary=summary, user=user, at=at)
     _check_publishable(summary)
+    receipts.publish_transcripts(video=summary.video)
     now = timezone.now()
     summary.status = Summary.Status.PUBLISHED
     summary.publish_at = at or now
