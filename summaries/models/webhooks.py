@@ -31,6 +31,7 @@ class WebhookEventType(models.TextChoices):
     SUMMARY_UNPUBLISHED = "summary.unpublished", "A live summary was taken down"
     SOURCE_STATE_CHANGED = "source.state_changed", "A cited source changed state"
     CITATION_VERDICT_CHANGED = "citation.verdict_changed", "A citation's claim verdict changed"
+    PIN_STATUS_CHANGED = "pin.status_changed", "A live statement's pin changed status"
     # Sent to one endpoint when its owner asks for a test; never subscribed to.
     PING = "ping", "A test event (sent on request)"
 
