@@ -303,6 +303,7 @@ def publish_changes(
 
 
 def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -> Summary:
+    pins_before = webhook_events.pins_before_change(live, now=now)
     with reversion.create_revision(manage_manually=True):
         _move_onto(copy, live)
         receipts.publish_transcripts(video=live.summarised_video)
@@ -320,6 +321,7 @@ def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -
     content_changed()
     queue_after_commit("summaries.tasks.refresh_related_around", live.video_id)
     webhook_events.summary_updated(live, now=now)
+    webhook_events.pins_changed(live, pins_before, now=now)
     return live
 
 
@@ -369,15 +371,18 @@ def discard_changes(*, summary: Summary, user: gate.Actor = None) -> bool:
         reversion.set_comment("Discarded changes")
     _join_history(copy=copy, live=summary)
     copy.delete()
+    # A transcript imported with the changes goes with them (its revisions stay).
+    receipts.discard_transcripts(video=summary.summarised_video)
     return True
 
 
 def publish_due_changes(*, now: datetime | None = None) -> list[int]:
     """Publish every working copy whose scheduled time has come (celery beat).
 
-    Only a copy as a reviewer scheduled it: one saved again since (edited, sent back)
-    waits for a reviewer again. Returns the ids of the live summaries that changed.
-    Idempotent: a copy is deleted when it is published, so a duplicate tick finds nothing.
+    Only a copy as a reviewer scheduled it: one saved again since (edited, sent back), or
+    that the publish gate refuses now, waits for a reviewer again. Returns the ids of the
+    live summaries that changed. Idempotent: a copy is deleted when it is published, so a
+    duplicate tick finds nothing.
     """
     now = now or timezone.now()
     due = Summary.objects.filter(
@@ -385,13 +390,25 @@ def publish_due_changes(*, now: datetime | None = None) -> list[int]:
     )
     published = []
     for copy in due.select_related("working_copy_of", "updated_by"):
-        _publish_scheduled(copy_id=copy.pk, now=now)
-        published.append(copy.working_copy_of_id)
+        if _publish_scheduled(copy_id=copy.pk, now=now):
+            published.append(copy.working_copy_of_id)
     return [pk for pk in published if pk is not None]  # all: `due` holds working copies
 
 
+def _still_publishable(copy: Summary) -> bool:
+    """The publish gate again at go-live (a transcript or pin may have changed since the
+    reviewer scheduled the copy): a copy it refuses is taken off the schedule and waits
+    for a reviewer."""
+    try:
+        _check_publishable(copy)
+    except ValidationError:
+        Summary.objects.filter(pk=copy.pk).update(publish_at=None, scheduled_version=None)
+        return False
+    return True
+
+
 @transaction.atomic
-def _publish_scheduled(*, copy_id: int, now: datetime) -> None:
+def _publish_scheduled(*, copy_id: int, now: datetime) -> bool:
     copy = (
         Summary.objects.select_for_update(of=("self",))
         .select_related("updated_by")
@@ -399,7 +416,10 @@ def _publish_scheduled(*, copy_id: int, now: datetime) -> None:
         .first()
     )
     if copy is None or copy.working_copy_of_id is None:  # published, saved again or discarded
-        return
+        return False
     live = Summary.objects.select_for_update().get(pk=copy.working_copy_of_id)
+    if not _still_publishable(copy):
+        return False
     notifications.summary_went_live(summary=live, changes=copy, now=now)
     _go_live(live=live, copy=copy, user=copy.updated_by, now=now)
+    return True

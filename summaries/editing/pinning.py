@@ -1,7 +1,13 @@
 """What editors and reviewers do with receipts: import a transcript, pin a statement to
 the words said (accept, move or reject a suggestion), approve a paraphrase, override a
 refused pin with a note. Each checks its user's permission (`gate`) and records a revision;
-pins and the publish gate themselves are in `receipts`."""
+pins and the publish gate themselves are in `receipts`.
+
+A quotation of a chapter body is addressed by `quote`, its index in the chapter's
+`quote_pins`; without it a service acts on the part's own pin. Any change to the pins of
+working changes scheduled to go live takes them off the schedule: what goes live is what a
+reviewer saw.
+"""
 
 from __future__ import annotations
 
@@ -14,20 +20,29 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from summaries.models import Summary, Transcript, Video, segments_digest
+from summaries.models import Chapter, Summary, Transcript, Video, segments_digest
+from summaries.models.base import LANGUAGE_CODES
 from summaries.text import pins as pin_text
-from summaries.text.transcripts import TranscriptError, parse_transcript
+from summaries.text.transcripts import (
+    ParsedTranscript,
+    TranscriptError,
+    TranscriptTooLarge,
+    parse_transcript,
+)
 
 from . import copies, gate
 from .items import Part
 from .receipts import (
+    blocks,
     label,
     parts_of,
     pin_data,
+    quote_statement,
     refresh_pins,
     statement_of,
     transcript_for,
     user_or_none,
+    words_of,
 )
 
 
@@ -51,17 +66,22 @@ def import_transcript(
 
     Parses the file (ValidationError naming the line or cue when it cannot be read; the
     `code` "too_large" when it is over TRANSCRIPT_MAX_BYTES), replaces the video's
-    transcript waiting for review in that language and records a revision of it. If the
-    video's summary is published, the change goes to its working copy (made if needed) so
-    that a reviewer publishes it; the pins of the draft or copy are verified again.
+    transcript waiting for review in that language and records a revision of it (each
+    import is a new revision). If the video's summary is published, the change goes to its
+    working copy (made if needed) so that a reviewer publishes it; working changes
+    scheduled to go live are taken off the schedule. The pins of the draft or copy are
+    verified again. Raises PermissionDenied when `user` may not change summaries.
     """
     gate.require(user, gate.CHANGE, "change summaries")
+    language = language or video.language
+    if language not in LANGUAGE_CODES:
+        raise ValidationError({"language": f"“{language}” is not a language code we know."})
     parsed = _parse(data, filename, video.duration_seconds)
     segments = [segment.as_json() for segment in parsed.segments]
     with reversion.create_revision(manage_manually=True):
         transcript, _ = Transcript.objects.update_or_create(
             video=video,
-            language=language or video.language,
+            language=language,
             state=Transcript.State.DRAFT,
             defaults={
                 "format": parsed.format,
@@ -77,24 +97,25 @@ def import_transcript(
             },
         )
         reversion.add_to_revision(transcript)
-        if user_or_none(user) is not None:
-            reversion.setuser_or_none(user)
-        reversion.set_comment(f"Imported transcript {filename}".strip())
+        _set_user(user)
+        reversion.set_comment(f"Imported the transcript {filename}".strip())
     target = _summary_waiting_for(video, user)
     if target is not None:
+        _unschedule(target)
         refresh_pins(summary=target)
-    return Imported(transcript, parsed.warnings, target)
+    return Imported(transcript, tuple(parsed.warnings), target)
 
 
-def _parse(data: bytes, filename: str, duration: int | None) -> Any:
+def _parse(data: bytes, filename: str, duration: int | None) -> ParsedTranscript:
     limit = settings.TRANSCRIPT_MAX_BYTES
     try:
         return parse_transcript(
             data, filename=filename, duration=float(duration or 0) or None, max_bytes=limit
         )
     except TranscriptError as error:
-        code = "too_large" if len(data) > limit else "invalid"
-        raise ValidationError(str(error), code=code) from error
+        code = "too_large" if isinstance(error, TranscriptTooLarge) else "invalid"
+        message = f"This file cannot be imported as a transcript: {error.message}."
+        raise ValidationError(message, code=code, params={"line": error.line}) from error
 
 
 def _summary_waiting_for(video: Video, user: gate.Actor) -> Summary | None:
@@ -105,13 +126,23 @@ def _summary_waiting_for(video: Video, user: gate.Actor) -> Summary | None:
     return target
 
 
+def _unschedule(summary: Summary) -> None:
+    """Working changes scheduled to go live wait for a reviewer again."""
+    if summary.is_working_copy and summary.publish_at is not None:
+        Summary.objects.filter(pk=summary.pk).update(publish_at=None, scheduled_version=None)
+        summary.publish_at, summary.scheduled_version = None, None
+
+
 def suggestions(*, summary: Summary, part: Part, limit: int = 3) -> list[pin_text.Span]:
     """The best-matching spans of the transcript for what `part` says."""
     transcript = transcript_for(summary)
-    if transcript is None or not transcript.words():
+    if transcript is None:
+        return []
+    words = words_of(transcript)
+    if not words:
         return []
     statement = statement_of(part)
-    return pin_text.suggest(statement.text, transcript.words(), kind=statement.kind, limit=limit)
+    return pin_text.suggest(statement.text, words, kind=statement.kind, limit=limit)
 
 
 def _editable(summary: Summary, part: Part) -> None:
@@ -123,59 +154,94 @@ def _editable(summary: Summary, part: Part) -> None:
 
 @transaction.atomic
 def set_pin(
-    *, summary: Summary, part: Part, first: int | None, end: int | None, user: gate.Actor
+    *,
+    summary: Summary,
+    part: Part,
+    first: int | None,
+    end: int | None,
+    user: gate.Actor,
+    quote: int | None = None,
 ) -> dict[str, Any] | None:
-    """Pin `part` to words `first`..`end` of the transcript (accept or move a suggestion),
-    or remove its pin (`first` None: reject). Returns the pin as verified."""
+    """Pin `part` (or its quotation `quote`) to words `first`..`end` of the transcript
+    (accept or move a suggestion), or remove the part's pin (`first` None: reject; a
+    quotation is always pinned). Returns the pin as verified; an approval or override
+    does not carry over to the new pin."""
     gate.require(user, gate.CHANGE, "change summaries")
     _editable(summary, part)
     if first is None or end is None:
-        pin = None
-    else:
-        transcript = transcript_for(summary)
-        if transcript is None:
-            raise ValidationError("This video has no transcript to pin to.")
-        words = transcript.words()
-        if not 0 <= first < end <= len(words):
-            raise ValidationError(f"Words {first}–{end} are not in the transcript.")
-        span = pin_text.span_of(words, first, end)
+        if quote is not None:
+            raise ValidationError("A quotation is always checked against the transcript.")
+        _save_pin(summary, part, None, user, "Removed the pin of", quote=None)
+        return None
+    transcript = transcript_for(summary)
+    if transcript is None:
+        raise ValidationError("This video has no transcript to pin to.")
+    words = words_of(transcript)
+    if not 0 <= first < end <= len(words):
+        raise ValidationError(f"Words {first}–{end} are not in the transcript.")
+    if quote is None:
         statement = statement_of(part)
-        verdict = pin_text.verify(
-            statement.text, words, span, kind=statement.kind, stated_time=statement.stated_time
-        )
-        pin = pin_data(span, verdict, statement, transcript)
-    _save_pin(summary, part, pin, user, "Pinned" if pin else "Removed the pin of")
+    else:
+        statement = quote_statement(_quote_pin(part, quote)["quote"])
+    span = pin_text.span_of(words, first, end)
+    verdict = pin_text.verify(
+        statement.text, words, span, kind=statement.kind, stated_time=statement.stated_time
+    )
+    pin = pin_data(span, verdict, statement, transcript)
+    _save_pin(summary, part, pin, user, "Pinned", quote=quote)
     return pin
 
 
 @transaction.atomic
-def approve_pin(*, summary: Summary, part: Part, user: gate.Actor) -> dict[str, Any]:
-    """An editor accepts a paraphrase as saying what the transcript says."""
+def approve_pin(
+    *, summary: Summary, part: Part, user: gate.Actor, quote: int | None = None
+) -> dict[str, Any]:
+    """An editor accepts a paraphrase as saying what the transcript says (for a quotation,
+    lets it be published as it is written). Only a paraphrase is approved."""
     gate.require(user, gate.CHANGE, "change summaries")
     _editable(summary, part)
-    pin = _current_pin(part)
+    pin = _current_pin(part, quote)
     if pin["status"] != pin_text.Status.PARAPHRASE.value:
-        raise ValidationError("Only a paraphrase is approved; this pin is " + pin["status"] + ".")
+        raise ValidationError(
+            "Only a paraphrase is approved; this pin is " + pin["status"].replace("_", " ") + "."
+        )
     pin = {**pin, "approved": _by(user)}
-    _save_pin(summary, part, pin, user, "Approved the paraphrase of")
+    _save_pin(summary, part, pin, user, "Approved the paraphrase of", quote=quote)
     return pin
 
 
 @transaction.atomic
-def override_pin(*, summary: Summary, part: Part, note: str, user: gate.Actor) -> dict[str, Any]:
-    """A reviewer lets a pin that is not found or contradicted through, with a note that
-    History shows."""
+def override_pin(
+    *, summary: Summary, part: Part, note: str, user: gate.Actor, quote: int | None = None
+) -> dict[str, Any]:
+    """A reviewer lets a pin that keeps the summary from being published (not found,
+    contradicted, an unapproved paraphrase of a quotation) through, with a note that
+    History shows. Holds until the statement, the transcript or the verdict change."""
     gate.require(user, gate.PUBLISH, "override pins")
     _editable(summary, part)
-    note = note.strip()
+    note = " ".join((note or "").split())
     if not note:
         raise ValidationError({"note": "Say why this statement may be published as it is."})
-    pin = {**_current_pin(part), "override": {**_by(user), "note": note}}
-    _save_pin(summary, part, pin, user, f"Overrode the pin ({note}) of")
+    pin = _current_pin(part, quote)
+    if not blocks({**pin, "override": None}, quote=quote is not None):
+        raise ValidationError(
+            "Only a pin that keeps the summary from being published is overridden."
+        )
+    pin = {**pin, "override": {**_by(user), "note": note}}
+    _save_pin(summary, part, pin, user, f"Overrode the refused pin ({note}) of", quote=quote)
     return pin
 
 
-def _current_pin(part: Part) -> dict[str, Any]:
+def _quote_pin(part: Part, quote: int) -> dict[str, Any]:
+    pins = part.quote_pins if isinstance(part, Chapter) else []
+    if not 0 <= quote < len(pins):
+        raise ValidationError(f"This part has no quotation {quote}.")
+    return dict(pins[quote])
+
+
+def _current_pin(part: Part, quote: int | None) -> dict[str, Any]:
+    if quote is not None:
+        return _quote_pin(part, quote)
     if part.pin is None:
         raise ValidationError("This statement is not pinned.")
     return dict(part.pin)
@@ -187,15 +253,41 @@ def _by(user: gate.Actor) -> dict[str, Any]:
     return {"by": name, "at": timezone.now().isoformat()}
 
 
+def _set_user(user: gate.Actor) -> None:
+    person = user_or_none(user)
+    if person is not None:
+        reversion.set_user(person)
+
+
 def _save_pin(
-    summary: Summary, part: Part, pin: dict[str, Any] | None, user: gate.Actor, doing: str
+    summary: Summary,
+    part: Part,
+    pin: dict[str, Any] | None,
+    user: gate.Actor,
+    doing: str,
+    *,
+    quote: int | None,
 ) -> None:
-    type(part).objects.filter(pk=part.pk).update(pin=pin)
-    part.pin = pin
+    """Store the pin, take the summary's changes off any schedule and record a revision of
+    the summary with its parts, commented with what was done."""
+    if quote is None or pin is None or not isinstance(part, Chapter):
+        type(part).objects.filter(pk=part.pk).update(pin=pin)
+        part.pin = pin
+        what = f"“{label(part)}”"
+    else:
+        quotes = list(part.quote_pins)
+        quotes[quote] = {
+            **pin,
+            "quote": quotes[quote]["quote"],
+            "speaker": quotes[quote].get("speaker", ""),
+        }
+        Chapter.objects.filter(pk=part.pk).update(quote_pins=quotes)
+        part.quote_pins = quotes
+        what = f"the quotation “{quotes[quote]['quote']}” in “{label(part)}”"
+    _unschedule(summary)
     with reversion.create_revision(manage_manually=True):
         reversion.add_to_revision(summary)
         for item in parts_of(summary):
             reversion.add_to_revision(item)
-        if user_or_none(user) is not None:
-            reversion.setuser_or_none(user)
-        reversion.set_comment(f"{doing} “{label(part)}”")
+        _set_user(user)
+        reversion.set_comment(f"{doing} {what}")

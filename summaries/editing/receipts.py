@@ -12,27 +12,31 @@ copies, publishing, revisions and restores carry pins with their parts. A pin is
     suggested         [first, end] where the words were found instead, if elsewhere
     transcript        digest of the transcript verified against
     statement         digest of the statement verified
+    stated_time       the time the part states (seconds, or None) when it was verified
     approved          {"by", "at"}: an editor accepted a paraphrase
     override          {"by", "at", "note"}: a reviewer let a refused pin through
-    quote             (quote pins) the quotation's text
+    quote, speaker    (quote pins) the quotation's text, and who says it if the body names them
 
-Statuses are recomputed whenever the statement or the transcript changes (`refresh_pins`);
-editors import transcripts and set, approve or override pins through `pinning`;
-an approval or an override holds only for the statement and transcript it was given for.
-Publishing is refused while a pin is not found or contradicted (a quotation: also while it
-is a paraphrase nobody approved), unless a reviewer overrode it with a note
-(`publication_problems`).
+Statuses are recomputed whenever the statement or the transcript changes (`refresh_pins`,
+on every save and before every publication); editors import transcripts and set, approve or
+override pins through `pinning`; an approval or an override holds only for the statement,
+transcript and status it was given for. Publishing is refused while a pin is not found or
+contradicted (a quotation: also while it is a paraphrase nobody approved), unless a reviewer
+overrode it with a note (`publication_problems`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db.models import F, Q
 
 from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway, Transcript, Video
 from summaries.text import pins as pin_text
@@ -46,6 +50,8 @@ BLOCKING = {pin_text.Status.NOT_FOUND, pin_text.Status.CONTRADICTED}
 # The words of a chapter's body that stand for its start.
 CHAPTER_OPENING_WORDS = 25
 _MARKUP = re.compile(r"\[([^\]]*)\]\([^)]*\)|[*_`>#]")
+# What a message calls each kind of part.
+_KIND_NAMES = {KeyPoint: "Key point", Takeaway: "Takeaway", Chapter: "Chapter", Caveat: "Caveat"}
 
 
 # --- Statements ------------------------------------------------------------------------
@@ -70,6 +76,10 @@ def statement_of(part: Part) -> Statement:
     return Statement(opening, "chapter", _seconds(part.start_time))
 
 
+def quote_statement(text: str) -> Statement:
+    return Statement(text, "quote", None)
+
+
 def _plain(markdown: str) -> str:
     return " ".join(_MARKUP.sub(lambda m: m.group(1) or "", markdown).split())
 
@@ -88,27 +98,67 @@ def _digest(text: str) -> str:
 def transcript_for(summary: Summary) -> Transcript | None:
     """The transcript a summary's pins are verified against: for a live (or scheduled)
     summary the published one; for a draft, a summary in review or a working copy the one
-    waiting for review if there is one, as it goes live with them."""
-    video = summary.summarised_video
-    if video is None:
+    waiting for review if there is one, as it goes live with them.
+
+    One query; the segments are read only when the words are needed (`words_of`)."""
+    if summary.is_working_copy:
+        same_video = Q(video__summary__pk=summary.working_copy_of_id)
+    elif summary.video_id is not None:
+        same_video = Q(video_id=summary.video_id)
+    else:
         return None
-    language = summary.video_changes.get("language", video.language)
-    found = {t.state: t for t in Transcript.objects.filter(video=video, language=language)}
+    language = summary.video_changes.get("language")
+    same_language = Q(language=language) if language else Q(language=F("video__language"))
+    found = {
+        t.state: t
+        for t in Transcript.objects.filter(same_video, same_language).defer("segments", "original")
+    }
     if summary.status == Summary.Status.PUBLISHED and not summary.is_working_copy:
         return found.get(Transcript.State.LIVE)
     return found.get(Transcript.State.DRAFT) or found.get(Transcript.State.LIVE)
 
 
+# The words of the last few transcripts read, by digest: a save verifies against the same
+# objects again, which is what the text layer's index of a transcript is kept for.
+_WORDS: OrderedDict[str, list[Word]] = OrderedDict()
+_WORDS_KEPT = 4
+_WORDS_LOCK = threading.Lock()
+
+
+def words_of(transcript: Transcript) -> list[Word]:
+    """The transcript's timed words, read from its segments once per digest."""
+    with _WORDS_LOCK:
+        words = _WORDS.get(transcript.digest)
+        if words is not None:
+            _WORDS.move_to_end(transcript.digest)
+    if words is None:
+        words = transcript.words()
+        with _WORDS_LOCK:
+            _WORDS[transcript.digest] = words
+            while len(_WORDS) > _WORDS_KEPT:
+                _WORDS.popitem(last=False)
+    return words
+
+
 def publish_transcripts(*, video: Video) -> None:
     """Make the video's transcripts waiting for review the ones readers see (called by
     the publishing services, in their transaction)."""
-    drafts = list(Transcript.objects.filter(video=video, state=Transcript.State.DRAFT))
+    drafts = list(
+        Transcript.objects.filter(video=video, state=Transcript.State.DRAFT).only("language")
+    )
     for draft in drafts:
         Transcript.objects.filter(
             video=video, language=draft.language, state=Transcript.State.LIVE
         ).delete()
         draft.state = Transcript.State.LIVE
         draft.save(update_fields=["state", "updated_at"])
+
+
+def discard_transcripts(*, video: Video) -> int:
+    """Drop the video's transcripts waiting for review (their changes were discarded; the
+    revisions of each import stay in history). Returns how many were dropped."""
+    deleted, _ = Transcript.objects.filter(video=video, state=Transcript.State.DRAFT).delete()
+    return deleted
 
 
 # --- Pins ------------------------------------------------------------------------------
@@ -120,27 +170,33 @@ def parts_of(summary: Summary) -> Iterator[Part]:
 
 
 def refresh_pins(*, summary: Summary) -> int:
-    """Verify every pin of `summary` again against its transcript; quotations of chapter
-    bodies are pinned where they are found. Returns how many parts changed."""
+    """Verify again every pin of `summary` whose statement, stated time or transcript
+    changed since it was verified; quotations of chapter bodies are pinned where they are
+    found (added, kept or dropped with the quotations). Returns how many parts changed.
+
+    Without a transcript, nothing is verified and pins keep their last verdicts. The
+    transcript's words are read only when a pin needs verifying."""
     transcript = transcript_for(summary)
     if transcript is None:
-        return 0  # nothing to verify against: pins keep their last verdicts
+        return 0
     changed = 0
     for part in parts_of(summary):
         fields = _refreshed(part, transcript)
         if fields:
             type(part).objects.filter(pk=part.pk).update(**fields)
+            for name, value in fields.items():
+                setattr(part, name, value)
             changed += 1
     return changed
 
 
-def _refreshed(part: Part, transcript: Transcript | None) -> dict[str, Any]:
+def _refreshed(part: Part, transcript: Transcript) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     pin = part.pin
-    if pin is not None and transcript is not None:
-        new = _verified(statement_of(part), pin, transcript)
-        if new != pin:
-            fields["pin"] = new
+    if pin is not None:
+        statement = statement_of(part)
+        if not is_fresh(pin, statement, transcript):
+            fields["pin"] = verified(statement, pin, transcript)
     if isinstance(part, Chapter):
         quotes = _quote_pins(part, transcript)
         if quotes != part.quote_pins:
@@ -148,14 +204,25 @@ def _refreshed(part: Part, transcript: Transcript | None) -> dict[str, Any]:
     return fields
 
 
-def _verified(statement: Statement, pin: dict[str, Any], transcript: Transcript) -> dict[str, Any]:
-    words = transcript.words()
+def is_fresh(pin: dict[str, Any], statement: Statement, transcript: Transcript) -> bool:
+    """Whether `pin` was verified for this statement, said at this time, on this
+    transcript (verifying it again would give the same verdict)."""
+    return (
+        pin.get("transcript") == transcript.digest
+        and pin.get("statement") == _digest(statement.text)
+        and "stated_time" in pin
+        and pin["stated_time"] == statement.stated_time
+    )
+
+
+def verified(statement: Statement, pin: dict[str, Any], transcript: Transcript) -> dict[str, Any]:
+    """`pin` verified again where it points; an approval or override is kept only if the
+    statement, the transcript and the verdict are the ones it was given for."""
+    words = words_of(transcript)
     if not words:
-        return {
-            **pin,
-            "status": pin_text.Status.NOT_FOUND.value,
-            "reason": "The transcript is empty.",
-        }
+        verdict = pin_text.Verdict(pin_text.Status.NOT_FOUND, 0.0, "the transcript is empty")
+        span = pin_text.Span(0, 0, 0.0, 0.0, 0.0)
+        return pin_data(span, verdict, statement, transcript, previous=pin)
     span = pin_text.span_of(words, int(pin["first"]), int(pin["end"]))
     verdict = pin_text.verify(
         statement.text, words, span, kind=statement.kind, stated_time=statement.stated_time
@@ -186,6 +253,7 @@ def pin_data(
         ),
         "transcript": transcript.digest,
         "statement": _digest(statement.text),
+        "stated_time": statement.stated_time,
         "approved": None,
         "override": None,
     }
@@ -200,30 +268,33 @@ def _same_ground(previous: dict[str, Any], pin: dict[str, Any]) -> bool:
     return all(previous.get(key) == pin[key] for key in ("transcript", "statement", "status"))
 
 
-def _quote_pins(chapter: Chapter, transcript: Transcript | None) -> list[dict[str, Any]]:
-    if transcript is None:
-        return []
-    words = transcript.words()
+def _quote_pins(chapter: Chapter, transcript: Transcript) -> list[dict[str, Any]]:
+    """The pins of the chapter body's quotations, in order: a quotation pinned before keeps
+    its pin (verified again if the transcript changed), a new or edited one is pinned
+    where it is best found."""
     kept = {pin.get("quote"): pin for pin in chapter.quote_pins}
     result = []
     for quote in pin_text.extract_quotes(chapter.body):
-        statement = Statement(quote.text, "quote", None)
+        statement = quote_statement(quote.text)
         previous = kept.get(quote.text)
-        if previous is not None:
-            pin = _verified(statement, previous, transcript)
+        if previous is not None and is_fresh(previous, statement, transcript):
+            pin = previous
+        elif previous is not None:
+            pin = verified(statement, previous, transcript)
         else:
-            pin = _first_pin(statement, words, transcript)
+            pin = first_pin(statement, transcript)
         result.append({**pin, "quote": quote.text, "speaker": quote.speaker})
     return result
 
 
-def _first_pin(statement: Statement, words: list[Word], transcript: Transcript) -> dict[str, Any]:
+def first_pin(statement: Statement, transcript: Transcript) -> dict[str, Any]:
     """A pin at the best match of `statement`, or a not-found one at the start."""
+    words = words_of(transcript)
     spans = pin_text.suggest(statement.text, words, kind=statement.kind, limit=1) if words else []
     if not spans:
         span = pin_text.span_of(words, 0, 1) if words else pin_text.Span(0, 0, 0.0, 0.0, 0.0)
         verdict = pin_text.Verdict(
-            pin_text.Status.NOT_FOUND, 0.0, "Nothing in the transcript says this."
+            pin_text.Status.NOT_FOUND, 0.0, "nothing in the transcript says this"
         )
         return pin_data(span, verdict, statement, transcript)
     span = spans[0]
@@ -235,7 +306,7 @@ def _first_pin(statement: Statement, words: list[Word], transcript: Transcript) 
 
 def label(part: Part) -> str:
     """A part as a history comment or a message names it."""
-    text = str(part)
+    text = " ".join(str(part).split())
     return text if len(text) <= 60 else text[:59] + "…"
 
 
@@ -248,19 +319,21 @@ def user_or_none(user: Any) -> Any:
 
 
 def publication_problems(summary: Summary) -> list[str]:
-    """Why the pins of `summary` keep it from being published (empty when they do not)."""
+    """Why the pins of `summary`, as stored, keep it from being published (empty when they
+    do not): one message per pin, naming the statement and when it is said."""
     problems = []
     for part in parts_of(summary):
-        if part.pin is not None and _blocks(part.pin, quote=False):
+        if part.pin is not None and blocks(part.pin, quote=False):
             problems.append(_problem(part, part.pin))
         if isinstance(part, Chapter):
             for pin in part.quote_pins:
-                if _blocks(pin, quote=True):
+                if blocks(pin, quote=True):
                     problems.append(_problem(part, pin))
     return problems
 
 
-def _blocks(pin: dict[str, Any], *, quote: bool) -> bool:
+def blocks(pin: dict[str, Any], *, quote: bool) -> bool:
+    """Whether `pin` keeps its summary from being published."""
     if pin.get("override"):
         return False
     status = pin_text.Status(pin["status"])
@@ -270,16 +343,41 @@ def _blocks(pin: dict[str, Any], *, quote: bool) -> bool:
 
 
 def _problem(part: Part, pin: dict[str, Any]) -> str:
-    what = f"the quotation “{pin['quote']}”" if "quote" in pin else f"“{label(part)}”"
+    if "quote" in pin:
+        what = f"The quotation “{pin['quote']}” in chapter “{label(part)}”"
+    else:
+        what = f"{_KIND_NAMES[type(part)]} “{label(part)}”"
+    when = _time_of(part, pin)
+    where = f" (at {format_duration(int(when))})" if when is not None else ""
     status = pin_text.Status(pin["status"])
-    where = f" ({format_duration(int(pin['start']))})" if pin.get("start") is not None else ""
+    reason = str(pin.get("reason") or "").rstrip(".")
     if status == pin_text.Status.PARAPHRASE:
-        return f"{what}{where} is not what was said and nobody approved it as a paraphrase."
-    said = "is not in the transcript" if status == pin_text.Status.NOT_FOUND else "is contradicted"
-    return f"{what}{where} {said}: {pin.get('reason', '')}".rstrip(": ")
+        said = "is not word for word and no editor approved it as a paraphrase"
+    elif status == pin_text.Status.NOT_FOUND:
+        said = "is not in the transcript"
+    else:
+        said = "is contradicted by the transcript"
+    return f"{what}{where} {said}" + (f": {reason}." if reason else ".")
+
+
+def _time_of(part: Part, pin: dict[str, Any]) -> float | None:
+    """When the statement says it is said, else where its words are pinned (a quotation
+    nowhere to be found: its chapter's start)."""
+    if "quote" not in pin:
+        stated = statement_of(part).stated_time
+        if stated is not None:
+            return stated
+    if pin.get("status") != pin_text.Status.NOT_FOUND.value and pin.get("start") is not None:
+        return float(pin["start"])
+    if isinstance(part, Chapter) and part.start_time is not None:
+        return float(part.start_time)
+    return None
 
 
 def check_publishable(summary: Summary) -> None:
+    """Verify the pins of `summary` against its transcript as it is now, then raise
+    ValidationError listing each statement the transcript does not support."""
+    refresh_pins(summary=summary)
     problems = publication_problems(summary)
     if problems:
         raise ValidationError(["The transcript does not support these statements:", *problems])

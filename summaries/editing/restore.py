@@ -23,6 +23,10 @@ from .items import Part, PartModel
 PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 # Set by save_summary (positions, rendered HTML) or by the summary restored to.
 NOT_RESTORED = {"id", "summary", "position"}
+# Not edited in forms, but content: the save verifies them again against the transcript as it
+# is now, and keeps an approval or override only where statement, transcript and verdict are
+# those it was given for.
+RESTORED_PINS = {"pin", "quote_pins"}
 TARGETS: dict[str, PartModel] = {
     "chapter_id": Chapter,
     "key_point_id": KeyPoint,
@@ -104,7 +108,8 @@ def _built(
 ) -> Part:
     obj = model()
     for field in model._meta.concrete_fields:
-        if field.name in NOT_RESTORED or not field.editable or field.attname not in values:
+        editable = field.editable or field.name in RESTORED_PINS
+        if field.name in NOT_RESTORED or not editable or field.attname not in values:
             continue
         if field.attname in TARGETS:
             target = built.get((TARGETS[field.attname], values[field.attname]))

@@ -66,7 +66,7 @@ def publish_summary(
     if copies.working_copy_of(summary) is not None:
         return copies.publish_changes(summary=summary, user=user, at=at)
     _check_publishable(summary)
-    receipts.publish_transcripts(video=summary.video)
+    receipts.publish_transcripts(video=summary.summarised_video)
     now = timezone.now()
     summary.status = Summary.Status.PUBLISHED
     summary.publish_at = at or now
