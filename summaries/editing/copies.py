@@ -303,7 +303,6 @@ def publish_changes(
 
 
 def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -> Summary:
-    pins_before = webhook_events.pins_before_change(live, now=now)
     with reversion.create_revision(manage_manually=True):
         _move_onto(copy, live)
         receipts.publish_transcripts(video=live.summarised_video)
@@ -321,7 +320,6 @@ def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -
     content_changed()
     queue_after_commit("summaries.tasks.refresh_related_around", live.video_id)
     webhook_events.summary_updated(live, now=now)
-    webhook_events.pins_changed(live, pins_before, now=now)
     return live
 
 
