@@ -5,11 +5,14 @@ not a working copy). Drafts, summaries in review, scheduled ones and working cop
 make an event; a scheduled summary makes its "summary.published" when it goes live (a
 task the sweeper queued ahead with that time as its ETA; failing that, the next sweep).
 A source's state or a citation's verdict is told when it changes from a known value (not
-on a first check) and a live summary cites it.
+on a first check) and a live summary cites it. A pin's status is told when it changes on a
+live summary (its changes or a new transcript went live), for parts it had before and has
+after.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections import defaultdict
@@ -22,9 +25,13 @@ from django.utils import timezone
 
 from summaries.background import queue_after_commit
 from summaries.models import (
+    Caveat,
+    Chapter,
     Citation,
+    KeyPoint,
     Source,
     Summary,
+    Takeaway,
     WebhookDelivery,
     WebhookEndpoint,
     WebhookEvent,
@@ -203,6 +210,93 @@ def summary_data(summary: Summary) -> dict:
         "channel": {"slug": channel.slug, "name": channel.name},
         "published_at": _iso(summary.publish_at),
         "updated_at": _iso(summary.updated_at),
+    }
+
+
+# --- Pins --------------------------------------------------------------------------------
+
+# The parts that are pinned, as events name them.
+PINNED_PARTS = (
+    ("key_point", KeyPoint),
+    ("takeaway", Takeaway),
+    ("chapter", Chapter),
+    ("caveat", Caveat),
+)
+PART_TEXT_CHARS = 60
+PinKey = tuple[str, int, str]  # (part type, part id, quotation or "" for the part's own pin)
+
+
+def pins_before_change(summary: Summary, *, now: datetime | None = None) -> dict | None:
+    """The pin statuses of a live summary whose changes are about to go live, to compare
+    with `pins_changed` afterwards; None (nothing to compare, no query spent on pins) when
+    the summary is not live or no endpoint wants "pin.status_changed"."""
+    now = now or timezone.now()
+    if summary.is_working_copy or not summary.is_live(now):
+        return None
+    if not subscribers(WebhookEventType.PIN_STATUS_CHANGED):
+        return None
+    return pin_statuses(summary)
+
+
+def pins_changed(summary: Summary, before: dict | None, *, now: datetime | None = None) -> int:
+    """Tell of each pin of a live summary whose status differs from `before`: one event per
+    pin (a part's own pin, or a quotation of a chapter) the summary had before and has now,
+    also when the part was pinned or its pin rejected (a null status). Keyed by the
+    summary's version, so a change is told once however often this runs. Returns how many
+    were told."""
+    if before is None:
+        return 0
+    now = now or timezone.now()
+    endpoints = subscribers(WebhookEventType.PIN_STATUS_CHANGED)
+    told = 0
+    for key, after in pin_statuses(summary).items():
+        was = before.get(key)
+        if was is None or was["status"] == after["status"]:
+            continue
+        data = {
+            "summary": summary_data(summary),
+            "part": after["part"],
+            "quote": after["quote"],
+            "previous_status": was["status"],
+            "status": after["status"],
+            "pin": after["pin"],
+        }
+        quote = hashlib.sha256(key[2].encode()).hexdigest()[:12] if key[2] else "-"
+        event_key = (
+            f"pin.status_changed:{summary.pk}:{summary.lock_version}:{key[0]}:{key[1]}:{quote}"
+        )
+        if emit(
+            WebhookEventType.PIN_STATUS_CHANGED, data, key=event_key, now=now, endpoints=endpoints
+        ):
+            told += 1
+    return told
+
+
+def pin_statuses(summary: Summary) -> dict[PinKey, dict]:
+    """Every part of `summary` with its pin's status (None when not pinned) and each
+    quotation of a chapter with its pin's."""
+    found: dict[PinKey, dict] = {}
+    for kind, model in PINNED_PARTS:
+        for part in model.objects.filter(summary=summary).order_by("position"):
+            text = " ".join(str(part).split())
+            if len(text) > PART_TEXT_CHARS:
+                text = text[: PART_TEXT_CHARS - 1] + "…"
+            ref = {"type": kind, "id": part.pk, "position": part.position, "text": text}
+            found[(kind, part.pk, "")] = _pin_state(ref, part.pin, None)
+            for pin in getattr(part, "quote_pins", None) or []:
+                found[(kind, part.pk, pin["quote"])] = _pin_state(ref, pin, pin["quote"])
+    return found
+
+
+def _pin_state(ref: dict, pin: dict | None, quote: str | None) -> dict:
+    shown = None
+    if pin is not None:
+        shown = {name: pin.get(name) for name in ("start", "stop", "score", "reason")}
+    return {
+        "part": ref,
+        "quote": quote,
+        "status": pin["status"] if pin is not None else None,
+        "pin": shown,
     }
 
 
