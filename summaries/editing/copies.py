@@ -26,7 +26,7 @@ from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
 from . import gate, receipts, rules, video_changes
-from .derived import lock_citations, refresh_derived_data
+from .derived import refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import Part, PartModel, make_room_for_reorder
 
@@ -205,7 +205,6 @@ def _move_onto(copy: Summary, live: Summary) -> None:
     live parts the copy no longer has are deleted. Citations move over whole (they keep
     the copy's confirmations and key phrases).
     """
-    lock_citations(summary_ids=[copy.pk, live.pk])
     Citation.objects.filter(summary=live).delete()
     # Kept caveats get their targets from the copy; none is deleted with a chapter.
     Caveat.objects.filter(summary=live).update(chapter=None, takeaway=None)
@@ -285,7 +284,7 @@ def publish_changes(
     when `user` may not publish.
     """
     gate.require(user, gate.PUBLISH, "publish changes")
-    live = _lock_live(summary.pk)
+    live = Summary.objects.select_for_update().get(pk=summary.pk)
     copy = working_copy_of(live)
     if copy is None:
         raise ValidationError("There are no unpublished changes to publish.")
@@ -301,15 +300,6 @@ def publish_changes(
         return live
     notifications.summary_published(summary=live, by=user, changes=copy, now=now)
     return _go_live(live=live, copy=copy, user=user, now=now)
-
-
-def _lock_live(pk: int) -> Summary:
-    """The live summary, its row locked until the transaction ends against other
-    publishing and saves (FOR NO KEY UPDATE). Rows that point at it can still be written
-    meanwhile: a worker recording checks of its sources may tell its editors of a source
-    problem (a row pointing at the summary) while it holds citations this transaction
-    is about to lock (derived.lock_citations)."""
-    return Summary.objects.select_for_update(no_key=True).get(pk=pk)
 
 
 def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -> Summary:
@@ -374,7 +364,6 @@ def discard_changes(*, summary: Summary, user: gate.Actor = None) -> bool:
     copy = working_copy_of(summary)
     if copy is None:
         return False
-    lock_citations(summary_ids=[copy.pk])  # deleted with the copy
     with reversion.create_revision(manage_manually=True):
         reversion.add_to_revision(copy)
         if user is not None and user.is_authenticated:
@@ -428,7 +417,7 @@ def _publish_scheduled(*, copy_id: int, now: datetime) -> bool:
     )
     if copy is None or copy.working_copy_of_id is None:  # published, saved again or discarded
         return False
-    live = _lock_live(copy.working_copy_of_id)
+    live = Summary.objects.select_for_update().get(pk=copy.working_copy_of_id)
     if not _still_publishable(copy):
         return False
     notifications.summary_went_live(summary=live, changes=copy, now=now)
