@@ -9,9 +9,11 @@ edit stays per request: people and topics, the sources' check results, related v
 
 A stored article is shown only while its key is the one the summary would be rendered under:
 the summary's `page_version` (moved by editing.derived.page_changed on every save of its
-parts and every key-phrase change), the video's address (time links point into the video)
-and RENDER_VERSION. An article rendered from parts read just before an edit carries the old
-page_version, so it is never shown after the edit, whichever request stores it last.
+parts and every key-phrase change), the video's address (time links point into the video),
+the digest of the video's live transcript (the times where statements are said are shown
+only for pins verified against it: reader/receipts.py) and RENDER_VERSION. An article
+rendered from parts read just before an edit carries the old page_version, so it is never
+shown after the edit, whichever request stores it last.
 """
 
 from dataclasses import dataclass
@@ -24,11 +26,11 @@ from django.utils.safestring import SafeString, mark_safe
 from summaries.models import Caveat, Chapter, KeyPoint, SummaryPage, Takeaway
 from summaries.models.summary import page_citations_prefetch
 
-from . import presentation, seo
+from . import presentation, receipts
 
 # Move it on when includes/summary_article.html, or anything it prints, changes: every
 # stored article is then rendered again when its page is next read.
-RENDER_VERSION = 2
+RENDER_VERSION = 3
 
 # The parts the article is made of, without the Markdown sources (it prints the HTML), and
 # the citations (with their sources) that chapters and caveats show beside their claims.
@@ -73,8 +75,15 @@ def reading_time(summary):
 class Article:
     html: SafeString
     reading_time: str  # "8 min read"
-    # (title, start second, position) of each chapter with a start time: the page's JSON-LD.
+    # (title, start second, position) of the chapters that are key moments of the video:
+    # the page's JSON-LD Clips (receipts.key_moments).
     timed_chapters: list[tuple[str, int, int]]
+
+
+def transcript_digest(summary) -> str:
+    """The digest of the live transcript the summary's pins are shown against ("" for
+    none): annotated by the page's query (views.summary_page_query), or set by the preview."""
+    return getattr(summary, "transcript_digest", None) or ""
 
 
 def article_key(summary) -> str:
@@ -88,21 +97,25 @@ def article_key(summary) -> str:
             video.platform,
             video.platform_video_id,
             video.source_url,
+            transcript_digest(summary),
         )
     )
 
 
 def render_article(summary) -> Article:
     """The article of `summary`, its parts and citations loaded (PART_PREFETCHES)."""
+    digest = transcript_digest(summary)
+    receipts.mark_moments(summary, digest)
     html = render_to_string(
         "includes/summary_article.html",
         {
             "summary": summary,
             "video": summary.video,
-            "chapters": presentation.chapters_for_page(summary),
+            "chapters": presentation.chapters_for_page(summary, digest),
         },
     )
-    return Article(mark_safe(html), reading_time(summary), seo.timed_chapters(summary))  # noqa: S308 - a template's output
+    moments = receipts.key_moments(summary.chapters.all(), digest)
+    return Article(mark_safe(html), reading_time(summary), moments)  # noqa: S308 - a template's output
 
 
 def stored_article(summary) -> Article | None:

@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from summaries.text.links import host_of, http_url, text_fragment_url
 
+from . import receipts
 from .source_labels import label_of
 
 _LINK = re.compile(r'<a href="(?P<href>[^"]*)"(?P<attrs>[^>]*)>(?P<text>.*?)</a>', re.S)
@@ -67,16 +68,21 @@ def _plain(fragment: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split()).lower()
 
 
-def chapter_blocks(chapter, caveats, citations) -> list[Block]:
-    """The chapter's HTML in blocks, each caveat placed after the block stating its claim.
+def chapter_blocks(chapter, caveats, citations, *, video=None, digest: str = "") -> list[Block]:
+    """The chapter's HTML in blocks, each caveat placed after the block stating its claim,
+    and each quotation whose moment readers may see followed by a link to it (`video` and
+    the live transcript's `digest` given: reader/receipts.py).
 
     A caveat whose claim phrase is not found in the text (or that has none) goes after
     the last block, so it is never lost.
     """
     by_url = {c.url: c for c in citations if c.chapter_id == chapter.pk}
+    parts = split_blocks(chapter.body_html)
+    if video is not None and digest and chapter.quote_pins:
+        parts = receipts.link_quotes(parts, chapter.quote_pins, video, digest)
     blocks = [
         Block(mark_safe(annotate_links(part, by_url)))  # noqa: S308 - sanitised on save
-        for part in split_blocks(chapter.body_html)
+        for part in parts
     ] or [Block(mark_safe(""))]
     plain = [_plain(block.html) for block in blocks]
     for caveat in caveats:
@@ -91,6 +97,9 @@ class ChapterView:
     chapter: object
     blocks: list[Block]
     start_url: str = ""
+    # The second the chapter starts at: where the transcript check found its first words
+    # when its pin is verified (reader/receipts.py), else as written.
+    start: int | None = None
 
 
 def label_sources(citations) -> None:
@@ -108,16 +117,21 @@ def label_sources(citations) -> None:
         )
 
 
-def chapters_for_page(summary) -> list[ChapterView]:
-    """Every chapter with its blocks and caveats, and a link into the video at its start."""
+def chapters_for_page(summary, digest: str = "") -> list[ChapterView]:
+    """Every chapter with its blocks and caveats, and a link into the video at its start;
+    the start and the quotations as the live transcript of `digest` verified them, where
+    it did."""
     video = summary.video
     caveats = list(summary.caveats.all())
     citations = list(summary.citations.all())
     views = []
     for chapter in summary.chapters.all():
         own = [c for c in caveats if c.chapter_id == chapter.pk]
-        start = http_url(video.url_at(chapter.start_time)) if chapter.start_time is not None else ""
-        views.append(ChapterView(chapter, chapter_blocks(chapter, own, citations), start))
+        checked = receipts.said_at(chapter.pin, digest, chapter=True)
+        seconds = checked if checked is not None else chapter.start_time
+        start_url = http_url(video.url_at(seconds)) if seconds is not None else ""
+        blocks = chapter_blocks(chapter, own, citations, video=video, digest=digest)
+        views.append(ChapterView(chapter, blocks, start_url, seconds))
     return views
 
 

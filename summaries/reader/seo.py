@@ -120,12 +120,17 @@ def timed_chapters(summary) -> list[tuple[str, int, int]]:
     ]
 
 
-def video_object_jsonld(summary, request, *, chapters=None, appearances=None) -> dict:
-    """schema.org VideoObject for the summarised video, with a Clip per timed chapter.
+def video_object_jsonld(
+    summary, request, *, chapters=None, appearances=None, transcript_url=""
+) -> dict:
+    """schema.org VideoObject for the summarised video, with a Clip per key moment.
 
-    `chapters`: the summary's `timed_chapters` when known (the page's stored article has
-    them); else they are read from the summary's (prefetched) chapters. `appearances`: the
+    `chapters`: the key moments when known (the page's stored article has them, only
+    times verified against the live transcript when there is one: reader/receipts.py);
+    else every timed chapter of the summary's (prefetched) chapters. `appearances`: the
     video's people when the page has them (reader/page_rows.py); else the video's.
+    `transcript_url`: the transcript page, named as `transcript` rather than its text, so
+    that the summary page neither reads the transcript nor doubles its size.
     """
     video = summary.video
     channel = video.channel
@@ -158,6 +163,8 @@ def video_object_jsonld(summary, request, *, chapters=None, appearances=None) ->
     actors = [_person(appearance, request) for appearance in appearances]
     if actors:
         data["actor"] = actors
+    if transcript_url:
+        data["transcript"] = request.build_absolute_uri(transcript_url)
     clips = _clips(timed_chapters(summary) if chapters is None else chapters, video)
     if clips:
         data["hasPart"] = clips

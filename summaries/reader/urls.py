@@ -10,6 +10,16 @@ urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("search/", views.SearchView.as_view(), name="search"),
     path("videos/<slug:slug>/", views.SummaryDetailView.as_view(), name="summary-detail"),
+    path(
+        "videos/<slug:slug>/transcript/",
+        views.TranscriptView.as_view(),
+        name="summary-transcript",
+    ),
+    path(
+        "videos/<slug:slug>/chapters.vtt",
+        cached_page(views.chapters_vtt),
+        name="summary-chapters-vtt",
+    ),
     path("preview/<slug:slug>/", views.SummaryPreviewView.as_view(), name="summary-preview"),
     path("channels/", indexes.ChannelIndexView.as_view(), name="channel-list"),
     path("channels/<slug:slug>/", views.ChannelDetailView.as_view(), name="channel-detail"),

@@ -8,12 +8,14 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connections
-from django.http import Http404
+from django.db.models import OuterRef, Subquery
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.utils.functional import cached_property
 from django.views.decorators.cache import never_cache
-from django.views.generic import DetailView, ListView
+from django.views.generic import DetailView, ListView, TemplateView
 
 from summaries.editing import video_changes
 from summaries.models import (
@@ -22,6 +24,7 @@ from summaries.models import (
     Person,
     Summary,
     Topic,
+    Transcript,
     Video,
 )
 from summaries.models.access import can_see_unpublished
@@ -35,6 +38,7 @@ from . import (
     oembed,
     page_rows,
     presentation,
+    receipts,
     related,
     search,
     search_filters,
@@ -404,10 +408,25 @@ class SearchView(ListView):
         return context
 
 
+def live_transcript_digest():
+    """The digest of the live transcript of a summary's video in its language, as a
+    subquery: the page learns whether there is one (and which) without reading it."""
+    return Subquery(
+        Transcript.objects.live()
+        .filter(video=OuterRef("video"), language=OuterRef("video__language"))
+        .values("digest")[:1]
+    )
+
+
 def summary_page_query(summaries):
-    """What a summary page reads of its summary: the video and channel, the stored article;
-    not the search document (the whole text again, for search only)."""
-    return summaries.defer("search_document").select_related("video", "video__channel", "page")
+    """What a summary page reads of its summary: the video and channel, the stored article,
+    the digest of the live transcript; not the search document (the whole text again, for
+    search only) nor any transcript's text."""
+    return (
+        summaries.defer("search_document")
+        .select_related("video", "video__channel", "page")
+        .annotate(transcript_digest=live_transcript_digest())
+    )
 
 
 _LIVE_SUMMARY = CompiledQuery(
@@ -446,9 +465,16 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
     def summary_article(self) -> article.Article:
         return article.page_article(self.object)
 
+    def has_live_transcript(self) -> bool:
+        return bool(article.transcript_digest(self.object))
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         video = self.object.video
+        transcript_url = ""
+        if self.has_live_transcript():
+            transcript_url = reverse("summaries:summary-transcript", args=[video.slug])
+        context["transcript_url"] = transcript_url
         context["video"] = video
         more = cards.more_from_channel(video)
         context["more_from_channel"] = more
@@ -483,6 +509,7 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
                 self.request,
                 chapters=page_article.timed_chapters,
                 appearances=self.people,
+                transcript_url=transcript_url,
             )
         )
         return context
@@ -515,6 +542,7 @@ class SummaryPreviewView(SummaryDetailView):
         summary = super().get_object(queryset)
         copy = Summary.objects.filter(working_copy_of=summary).defer("search_document").first()
         if copy is None:
+            self.set_transcript(summary)
             return summary
         # In memory only, for this page: the copy is about its summary's video, as its
         # changes would make it.
@@ -522,7 +550,28 @@ class SummaryPreviewView(SummaryDetailView):
         if copy.video_changes:
             copy.video = video_changes.pending_video(summary.video, copy.video_changes)
         copy.working_copy_of = summary
+        self.set_transcript(copy)
         return copy
+
+    def set_transcript(self, summary) -> None:
+        """Show the pins as they will be published: verified against the transcript
+        waiting for review if there is one (it goes live with the summary), else the live
+        one; a live summary's against the live one (editing.receipts.transcript_for)."""
+        video = summary.video
+        found = dict(
+            Transcript.objects.filter(video_id=video.pk, language=video.language).values_list(
+                "state", "digest"
+            )
+        )
+        live = found.get(Transcript.State.LIVE, "")
+        self.live_transcript = bool(live)
+        if summary.status == Summary.Status.PUBLISHED and not summary.is_working_copy:
+            summary.transcript_digest = live
+        else:
+            summary.transcript_digest = found.get(Transcript.State.DRAFT) or live
+
+    def has_live_transcript(self) -> bool:
+        return self.live_transcript
 
     def summary_article(self) -> article.Article:
         # Any state, exactly as it is now: never the stored article, never stored.
@@ -536,3 +585,94 @@ class SummaryPreviewView(SummaryDetailView):
         context = super().get_context_data(**kwargs)
         context["preview"] = True
         return context
+
+
+def live_summary_of(slug: str) -> Summary:
+    """The live summary of the video at this address, with its video and channel; 404."""
+    summary = (
+        Summary.objects.published()
+        .filter(video__slug=slug)
+        .defer("search_document")
+        .select_related("video", "video__channel")
+        .first()
+    )
+    if summary is None:
+        raise Http404("No live summary at this address.")
+    return summary
+
+
+def page_chapters(summary) -> list:
+    """The summary's chapters as the transcript page and the chapters file need them."""
+    return list(summary.chapters.only("summary", "position", "title", "start_time", "pin"))
+
+
+class TranscriptView(SectionMixin, CachedPageMixin, TemplateView):
+    """The live transcript of a live summary's video, by chapter, with a time link on each
+    line; `?q=` shows only the lines holding every word, marked (transcript.js filters as
+    the reader types). 404 when the summary is not live or the video has no live
+    transcript. A filtered page is not cached: every query would be a page of its own."""
+
+    template_name = "summaries/transcript.html"
+    section = "channels"
+
+    def get(self, request, *args, **kwargs):
+        self.query = search.clean_query(request.GET.get("q", ""))
+        return super().get(request, *args, **kwargs)
+
+    def cache_query(self) -> str | None:
+        return None if self.query else ""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        summary = live_summary_of(self.kwargs["slug"])
+        video = summary.summarised_video  # a live summary's own
+        transcript = (
+            Transcript.objects.live()
+            .filter(video=video, language=video.language)
+            .only("video_id", "language", "state", "segments", "digest")
+            .first()
+        )
+        if transcript is None:
+            raise Http404("This video has no published transcript.")
+        chapters = page_chapters(summary)
+        starts = receipts.chapter_starts(chapters, transcript.digest)
+        sections = receipts.sections(transcript.segment_list(), starts, video)
+        words = receipts.query_words(self.query)
+        matching = receipts.filter_lines(sections, words)
+        context.update(
+            summary=summary,
+            video=video,
+            query=self.query,
+            sections=sections,
+            transcript_html=receipts.transcript_html(sections, words),
+            line_count=sum(len(section.lines) for section in sections),
+            matching=matching,
+            has_chapters=bool(starts),
+            canonical_url=self.request.build_absolute_uri(self.request.path),
+            breadcrumbs=breadcrumbs(
+                section_crumb("channels"),
+                (video.channel.name, video.channel.get_absolute_url()),
+                (video.title, video.get_absolute_url()),
+                ("Transcript", self.request.path),
+            ),
+        )
+        return context
+
+
+def chapters_vtt(request, slug: str) -> HttpResponse:
+    """The video's chapters as a WebVTT chapters track (text/vtt): each from its start
+    (verified against the live transcript where pinned) to the next one's, the last to the
+    end of the video. 404 when the summary is not live or no chapter has a start."""
+    summary = live_summary_of(slug)
+    video = summary.summarised_video  # a live summary's own
+    digest = (
+        Transcript.objects.live()
+        .filter(video=video, language=video.language)
+        .values_list("digest", flat=True)
+        .first()
+    )
+    starts = receipts.chapter_starts(page_chapters(summary), digest or "")
+    text = receipts.chapters_vtt(starts, video.duration_seconds)
+    if text is None:
+        raise Http404("This video has no timed chapters.")
+    return HttpResponse(text, content_type="text/vtt; charset=utf-8")

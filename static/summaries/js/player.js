@@ -9,7 +9,9 @@
  * "Watch from 3:21" links keep their YouTube address (…/watch?v=<id>&t=201s), which is what
  * readers without JavaScript follow. Here a plain click or Enter on one loads the player at
  * that second instead (or reloads it there: the embed's start parameter is the seek), scrolls
- * it into view and moves focus to it. Clicks with a modifier key still open YouTube.
+ * it into view and moves focus to it. Clicks with a modifier key still open YouTube. The
+ * receipts ("▶ 12:40" beside a statement, a quotation, a line of the transcript page) are
+ * such links too.
  */
 (function () {
     "use strict";
@@ -62,6 +64,11 @@
         frame.focus({ preventScroll: true });
     }
 
+    function inView() {
+        var box = player.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= window.innerHeight;
+    }
+
     // The second a "Watch from" link starts at, when it links into this very video.
     function startOf(link) {
         var url;
@@ -102,7 +109,11 @@
         }
         event.preventDefault();
         play(start);
-        player.scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" });
+        // A player already in full view (the transcript page keeps it there) stays put, and
+        // so does the text the reader was at.
+        if (!inView()) {
+            player.scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" });
+        }
     });
 
     button.hidden = false;
