@@ -65,7 +65,7 @@ pytest_lane() {
     shift
     env -u DATABASE_URL -u REDIS_URL -u CACHE_URL COVERAGE_FILE=".coverage.$name" "${env_args[@]}" \
         "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$REPORTS/junit-$name.xml" \
-        --cov --cov-report= "$@"
+        --cov --cov-report= --cov-fail-under=0 "$@"
 }
 
 # start NAME ENV... -- ARGS...: start a lane in the background.
