@@ -23,6 +23,8 @@ from summaries.models import (
 from summaries.pagecache.generation import content_changed
 
 from . import data as demo_data
+from . import receipts as demo_receipts
+from . import transcripts as demo_transcripts
 from .thumbnails import store_demo_thumbnails
 
 REVISION_COMMENT = "Loaded the demo content"
@@ -181,7 +183,9 @@ def load_demo() -> dict:
     video's appearances), as an editor's save does, so that restoring it in the admin
     touches no other summary or video; and one holding the catalogue rows that changed
     (channel, organisations, people, topics). Citations and their sources are rebuilt from
-    the Markdown links (derived.sync_citations).
+    the Markdown links (derived.sync_citations). The main video gets its transcript, live,
+    and its summary's statements pinned to it and verified (summaries/demo/receipts.py),
+    unless they already are.
     Returns {"created"|"updated"|"deleted": {model name: count}}; all empty when nothing
     changed.
     """
@@ -192,7 +196,13 @@ def load_demo() -> dict:
         # them in this order keeps the page's order.
         for data in reversed(demo_data.MORE_VIDEOS):
             _load_entry(loader, data, {"tldr": data["blurb"]}, catalogue)
-        _load_entry(loader, demo_data.MAIN_VIDEO, demo_data.MAIN_SUMMARY, catalogue)
+        _load_entry(
+            loader,
+            demo_data.MAIN_VIDEO,
+            demo_data.MAIN_SUMMARY,
+            catalogue,
+            demo_transcripts.auto_caption_vtt(),
+        )
         if any(loader.report().values()):
             content_changed()
         # Drawn, not fetched: the demo's YouTube ids are made up (the worker then has
@@ -225,21 +235,37 @@ def _load_catalogue(loader: _Loader) -> dict:
     return catalogue
 
 
-def _load_entry(loader: _Loader, video_data: dict, summary_data: dict, catalogue: dict):
+def _load_entry(
+    loader: _Loader,
+    video_data: dict,
+    summary_data: dict,
+    catalogue: dict,
+    transcript: bytes | None = None,
+):
     """One video and its summary, recorded (when anything changed) in a revision of their
     own: a revision shared by several summaries would, restored on one, bring back every
-    other one as it was, publication included."""
+    other one as it was, publication included. With `transcript`, the summary's receipts
+    too (summaries/demo/receipts.py): the transcript is imported in a revision of its own,
+    the pins are recorded with the summary."""
+    video, video_changed = _load_video(
+        loader,
+        video_data,
+        catalogue["channels"][demo_data.CHANNEL["slug"]],
+        catalogue["people"],
+        catalogue["organisations"],
+        catalogue["topics"],
+    )
+    summary, summary_changed = _load_summary(loader, video, summary_data)
+    pinning = False
+    if transcript is not None and not demo_receipts.receipts_loaded(summary, transcript):
+        demo_receipts.start_pinning(summary, transcript, loader)
+        pinning = True
+    # Managed manually: only what is added here is recorded (the pins' services add the
+    # summary and its parts as they pin them).
     with reversion.create_revision(manage_manually=True):
-        reversion.set_comment(REVISION_COMMENT)
-        video, video_changed = _load_video(
-            loader,
-            video_data,
-            catalogue["channels"][demo_data.CHANNEL["slug"]],
-            catalogue["people"],
-            catalogue["organisations"],
-            catalogue["topics"],
-        )
-        summary, summary_changed = _load_summary(loader, video, summary_data)
+        if pinning:
+            demo_receipts.pin_and_publish(summary, loader)
+            summary_changed = True
         before = set(summary.citations.values_list("pk", flat=True))
         citations = derived.sync_citations(summary=summary)
         derived.update_search_document(summary=summary)
@@ -255,6 +281,7 @@ def _load_entry(loader: _Loader, video_data: dict, summary_data: dict, catalogue
             # the whole summary and its video card.
             reversion.add_to_revision(summary)
             reversion.add_to_revision(video)
+        reversion.set_comment(REVISION_COMMENT)
     return summary
 
 

@@ -8,8 +8,11 @@ Invented values (the example page does not show them):
 - every source URL (made-up YouTube ids starting with "DEMO"), and every slug;
 - the publish times (14:00 UTC on each video's date);
 - topics and their assignment to videos;
-- the caveat on takeaway 2 (the page has no such note; its text restates the chapter caveat).
-Chapter start times and thumbnails are not shown on the page, so they are left empty.
+- the caveat on takeaway 2 (the page has no such note; its text restates the chapter caveat);
+- the main video's transcript (summaries/demo/transcripts.py), written to hold every
+  statement of the summary.
+Chapter start times and thumbnails are not shown on the page, so they are left empty (readers
+see each chapter start where its pin to the transcript says it is said).
 """
 
 import datetime
@@ -59,7 +62,8 @@ MAIN_VIDEO = {
     "title": "Speed Maxis Unite: Why Fast AI Models Matter for Agents",
     "source_url": "https://www.youtube.com/watch?v=DEMOspeed01",
     "published_on": datetime.date(2026, 10, 28),
-    "duration_seconds": 12 * 60 + 40,
+    # As long as its transcript (summaries/demo/transcripts.py).
+    "duration_seconds": 8 * 60 + 30,
     "language": "en",
     "blurb": (
         "Matthew Berman argues that model speed matters alongside quality, especially for agents, "

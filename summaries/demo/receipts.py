@@ -1,0 +1,106 @@
+"""The demo summary's receipts: its video's transcript, and its statements pinned to it.
+
+Loaded as an editor and a reviewer would do it, through the services: the transcript is
+imported with `pinning.import_transcript` (parsed as an upload is), each key point,
+takeaway and chapter start is pinned at the best suggestion (`pinning.suggestions`,
+`pinning.set_pin`), a paraphrase is approved (`pinning.approve_pin`), quotations of the
+chapter bodies are pinned where they are said (`receipts.refresh_pins`), and the publish
+gate is asked before the summary is published again with its transcript, which goes live
+with it (`receipts.publish_transcripts`). Caveats are the editors' own notes and stay
+unpinned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from summaries.editing import pinning, receipts
+from summaries.models import Caveat, Summary, Transcript
+from summaries.text.pins import Status
+
+from .transcripts import FILENAME
+
+
+def receipts_loaded(summary: Summary, data: bytes) -> bool:
+    """Whether the video's live transcript is `data` and every statement of `summary` is
+    pinned to it and verified (pins are verified again first, as a save would)."""
+    live = _only_live(summary, data)
+    if live is None:
+        return False
+    receipts.refresh_pins(summary=summary)
+    return all(_verified(part, live.digest) for part in _pinned_parts(summary))
+
+
+def start_pinning(summary: Summary, data: bytes, counts: Any) -> None:
+    """Make `summary` a draft for the rest of the load (pins are set on a draft: a
+    published summary is changed only through a working copy) and import `data` as its
+    video's transcript unless the live one is already `data`."""
+    Summary.objects.filter(pk=summary.pk).update(status=Summary.Status.DRAFT)
+    summary.status = Summary.Status.DRAFT
+    if _only_live(summary, data) is not None:
+        return
+    video = summary.summarised_video
+    existed = Transcript.objects.live().filter(video=video, language=video.language).exists()
+    pinning.import_transcript(video=video, data=data, user=None, filename=FILENAME)
+    (counts.updated if existed else counts.created)["Transcript"] += 1
+
+
+def pin_and_publish(summary: Summary, counts: Any) -> None:
+    """Pin every statement of draft `summary` that is not pinned and verified, approve the
+    paraphrases, and publish it again with its transcript. Called inside the load's
+    revision of the summary, so the pins are recorded with it."""
+    transcript = receipts.transcript_for(summary)
+    if transcript is None:
+        raise RuntimeError("start_pinning imports the transcript before pins are set")
+    for part in _pinned_parts(summary):
+        if _verified(part, transcript.digest):
+            continue
+        spans = pinning.suggestions(summary=summary, part=part, limit=1)
+        if not spans:
+            continue  # left unpinned; tests/test_load_demo_receipts.py says which
+        had_pin = part.pin is not None
+        pin = pinning.set_pin(
+            summary=summary,
+            part=part,
+            first=spans[0].first_word,
+            end=spans[0].end_word,
+            user=None,
+        )
+        if pin is not None and pin["status"] == Status.PARAPHRASE.value:
+            pinning.approve_pin(summary=summary, part=part, user=None)
+        (counts.updated if had_pin else counts.created)["Pin"] += 1
+    receipts.check_publishable(summary)
+    Summary.objects.filter(pk=summary.pk).update(status=Summary.Status.PUBLISHED)
+    summary.status = Summary.Status.PUBLISHED
+    receipts.publish_transcripts(video=summary.summarised_video)
+
+
+def _only_live(summary: Summary, data: bytes) -> Transcript | None:
+    """The video's live transcript if it is `data` and none waits for review."""
+    video = summary.summarised_video
+    found = list(Transcript.objects.filter(video=video, language=video.language))
+    if len(found) == 1 and found[0].state == Transcript.State.LIVE:
+        if bytes(found[0].original) == data:
+            return found[0]
+    return None
+
+
+def _pinned_parts(summary: Summary) -> list[Any]:
+    return [part for part in receipts.parts_of(summary) if not isinstance(part, Caveat)]
+
+
+def _verified(part: Any, digest: str) -> bool:
+    """Whether `part` is pinned where it is said in the transcript of `digest`: verbatim,
+    or a paraphrase an editor approved; its quotations verbatim."""
+    quotes = getattr(part, "quote_pins", [])
+    return _holds(part.pin, digest, approvable=True) and all(
+        _holds(pin, digest, approvable=False) for pin in quotes
+    )
+
+
+def _holds(pin: dict[str, Any] | None, digest: str, *, approvable: bool) -> bool:
+    if pin is None or pin.get("transcript") != digest or pin.get("suggested"):
+        return False
+    if pin["status"] == Status.VERBATIM.value:
+        return True
+    return approvable and pin["status"] == Status.PARAPHRASE.value and bool(pin.get("approved"))
