@@ -164,6 +164,15 @@ def test_markup_is_stripped_and_entities_decoded_once():
     assert segment.text == "AT&T said <b> is not a tag, 3 < 4 &amp; 漢kan"
 
 
+def test_a_character_reference_too_long_to_be_one_stays_as_written():
+    reference = "&#" + "7" * 5000 + ";"
+    vtt = f"WEBVTT\n\n00:01.000 --> 00:02.000\n<v {reference}>Hi {reference} &#8212;\n"
+
+    (segment,) = parse_transcript(vtt.encode()).segments
+
+    assert (segment.text, segment.speaker) == (f"Hi {reference} —", reference)
+
+
 # SubRip
 
 
@@ -290,6 +299,31 @@ def test_whisper_segments_keep_their_words_and_speakers():
     ]
 
 
+def test_whisper_words_without_times_share_the_gap_they_are_in():
+    words = [
+        {"word": "In", "start": 3.6, "end": 3.74},
+        {"word": "2023"},
+        {"word": "GPT-4", "end": 4.9},
+        {"word": "shipped", "start": 5.0},
+        {"word": "early", "start": 4.8, "end": 5.9},
+        {"word": "on."},
+    ]
+    document = {"segments": [{"start": 3.5, "end": 5.8, "text": "x", "words": words}]}
+
+    (segment,) = parse_transcript(json.dumps(document).encode()).segments
+
+    # By length between the words around; a start before the one before moved up to it;
+    # nothing past the segment's end.
+    assert word_rows(segment) == [
+        (3.6, 3.74, "In"),
+        (3.74, 4.313, "2023"),
+        (4.313, 5.0, "GPT-4"),
+        (5.0, 5.0, "shipped"),
+        (5.0, 5.8, "early"),
+        (5.8, 5.8, "on."),
+    ]
+
+
 def test_whisper_as_a_bare_list_with_text_words_and_rounded_times():
     document = [
         {"start": 0.12345, "end": 1.5, "text": "  Hello\n world ", "speaker": 1},
@@ -385,8 +419,10 @@ def test_a_file_over_the_limit_is_too_large_with_the_limit_named():
 
     assert isinstance(error, TranscriptTooLarge)
     assert str(error) == (
-        f"the file is {len(read('lecture.srt')):,} bytes, larger than the limit of 100 bytes "
-        "(0.0 MB)"
+        f"the file is {len(read('lecture.srt')):,} bytes, larger than the limit of 100 bytes"
+    )
+    assert refused(b"x" * 2_000_001, max_bytes=2_000_000).message == (
+        "the file is 2,000,001 bytes, larger than the limit of 2,000,000 bytes (2.0 MB)"
     )
     assert (error.max_bytes, error.line) == (100, None)
     assert parse_transcript(read("lecture.srt"), max_bytes=len(read("lecture.srt"))).segments
@@ -663,25 +699,32 @@ FIVE_MB = 5_000_000
 VTT_CUE = b"WEBVTT\n\n00:00.000 --> 00:01.000\n"
 SRT_CUE = b"1\n00:00:00,000 --> 00:00:01,000\n"
 
+# Each file is built in its test only: together they are 70 MB.
 ONE_LONG_LINE = {
-    "unclosed tags": VTT_CUE + b"<" * FIVE_MB,
-    "unclosed voice tags": VTT_CUE + b"<v " * (FIVE_MB // 3),
-    "word times": VTT_CUE + b"<00:00:00.500><c> a</c>" * (FIVE_MB // 23),
-    "ampersands": VTT_CUE + b"&#" * (FIVE_MB // 2),
-    "spaces then a word": VTT_CUE + b" " * FIVE_MB + b"x",
-    "digits in srt": SRT_CUE + b"0" * FIVE_MB,
-    "spaces before srt": b" " * FIVE_MB + b"\n" + SRT_CUE + b"x\n",
-    "a long speaker label": SRT_CUE + b"A" * FIVE_MB + b": hi",
-    "a long timing line": b"WEBVTT\n\n00:00.000 --> " + b"1" * FIVE_MB,
-    "arrows": b"WEBVTT\n\n" + b"--> " * (FIVE_MB // 4),
-    "json text": b'[{"start": 0, "end": 1, "text": "' + b"word " * (FIVE_MB // 5) + b'"}]',
-    "no format": b"a" * FIVE_MB,
+    "unclosed tags": lambda: VTT_CUE + b"<" * FIVE_MB,
+    "unclosed voice tags": lambda: VTT_CUE + b"<v " * (FIVE_MB // 3),
+    "word times": lambda: VTT_CUE + b"<00:00:00.500><c> a</c>" * (FIVE_MB // 23),
+    "ampersands": lambda: VTT_CUE + b"&#" * (FIVE_MB // 2),
+    "a long character reference": lambda: VTT_CUE + b"&#" + b"1" * FIVE_MB,
+    "spaces then a word": lambda: VTT_CUE + b" " * FIVE_MB + b"x",
+    "digits in srt": lambda: SRT_CUE + b"0" * FIVE_MB,
+    "spaces before srt": lambda: b" " * FIVE_MB + b"\n" + SRT_CUE + b"x\n",
+    "a long speaker label": lambda: SRT_CUE + b"A" * FIVE_MB + b": hi",
+    "a long timing line": lambda: b"WEBVTT\n\n00:00.000 --> " + b"1" * FIVE_MB,
+    "arrows": lambda: b"WEBVTT\n\n" + b"--> " * (FIVE_MB // 4),
+    "json text": lambda: b'[{"start": 0, "end": 1, "text": "' + b"word " * (FIVE_MB // 5) + b'"}]',
+    "json words without times": lambda: (
+        b'[{"start": 0, "end": 9, "text": "w", "words": ['
+        + b",".join([b'{"word": "w"}'] * (MAX_JSON_OBJECTS - 1))
+        + b"]}]"
+    ),
+    "no format": lambda: b"a" * FIVE_MB,
 }
 
 
-@pytest.mark.parametrize("data", ONE_LONG_LINE.values(), ids=ONE_LONG_LINE.keys())
-def test_a_file_of_one_long_line_is_read_quickly(data):
-    seconds, _ = cpu_seconds(data)
+@pytest.mark.parametrize("build", ONE_LONG_LINE.values(), ids=ONE_LONG_LINE.keys())
+def test_a_file_of_one_long_line_is_read_quickly(build):
+    seconds, _ = cpu_seconds(build())
 
     assert seconds < 5
 

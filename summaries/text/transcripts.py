@@ -93,8 +93,9 @@ def _spread(segment: Segment) -> list[Word]:
 # The WebVTT and SubRip cue blocks are read by a line scanner of this module rather than by
 # webvtt-py or srt: those libraries do not say on which line a cue is (an editor needs it
 # to fix the file), webvtt-py drops a malformed cue without a word, and srt's file regex
-# slows down quadratically on runs of spaces or digits (20,000 spaces take 20 s). Every
-# regular expression here is anchored or bounded, so each pass over the text is linear.
+# backtracks on runs of spaces or digits (20,000 spaces take 20 s, 2,000 digits more than a
+# minute). Every regular expression here is anchored or bounded, so each pass over the
+# text is linear.
 
 FORMATS = ("vtt", "srt", "json3", "whisper")
 
@@ -105,7 +106,7 @@ MAX_CUES = 100_000
 # Objects of a JSON transcript: a segment or event each, and a word each where the file has
 # word times (json3 segs, Whisper words).
 MAX_JSON_OBJECTS = 4 * MAX_CUES
-# Later times are not times in a video (and would not fit a float in milliseconds).
+# Later times are not times in a video (and a huge number would overflow a float).
 MAX_SECONDS = 100 * 3600
 # Cues of a caption file may overlap by this much (two people talking at once).
 OVERLAP_MS = 1000
@@ -134,8 +135,8 @@ class TranscriptTooLarge(TranscriptError):
 
     def __init__(self, size: int, max_bytes: int) -> None:
         super().__init__(
-            f"the file is {size:,} bytes, larger than the limit of {max_bytes:,} bytes "
-            f"({_megabytes(max_bytes)})"
+            f"the file is {size:,} bytes, larger than the limit of {max_bytes:,} bytes"
+            + (f" ({max_bytes / 1_000_000:.1f} MB)" if max_bytes >= 1_000_000 else "")
         )
         self.size = size
         self.max_bytes = max_bytes
@@ -339,10 +340,6 @@ def _shown(value: object) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
-
-
 # WebVTT and SubRip.
 
 
@@ -440,7 +437,7 @@ def _scan_cues(lines: list[str], *, vtt: bool) -> list[_Cue]:
         elif line.strip().isdigit() and index + 1 < count and lines[index + 1].strip():
             raise _at(
                 index + 2,
-                f"cue {line.strip()} has no timing line: expected a line such as "
+                f"cue {line.strip()[:12]} has no timing line: expected a line such as "
                 f"00:00:01,000 --> 00:00:04,000, found {_shown(lines[index + 1])}",
             )
         elif cues:
@@ -517,7 +514,16 @@ def _timing(line: str, number: int) -> tuple[int, int]:
 _TAG = re.compile(r"<[^<>]*>|\{\\[^{}]*\}")
 _WORD_TIME = re.compile(r"<(?:(\d{1,6}):)?(\d{1,2}):(\d{1,2})\.(\d{1,3})>")
 _VOICE = re.compile(r"<v(?:\.[^\s<>]*)?[ \t]([^<>]*)>")
+_LONG_REFERENCE = re.compile(r"&#(?=[0-9]{8})")
 _SPEAKER_CHANGE = ">>"
+
+
+def _unescape(text: str) -> str:
+    """HTML entities decoded; a decimal reference too long to be a character stays as
+    written (Python refuses to read a number of more than 4,300 digits)."""
+    if "&#" in text:
+        text = _LONG_REFERENCE.sub("&amp;#", text)
+    return html.unescape(text)
 
 
 def _caption_plain(raw: str) -> str:
@@ -533,7 +539,7 @@ def _caption_tokens(raw: str) -> list[str]:
     if "<" in raw or "{" in raw:
         raw = _TAG.sub("", raw)
     if "&" in raw:
-        raw = html.unescape(raw)
+        raw = _unescape(raw)
     tokens = raw.split()
     if _SPEAKER_CHANGE in tokens:
         tokens = [token for token in tokens if token != _SPEAKER_CHANGE]
@@ -633,7 +639,7 @@ def _voice(lines: list[str]) -> str:
         if "<v" in line:
             match = _VOICE.search(line)
             if match:
-                return " ".join(html.unescape(match.group(1)).split())
+                return " ".join(_unescape(match.group(1)).split())
     return ""
 
 
@@ -934,17 +940,30 @@ def _whisper_words(value: object, where: str, start: int, end: int) -> tuple[Wor
         ]
         if text.split():
             found.append((times[0], times[1], text.split()))
-    # Missing times from the neighbours: a start from the end before, an end from the next
-    # start; then each word inside the segment and after the one before.
+    # Words without a start (WhisperX leaves numbers unaligned) share the gap between the
+    # word before and the next word with a start; a word without an end lasts until that
+    # next start (found in one walk back). Starts stay in order and inside the segment.
+    later = [end] * len(found)
+    known = end
+    for index in range(len(found) - 1, -1, -1):
+        later[index] = known
+        given = found[index][0]
+        if given is not None:
+            known = given
     words: list[Word] = []
-    at = start
-    for index, (word_start, word_end, tokens) in enumerate(found):
-        if word_start is not None:
-            at = word_start
-        later = next((s for s, _, _ in found[index + 1 :] if s is not None), end)
-        until = word_end if word_end is not None else later
-        first = min(max(at, start, round(words[-1].start * 1000) if words else start), end)
-        last = min(max(until, first), end)
+    pending: list[str] = []
+    at = earliest = start
+    for (word_start, word_end, tokens), next_start in zip(found, later, strict=True):
+        if word_start is None:
+            pending.extend(tokens)
+            continue
+        first = min(max(word_start, earliest), end)
+        if pending:
+            words.extend(_spread_ms(pending, min(at, first), first))
+            pending = []
+        last = min(max(next_start if word_end is None else word_end, first), end)
         words.extend(_spread_ms(tokens, first, last))
-        at = last
+        at, earliest = last, first
+    if pending:
+        words.extend(_spread_ms(pending, min(at, end), end))
     return tuple(words)
