@@ -474,6 +474,8 @@ SPECTACULAR_SETTINGS = {
         "SummaryStatusEnum": "summaries.models.Summary.Status",
         "SourceStateEnum": "summaries.models.Source.State",
         "CitationVerdictEnum": "summaries.models.Citation.Verdict",
+        "PinStatusEnum": "summaries.api.serializers.PIN_STATUSES",
+        "TranscriptStateEnum": "summaries.models.Transcript.State",
     },
 }
 

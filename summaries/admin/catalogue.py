@@ -22,6 +22,7 @@ from summaries.thumbnails import queue_thumbnail
 
 from .base import ContentAdmin
 from .forms import VideoForm
+from .receipts import VideoTranscriptsMixin
 from .summary import change_comment
 
 
@@ -33,7 +34,7 @@ class AppearanceInline(admin.TabularInline):
 
 
 @admin.register(Video)
-class VideoAdmin(ContentAdmin):
+class VideoAdmin(VideoTranscriptsMixin, ContentAdmin):
     form = VideoForm
     inlines = [AppearanceInline]
     list_display = ["title", "channel", "published_on", "length", "language", "has_summary"]
@@ -42,7 +43,7 @@ class VideoAdmin(ContentAdmin):
     list_select_related = ["channel", "summary"]
     prepopulated_fields = {"slug": ["title"]}
     autocomplete_fields = ["channel", "topics"]
-    readonly_fields = ["platform", "platform_video_id", "stored_thumbnail"]
+    readonly_fields = ["platform", "platform_video_id", "stored_thumbnail", "transcripts"]
     date_hierarchy = "published_on"
     fieldsets = [
         (None, {"fields": ["title", "slug", "channel", "blurb"]}),
@@ -59,6 +60,7 @@ class VideoAdmin(ContentAdmin):
             },
         ),
         (None, {"fields": ["duration_seconds", "language", "published_on", "topics"]}),
+        ("Transcripts", {"fields": ["transcripts"]}),
     ]
 
     # A video whose summary is published shows readers what its summary publishes: an

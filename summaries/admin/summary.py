@@ -47,6 +47,7 @@ from .forms import (
 )
 from .history import RevisionHistoryMixin
 from .preview import MarkdownPreviewMixin
+from .receipts import ReceiptsMixin, publication_problems_html
 from .restore import RestoreMixin
 from .review import SUBMIT_MESSAGE_FIELD, ReviewMixin
 from .sources import page_summary, state_badge, verdict_badge
@@ -417,6 +418,7 @@ class LanguageFilter(admin.SimpleListFilter):
 
 @admin.register(Summary)
 class SummaryAdmin(
+    ReceiptsMixin,
     ReviewMixin,
     WorkingCopyMixin,
     RestoreMixin,
@@ -570,8 +572,11 @@ class SummaryAdmin(
         if not summary.pk:
             return "—"
         warnings = rules.explained_warnings(summary=summary)
-        if not warnings:
+        refused = publication_problems_html(summary)  # the publish gate's, from the pins
+        if not warnings and not refused:
             return format_html('<p id="things-to-check">{}</p>', "No warnings.")
+        if not warnings:
+            return format_html('<div id="things-to-check">{}</div>', refused)
         # Warnings saying the same (36 sources whose host could not be looked up) are one
         # item naming every link, their technical reasons behind one disclosure.
         grouped = {}
@@ -590,7 +595,8 @@ class SummaryAdmin(
             ),
         )
         return format_html(
-            '<div id="things-to-check"><p>{}.</p><ul class="editor-warnings">{}</ul></div>',
+            '<div id="things-to-check">{}<p>{}.</p><ul class="editor-warnings">{}</ul></div>',
+            refused,
             rules.warnings_headline(warnings),
             items,
         )

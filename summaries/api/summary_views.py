@@ -77,6 +77,16 @@ IF_MATCH_ACTION = OpenApiParameter(
     ),
 )
 
+EXPAND_PINS = OpenApiParameter(
+    "expand",
+    str,
+    description=(
+        "`pins`: each part's pin to the words said in the video's transcript (status, "
+        "span times, the words quoted, the reason, approval and override), and each "
+        "chapter's `quote_pins`. Without it parts have no `pin`."
+    ),
+)
+
 
 def _part_prefetches() -> dict:
     return {
@@ -276,6 +286,7 @@ class SummaryViewSet(
         response["Last-Modified"] = http_date(last_modified(fresh).timestamp())
         return response
 
+    @extend_schema(parameters=[EXPAND_PINS])
     def retrieve(self, request, *args, **kwargs):
         summary = self.get_object()
         data = self.get_serializer(summary).data
@@ -288,8 +299,13 @@ class SummaryViewSet(
     # --- Writing -----------------------------------------------------------------------
 
     def _locked(self):
-        """The summary addressed by the URL, locked until the transaction ends."""
-        summaries = Summary.objects.select_for_update(of=("self",)).select_related("video")
+        """The summary addressed by the URL, locked until the transaction ends against
+        other writes of it (FOR NO KEY UPDATE: a worker recording checks of its sources
+        may meanwhile write a row pointing at it, a notification, while it holds citations
+        this request is about to write; see editing.derived.lock_citations)."""
+        summaries = Summary.objects.select_for_update(of=("self",), no_key=True).select_related(
+            "video"
+        )
         return get_object_or_404(summaries, video__slug=self.kwargs["slug"])
 
     @staticmethod
@@ -421,7 +437,7 @@ class SummaryViewSet(
                 raise NotFound("This summary has no unpublished changes.")
             return self._respond(summary)
 
-    @extend_schema(responses=SummarySerializer)
+    @extend_schema(responses=SummarySerializer, parameters=[EXPAND_PINS])
     @action(detail=True, methods=["get"], url_path="working-copy")
     def working_copy(self, request, slug=None):
         """A published summary's unpublished changes (editors only), with their ETag."""

@@ -5,6 +5,7 @@ from rest_framework.routers import SimpleRouter
 
 from . import views
 from .errors import not_found
+from .receipts import PinViewSet, TranscriptViewSet
 from .summary_views import SummaryViewSet
 from .webhooks import WebhookEndpointViewSet
 
@@ -18,6 +19,9 @@ router.register("organisations", views.OrganisationViewSet, basename="organisati
 router.register("videos", views.VideoViewSet, basename="video")
 router.register("summaries", SummaryViewSet, basename="summary")
 router.register("webhooks", WebhookEndpointViewSet, basename="webhook")
+# Receipts: /videos/<slug>/transcript/ and /summaries/<slug>/<kind>/<id>/pin/….
+router.register("videos", TranscriptViewSet, basename="video-transcript")
+router.register("summaries", PinViewSet, basename="summary-pin")
 
 # Any other path (also one with characters a slug cannot have) is a JSON 404.
 urlpatterns = [*router.urls, re_path(r"^", not_found)]

@@ -6,6 +6,8 @@ copies, publishing, revisions and restores carry pins with their parts. A pin is
 
     first, end        the words (indices into the transcript's timed words; end exclusive)
     start, stop       when they are said, in seconds
+    said              the words themselves (at most SAID_WORDS of them), so that a page
+                      listing pins shows them without reading the transcript
     status            verbatim | paraphrase | not_found | contradicted | mis_timed
     score, reason     how close, and why, in an editor's words
     suggested_time    where the words are said, when a stated time is off
@@ -49,6 +51,8 @@ PINNED_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 BLOCKING = {pin_text.Status.NOT_FOUND, pin_text.Status.CONTRADICTED}
 # The words of a chapter's body that stand for its start.
 CHAPTER_OPENING_WORDS = 25
+# The words of a pin it keeps as text (`said`).
+SAID_WORDS = 40
 _MARKUP = re.compile(r"\[([^\]]*)\]\([^)]*\)|[*_`>#]")
 # What a message calls each kind of part.
 _KIND_NAMES = {KeyPoint: "Key point", Takeaway: "Takeaway", Chapter: "Chapter", Caveat: "Caveat"}
@@ -242,6 +246,7 @@ def pin_data(
         "end": span.end_word,
         "start": span.start,
         "stop": span.end,
+        "said": _said(transcript, span),
         "status": verdict.status.value,
         "score": round(verdict.score, 1),
         "reason": verdict.reason,
@@ -261,6 +266,12 @@ def pin_data(
         pin["approved"] = previous.get("approved")
         pin["override"] = previous.get("override")
     return pin
+
+
+def _said(transcript: Transcript, span: pin_text.Span) -> str:
+    words = words_of(transcript)[span.first_word : span.end_word]
+    text = " ".join(word.text for word in words[:SAID_WORDS])
+    return text + " …" if len(words) > SAID_WORDS else text
 
 
 def _same_ground(previous: dict[str, Any], pin: dict[str, Any]) -> bool:
