@@ -198,3 +198,16 @@ def test_a_reader_sees_where_each_statement_is_said(client, summary):
     transcript = client.get(reverse("summaries:summary-transcript", args=[summary.video.slug]))
     assert transcript.status_code == 200
     assert "I feel vindicated" in transcript.content.decode()
+
+
+def test_a_rerun_verifies_older_pins_again_and_says_so(summary):
+    """A pin verified by an older version (here: without the stated time it was checked
+    for) is verified again, and the run reports it."""
+    point = KeyPoint.objects.get(summary=summary, position=1)
+    older = {key: value for key, value in point.pin.items() if key != "stated_time"}
+    KeyPoint.objects.filter(pk=point.pk).update(pin=older)
+
+    assert load_demo() == {"created": {}, "updated": {"Pin": 1}, "deleted": {}}
+
+    point.refresh_from_db()
+    assert "stated_time" in point.pin and point.pin["approved"]

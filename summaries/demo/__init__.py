@@ -257,7 +257,7 @@ def _load_entry(
     )
     summary, summary_changed = _load_summary(loader, video, summary_data)
     pinning = False
-    if transcript is not None and not demo_receipts.receipts_loaded(summary, transcript):
+    if transcript is not None and not demo_receipts.receipts_hold(summary, transcript, loader):
         demo_receipts.start_pinning(summary, transcript, loader)
         pinning = True
     # Managed manually: only what is added here is recorded (the pins' services add the

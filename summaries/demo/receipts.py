@@ -21,13 +21,16 @@ from summaries.text.pins import Status
 from .transcripts import FILENAME
 
 
-def receipts_loaded(summary: Summary, data: bytes) -> bool:
+def receipts_hold(summary: Summary, data: bytes, counts: Any) -> bool:
     """Whether the video's live transcript is `data` and every statement of `summary` is
-    pinned to it and verified (pins are verified again first, as a save would)."""
+    pinned to it and verified. Pins are verified again first, as a save would (a newer
+    pins engine may judge them otherwise); those that changed are counted."""
     live = _only_live(summary, data)
     if live is None:
         return False
-    receipts.refresh_pins(summary=summary)
+    changed = receipts.refresh_pins(summary=summary)
+    if changed:
+        counts.updated["Pin"] += changed
     return all(_verified(part, live.digest) for part in _pinned_parts(summary))
 
 
