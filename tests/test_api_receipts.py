@@ -380,7 +380,7 @@ def test_expand_pins_shows_each_parts_pin_and_each_chapters_quotations(live, kin
     data = response.json()
     (point,) = data["key_points"]
     pin = point["pin"]
-    assert pin["status"] == "verbatim"
+    assert pin["status"] == "verbatim" and pin["words"].startswith("Pricing starts at twenty")
     assert pin["start"] == 22.0 and pin["stop"] > pin["start"]
     assert pin["reason"] and not pin["approved"] and not pin["overridden"]
     (takeaway,) = data["takeaways"]
@@ -393,6 +393,7 @@ def test_expand_pins_shows_each_parts_pin_and_each_chapters_quotations(live, kin
     (chapter,) = data["chapters"]
     (quote,) = chapter["quote_pins"]
     assert (quote["index"], quote["quote"], quote["status"]) == (0, VERBATIM_QUOTE, "verbatim")
+    assert "open weights will matter more than benchmarks" in quote["words"].lower()
     (caveat,) = data["caveats"]
     assert caveat["pin"] is None
 
@@ -439,6 +440,7 @@ def test_an_editor_moves_a_pin_to_a_suggestion(editor, draft):
     )
     assert response.status_code == 200, response.json()
     data = response.json()
+    assert data["pin"]["words"] == "Welcome back to the channel,"
     assert (
         data["pin"]["status"] == "paraphrase" and "outside the pinned span" in data["pin"]["reason"]
     )
@@ -548,6 +550,7 @@ def test_a_quotation_is_addressed_by_its_index(editor, draft):
     data = response.json()
     assert data["quote"] == 0 and data["pin"]["quote"] == VERBATIM_QUOTE
     assert (data["pin"]["index"], data["pin"]["first"], data["pin"]["end"]) == (0, 0, 4)
+    assert data["pin"]["words"] == "Welcome back to the"
     assert Chapter.objects.get(pk=chapter.pk).quote_pins[0]["first"] == 0
 
 
