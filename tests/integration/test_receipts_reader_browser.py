@@ -114,6 +114,8 @@ def test_the_transcript_page_filters_as_you_type_and_seeks_from_a_line(open_page
     expect(page.get_by_role("status")).to_have_text("1 of 6 lines hold “benchmarks YEAR”.")
     # The chapter without a match is hidden with its heading.
     expect(page.get_by_role("heading", name="Fast models", level=2)).to_be_hidden()
+    toc = page.get_by_role("navigation", name="Chapters")
+    expect(toc.get_by_role("link")).to_have_text(["Releases"])
     assert parse_qs(urlsplit(page.url).query) == {"q": ["benchmarks YEAR"]}
     assert network.elsewhere() == []
 
@@ -137,6 +139,8 @@ def test_without_javascript_the_filter_asks_the_server_and_times_open_youtube(op
     assert parse_qs(urlsplit(page.url).query) == {"q": ["releases"]}
     expect(shown_lines(page)).to_have_count(1)
     expect(page.locator(".line:visible mark")).to_have_text(["releases"])
+    toc = page.get_by_role("navigation", name="Chapters")
+    expect(toc.get_by_role("link")).to_have_text(["Releases"])
     page.get_by_role("link", name="Show the whole transcript").click()
     expect(shown_lines(page)).to_have_count(6)
     assert network.elsewhere() == []

@@ -92,6 +92,11 @@
         });
         sections.forEach(function (section) {
             section.hidden = words.length > 0 && !section.querySelector(".line:not([hidden])");
+            // The table of contents leads only to chapters that are shown.
+            var entry = document.querySelector('.toc a[href="#' + section.id + '"]');
+            if (entry) {
+                entry.parentNode.hidden = section.hidden;
+            }
         });
         describe(query, matching);
         var url = new URL(window.location.href);
