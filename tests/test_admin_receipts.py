@@ -372,9 +372,11 @@ def test_the_change_page_reads_no_transcript_text_and_suggests_nothing(editor, d
     pin_best(draft, point(draft, "Price"))
 
     def refuse(*args, **kwargs):
-        raise AssertionError("the change page computed suggestions")
+        raise AssertionError("the change page read the transcript's words")
 
     monkeypatch.setattr(pin_text, "suggest", refuse)
+    monkeypatch.setattr(receipts, "words_of", refuse)
+    monkeypatch.setattr(Transcript, "words", refuse)
     client = signed_in(editor)
     with CaptureQueriesContext(connection) as queries:
         response = client.get(change_url(draft))
