@@ -355,17 +355,19 @@ def test_the_panel_shows_each_statement_with_its_status_words_time_and_reason(ed
     pin_best(draft, point(draft, "Faster"))
     response = signed_in(editor).get(change_url(draft))
     assert response.status_code == 200
-    panel = page(response).split('id="receipts"', 1)[1]
-    price = panel.split(f'id="pin-{key(point(draft, "Price"))}"', 1)[1].split("</li>", 1)[0]
-    assert "✓</span> Verbatim" in price
-    assert "0:22–0:27" in price and "<q>Pricing starts at twenty dollars a month</q>" in price
-    faster = panel.split(f'id="pin-{key(point(draft, "Faster"))}"', 1)[1].split("</li>", 1)[0]
-    assert "≠</span> Contradicted" in faster
-    assert fresh(point(draft, "Faster")).pin["reason"][:40].lower() in faster.lower()
-    fruit = panel.split(f'id="pin-{key(point(draft, "Fruit"))}"', 1)[1].split("</li>", 1)[0]
-    assert "Not pinned" in fruit and "Suggest words to pin" in fruit
+    shown = page(response).split('id="receipts"', 1)[1]
+
+    def row(title: str) -> str:
+        return shown.split(f'id="pin-{key(point(draft, title))}"', 1)[1].split("</li>", 1)[0]
+
+    assert "✓</span> Verbatim" in row("Price")
+    assert "0:22–0:27" in row("Price")
+    assert "<q>Pricing starts at twenty dollars a month</q>" in row("Price")
+    assert "≠</span> Contradicted" in row("Faster")
+    assert fresh(point(draft, "Faster")).pin["reason"][:40].lower() in row("Faster").lower()
+    assert "Not pinned" in row("Fruit") and "Suggest words to pin" in row("Fruit")
     # The chapter's quotation, pinned where it is found, with its own row.
-    assert "Quotation in chapter 1" in panel and "≈</span> Paraphrase" in panel
+    assert "Quotation in chapter 1" in shown and "≈</span> Paraphrase" in shown
 
 
 def test_the_change_page_reads_no_transcript_text_and_suggests_nothing(editor, draft, monkeypatch):
@@ -388,12 +390,31 @@ def test_the_change_page_reads_no_transcript_text_and_suggests_nothing(editor, d
     assert not any('"segments"' in sql or '"original"' in sql for sql in transcript_reads)
 
 
+def test_the_panel_costs_the_same_queries_for_two_statements_or_twelve(editor, draft):
+    client = signed_in(editor)
+    client.get(change_url(draft))  # the session and the content types, once
+
+    def queries_of_the_page() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(change_url(draft)).status_code == 200
+        return len(queries.captured_queries)
+
+    before = queries_of_the_page()
+    for position in range(5, 15):
+        KeyPointFactory(
+            summary=draft, position=position, title=f"More {position}", body=VERBATIM_POINT
+        )
+    pin_best(draft, point(draft, "More 5"))
+    assert queries_of_the_page() == before
+
+
 def test_a_summary_without_transcript_offers_the_import(editor):
     summary = SummaryFactory()
     KeyPointFactory(summary=summary, title="Alone")
     response = signed_in(editor).get(change_url(summary))
     assert "This video has no transcript yet" in page(response)
     assert summary_import_url(summary) in page(response)
+    assert "Not pinned" not in page(response)  # nothing to pin to: no list of statements
 
 
 # --- A statement's page and the pin buttons -----------------------------------------------------
@@ -452,10 +473,23 @@ def test_a_word_range_that_is_not_in_the_transcript_is_an_error_message(editor, 
     assert said(response) and fresh(price).pin == pinned
 
 
+def panel(action: str, part, quote: int | None = None, **fields) -> dict:
+    """What the Receipts panel's form posts when a row's button is pressed."""
+    anchor = f"pin-{key(part)}" + (f"-quote-{quote + 1}" if quote is not None else "")
+    data = {"do": f"{action} {anchor}"}
+    if quote is not None:
+        data[f"quote-{anchor}"] = part.quote_pins[quote]["quote"]
+    if "note" in fields:
+        data[f"note-{anchor}"] = fields["note"]
+    return data
+
+
 def test_rejecting_removes_the_pin(editor, draft):
     price = point(draft, "Price")
     pin_best(draft, price)
-    response = signed_in(editor).post(pin_url(draft), {"part": key(price), "action": "reject"})
+    client = signed_in(editor)
+    assert f'value="reject pin-{key(price)}"' in page(client.get(change_url(draft)))
+    response = client.post(pin_url(draft), panel("reject", price))
     assert response.status_code == 302
     assert fresh(price).pin is None
 
@@ -465,8 +499,8 @@ def test_an_editor_approves_a_paraphrase(editor, draft):
     pin_best(draft, speed)
     assert fresh(speed).pin["status"] == "paraphrase"
     client = signed_in(editor)
-    assert "Approve the paraphrase" in page(client.get(change_url(draft)))
-    response = client.post(pin_url(draft), {"part": key(speed), "action": "approve"})
+    assert f'value="approve pin-{key(speed)}"' in page(client.get(change_url(draft)))
+    response = client.post(pin_url(draft), panel("approve", speed))
     assert response.status_code == 302
     assert fresh(speed).pin["approved"]["by"] == "eddie"
     assert "approved by eddie" in page(client.get(change_url(draft)))
@@ -479,6 +513,8 @@ def test_an_editor_sees_no_override_button_and_is_refused_one(editor, draft):
     client = signed_in(editor)
     assert "Override with this note" not in page(client.get(change_url(draft)))
     assert "Override with this note" not in page(client.get(part_url(draft, faster)))
+    response = client.post(pin_url(draft), panel("override", faster, note="I say so."))
+    assert response.status_code == 403
     response = client.post(
         pin_url(draft), {"part": key(faster), "action": "override", "note": "I say so."}
     )
@@ -490,16 +526,16 @@ def test_a_reviewer_overrides_with_a_note_that_history_shows(reviewer, draft):
     faster = point(draft, "Faster")
     pin_best(draft, faster)
     client = signed_in(reviewer)
-    assert "Override with this note" in page(client.get(change_url(draft)))
+    form = page(client.get(change_url(draft)))
+    assert f'name="note-pin-{key(faster)}"' in form and "Override with this note" in form
     response = client.post(
-        pin_url(draft),
-        {"part": key(faster), "action": "override", "note": "Corrected on screen at 0:09."},
+        pin_url(draft), panel("override", faster, note="Corrected on screen at 0:09.")
     )
     assert response.status_code == 302
     override = fresh(faster).pin["override"]
     assert override["by"] == "rosa" and override["note"] == "Corrected on screen at 0:09."
-    panel = page(client.get(change_url(draft)))
-    assert "overridden by rosa: “Corrected on screen at 0:09.”" in panel
+    shown = page(client.get(change_url(draft)))
+    assert "overridden by rosa: “Corrected on screen at 0:09.”" in shown
     history = page(client.get(reverse("admin:summaries_summary_history", args=[draft.pk])))
     assert "Corrected on screen at 0:09." in history
 
@@ -526,9 +562,9 @@ def quote_fields(chapter, index=0) -> dict:
 def test_an_editor_approves_a_paraphrased_quotation(editor, draft):
     chapter = Chapter.objects.get(summary=draft)
     assert chapter.quote_pins[0]["status"] == "paraphrase"
-    response = signed_in(editor).post(
-        pin_url(draft), {**quote_fields(chapter), "action": "approve_quote"}
-    )
+    client = signed_in(editor)
+    assert 'value="approve_quote pin-' in page(client.get(change_url(draft)))
+    response = client.post(pin_url(draft), panel("approve_quote", chapter, quote=0))
     assert response.status_code == 302, said(response)
     assert fresh(chapter).quote_pins[0]["approved"]["by"] == "eddie"
     assert not any("quotation" in problem for problem in receipts.publication_problems(draft))
@@ -545,8 +581,7 @@ def test_a_reviewer_overrides_a_quotation_the_page_still_names(reviewer, draft):
     assert any("reload" in message for message in said(response))
     assert fresh(chapter).quote_pins[0]["override"] is None
     response = client.post(
-        pin_url(draft),
-        {**quote_fields(chapter), "action": "override_quote", "note": "Close enough."},
+        pin_url(draft), panel("override_quote", chapter, quote=0, note="Close enough.")
     )
     assert response.status_code == 302, said(response)
     assert fresh(chapter).quote_pins[0]["override"]["note"] == "Close enough."
@@ -726,6 +761,7 @@ def test_a_transcripts_history_lists_its_imports_and_restores_nothing(editor, im
     assert "release.vtt" in page(history) and "shorter.vtt" in page(history)
     oldest = Version.objects.get_for_object(imported).order_by("pk").first()
     restore = reverse("admin:summaries_transcript_revision", args=[imported.pk, oldest.pk])
+    assert client.get(restore).status_code == 200  # shown, read only
     assert client.post(restore, {}).status_code == 403
     assert Transcript.objects.get(pk=imported.pk).original_name == "shorter.vtt"
 

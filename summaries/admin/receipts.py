@@ -450,6 +450,7 @@ class ReceiptsMixin(AdminMixin):
         statements = [*rows, *(quote for row in rows for quote in row.quotes)]
         return {
             "receipts_rows": rows,
+            "receipts_pinned": any(row.pin for row in statements),
             "receipts_transcript": receipts.transcript_for(obj),
             "receipts_to_check": sum(row.needs_attention for row in statements),
             "receipts_pin_url": self._receipts_url("pin", original),
@@ -505,7 +506,7 @@ class ReceiptsMixin(AdminMixin):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         original = self._receipts_summary(request, object_id)
-        form = PinActionForm(request.POST)
+        form = PinActionForm(panel_button(request.POST) if "do" in request.POST else request.POST)
         if not form.is_valid():
             messages.error(request, _form_errors(form))
             return HttpResponseRedirect(self._receipts_back(original, form.data))
@@ -527,6 +528,31 @@ class ReceiptsMixin(AdminMixin):
         if data.get("back") == "part" and PinActionForm.PART.match(part):
             return self._receipts_url("pin_part", original, part)
         return self._receipts_page(original)
+
+
+# The Receipts panel is one form: the button pressed says what it does to which statement
+# ("override pin-chapter-5-quote-1", the row's anchor); each row's note and quotation have
+# names of their own ("note-pin-chapter-5-quote-1").
+PANEL_BUTTON = re.compile(
+    r"^(?P<action>[a-z_]{1,20}) pin-(?P<part>[a-z]{1,10}-\d{1,18})(?:-quote-(?P<quote>\d{1,5}))?$"
+)
+
+
+def panel_button(post) -> dict[str, Any]:
+    """What the pressed button of the Receipts panel asks, as PinActionForm reads it."""
+    found = PANEL_BUTTON.match(str(post.get("do", "")))
+    if found is None:
+        return {}
+    anchor = post["do"].split(" ", 1)[1]
+    quote = found["quote"]
+    return {
+        "action": found["action"],
+        "part": found["part"],
+        "quote": int(quote) - 1 if quote else None,
+        "quote_text": post.get(f"quote-{anchor}", ""),
+        "note": post.get(f"note-{anchor}", ""),
+        "back": "page",
+    }
 
 
 class PinActionForm(forms.Form):
