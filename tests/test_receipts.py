@@ -243,6 +243,15 @@ def test_a_user_who_may_not_change_summaries_may_not_import(draft):
     assert not Transcript.objects.exists()
 
 
+def test_a_user_who_may_not_change_summaries_may_not_import_before_there_is_a_summary():
+    video = SummaryFactory().video
+    Summary.objects.filter(video=video).delete()
+    viewer = UserFactory(is_staff=True)
+    with pytest.raises(PermissionDenied):
+        import_speech(video, viewer)
+    assert not Transcript.objects.exists()
+
+
 def test_a_deactivated_editor_may_not_import(draft, editor):
     editor.is_active = False
     editor.save()
@@ -699,7 +708,7 @@ def test_an_import_after_scheduling_takes_the_changes_off_the_schedule(draft, ed
 def test_a_pin_changed_after_scheduling_takes_the_changes_off_the_schedule(draft, editor, reviewer):
     copy, at = _scheduled_changes(draft, editor, reviewer)
 
-    pin_best(copy, point(copy, "Price"), editor)
+    pin_best(copy, chapter(copy), editor)  # a pin that does not block, yet a change
 
     with time_machine.travel(at + datetime.timedelta(seconds=1)):
         assert copies.publish_due_changes() == []
