@@ -4,6 +4,7 @@ move, reject, approve, override, suggestions), for every kind of client."""
 
 from pathlib import Path
 
+import jsonschema
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
@@ -692,6 +693,18 @@ def test_a_live_summary_is_not_changed_by_a_refused_override(live, kind):
     assert copies.working_copy_of(live) is None
 
 
+@pytest.mark.parametrize("kind", CLIENTS)
+def test_options_describe_the_endpoints_to_every_client(live, kind):
+    client = client_for(kind)
+    for url in (
+        transcript_url(live),
+        pin_url(live, point_of(live)),
+        pin_url(live, point_of(live), "override"),
+        "/api/v1/summaries/nothing/key-points/1/pin/",
+    ):
+        assert client.options(url).status_code == 200, url
+
+
 # --- The schema ------------------------------------------------------------------------
 
 
@@ -719,3 +732,50 @@ def test_the_schema_documents_transcripts_and_pins():
     assert any(p["name"] == "expand" for p in detail)
     key_point = schema["components"]["schemas"]["KeyPoint"]
     assert "pin" in key_point["properties"] and "pin" not in key_point.get("required", [])
+
+
+def _as_json_schema(node):
+    """OpenAPI 3.0's `nullable` as JSON Schema's null type, everywhere in `node`; `oneOf`
+    as `anyOf` (formats, such as an empty URL or a URL, are not checked here)."""
+    if isinstance(node, list):
+        return [_as_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {
+        "anyOf" if key == "oneOf" else key: _as_json_schema(value) for key, value in node.items()
+    }
+    if converted.pop("nullable", False):
+        return {"anyOf": [converted, {"type": "null"}]}
+    return converted
+
+
+def test_the_answers_match_the_schema(live, draft):
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    components = _as_json_schema(schema["components"])
+
+    def check(response, path, method):
+        answer = schema["paths"][path][method]["responses"][str(response.status_code)]
+        body = _as_json_schema(answer["content"]["application/json"]["schema"])
+        jsonschema.validate(response.json(), {**body, "components": components})
+
+    editor, reviewer = client_for("editor"), client_for("reviewer")
+    check(APIClient().get(transcript_url(live)), "/api/v1/videos/{slug}/transcript/", "get")
+    detail = editor.get(f"/api/v1/summaries/{live.video.slug}/?expand=pins")
+    check(detail, "/api/v1/summaries/{slug}/", "get")
+    base = "/api/v1/summaries/{slug}/{kind}/{part_id}/pin/"
+    point = point_of(draft)
+    check(editor.get(pin_url(draft, point, "suggestions")), base + "suggestions/", "get")
+    tag = version_of(editor, draft)
+    chapter = Chapter.objects.get(summary=draft)
+    body = {"first": 0, "end": 4, "quote": 0}
+    check(editor.put(pin_url(draft, chapter), body, format="json", HTTP_IF_MATCH=tag), base, "put")
+    refuse(draft)
+    tag = version_of(editor, draft)
+    note = {"note": "Checked."}
+    answer = reviewer.post(
+        pin_url(draft, point, "override"), note, format="json", HTTP_IF_MATCH=tag
+    )
+    check(answer, base + "override/", "post")
+    check(editor.delete(pin_url(draft, point), HTTP_IF_MATCH=tag), base, "delete")
+    imported = put_vtt(editor, live, vtt(SPEECH_CORRECTED))
+    check(imported, "/api/v1/videos/{slug}/transcript/", "put")

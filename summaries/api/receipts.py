@@ -336,6 +336,10 @@ IMPORT_DESCRIPTION = (
 class TranscriptViewSet(ApiViewSet):
     """A video's transcript, at /api/v1/videos/<slug>/transcript/."""
 
+    serializer_class = TranscriptSerializer  # what OPTIONS describes
+    filter_backends: list = []
+    pagination_class = None
+
     def get_queryset(self):
         videos = Video.objects.all()
         if not can_see_unpublished(self.request.user):
@@ -562,6 +566,12 @@ PIN_WRITTEN = {200: PinWrittenSerializer}
 @extend_schema(parameters=PIN_PARAMETERS)
 class PinViewSet(ApiViewSet):
     """The pin of a summary's part, at /api/v1/summaries/<slug>/<kind>/<id>/pin/."""
+
+    serializer_class = PinWrittenSerializer  # what OPTIONS describes
+    lookup_field = "video__slug"
+    lookup_url_kwarg = "slug"
+    filter_backends: list = []
+    pagination_class = None
 
     def get_queryset(self):
         return Summary.objects.originals()
