@@ -74,6 +74,8 @@ STATUSES = {
     "mis_timed": ("⏱", "Mis-timed"),
 }
 NOT_PINNED = ("○", "Not pinned")
+# Words of a pin the summary page shows (a statement's own page shows all it keeps).
+PANEL_WORDS = 16
 # Words shown around a suggestion on a statement's page.
 CONTEXT_WORDS = 8
 # Pin actions the panel and a statement's page post, and the service each one calls.
@@ -280,6 +282,11 @@ class PinRow:
         return str(self.pin.get("said") or "")
 
     @property
+    def said_briefly(self) -> str:
+        """The words, shortened for the summary page (its statement's page has them all)."""
+        return Truncator(self.said).words(PANEL_WORDS, truncate=" …")
+
+    @property
     def words(self) -> str:
         if not self.pin or self.status == "not_found":
             return ""
@@ -292,11 +299,6 @@ class PinRow:
         start, stop = format_duration(int(self.pin["start"])), self.pin.get("stop")
         end = format_duration(int(stop)) if stop is not None else start
         return start if end == start else f"{start}–{end}"
-
-    @property
-    def suggested_time(self) -> str:
-        found = self.pin.get("suggested_time") if self.pin else None
-        return format_duration(int(found)) if found is not None else ""
 
     @property
     def reason(self) -> str:
