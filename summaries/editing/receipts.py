@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +45,7 @@ from summaries.text import pins as pin_text
 from summaries.text.durations import format_duration
 from summaries.text.transcripts import Word
 
-from .items import Part
+from .items import Part, PartModel
 
 PINNED_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 BLOCKING = {pin_text.Status.NOT_FOUND, pin_text.Status.CONTRADICTED}
@@ -183,15 +183,18 @@ def refresh_pins(*, summary: Summary) -> int:
     transcript = transcript_for(summary)
     if transcript is None:
         return 0
-    changed = 0
+    changed: dict[PartModel, list[Part]] = defaultdict(list)
     for part in parts_of(summary):
         fields = _refreshed(part, transcript)
+        for name, value in fields.items():
+            setattr(part, name, value)
         if fields:
-            type(part).objects.filter(pk=part.pk).update(**fields)
-            for name, value in fields.items():
-                setattr(part, name, value)
-            changed += 1
-    return changed
+            changed[type(part)].append(part)
+    for model, parts in changed.items():
+        # One UPDATE a kind: a new transcript changes every pin of a long summary.
+        manager: Any = model.objects  # parts of that model only
+        manager.bulk_update(parts, ["pin", "quote_pins"] if model is Chapter else ["pin"])
+    return sum(len(parts) for parts in changed.values())
 
 
 def _refreshed(part: Part, transcript: Transcript) -> dict[str, Any]:
