@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from reversion.models import Version
 
+from summaries.admin.receipts import STATUSES, PinRow
 from summaries.editing import copies, pinning, receipts
 from summaries.models import Chapter, KeyPoint, Summary, Takeaway, Transcript
 from summaries.text import pins as pin_text
@@ -792,3 +793,24 @@ def test_takeaways_are_pinned_like_key_points(editor, draft):
         {"part": key(takeaway), "action": "accept", "first": best.first, "end": best.end},
     )
     assert fresh(takeaway).pin is not None
+
+
+@pytest.mark.parametrize(
+    ("status", "shown"),
+    [
+        ("verbatim", ("✓", "Verbatim")),
+        ("paraphrase", ("≈", "Paraphrase")),
+        ("not_found", ("✗", "Not found")),
+        ("contradicted", ("≠", "Contradicted")),
+        ("mis_timed", ("⏱", "Mis-timed")),
+    ],
+)
+def test_every_status_has_its_words_and_a_symbol_not_only_a_colour(status, shown):
+    row = PinRow(key="keypoint-1", name="Key point 1", label="x", pin={"status": status})
+    assert (row.symbol, row.status_text) == shown
+    unpinned = PinRow(key="keypoint-1", name="Key point 1", label="x", pin=None)
+    assert unpinned.status_text == "Not pinned"
+
+
+def test_every_status_the_text_layer_gives_is_shown():
+    assert set(STATUSES) == {status.value for status in pin_text.Status}
