@@ -489,6 +489,9 @@ def test_a_pin_of_a_live_summary_is_changed_in_its_changes(editor, live):
     )
     assert response.status_code == 200 and response.json()["pin"]["status"] == "verbatim"
     assert point_of(copy).pin["status"] == "verbatim"
+    changes = editor.get(f"/api/v1/summaries/{live.video.slug}/working-copy/?expand=pins")
+    assert changes.json()["key_points"][0]["pin"]["status"] == "verbatim"
+    assert changes.json()["key_points"][0]["id"] == point_of(copy).pk
 
 
 def test_an_editor_approves_a_paraphrase_and_nothing_else(editor, draft):
@@ -727,7 +730,8 @@ def test_the_schema_documents_transcripts_and_pins():
         for method in methods:
             parameters = paths[path][method]["parameters"]
             assert any(p["name"] == "If-Match" and p.get("required") for p in parameters)
-    assert "get" in paths[base + "suggestions/"]
+    assert "404" in paths[base + "suggestions/"]["get"]["responses"]  # to all but editors
+    assert {} in transcript["get"]["security"]
     detail = paths["/api/v1/summaries/{slug}/"]["get"]["parameters"]
     assert any(p["name"] == "expand" for p in detail)
     key_point = schema["components"]["schemas"]["KeyPoint"]
