@@ -30,8 +30,9 @@ class TranscriptQuerySet(models.QuerySet["Transcript"]):
         return self.filter(state=Transcript.State.LIVE)
 
     def without_text(self) -> TranscriptQuerySet:
-        """Everything but the segments and the original file (a page that only links it)."""
-        return self.defer("segments", "original")
+        """Everything but the segments, their search text and the original file (a page
+        that only links it)."""
+        return self.defer("segments", "search_text", "original")
 
 
 class Transcript(TimestampedModel):
@@ -52,6 +53,9 @@ class Transcript(TimestampedModel):
     word_count = models.PositiveIntegerField(default=0, editable=False)
     ends_at = models.FloatField(default=0, editable=False, help_text="Seconds.")
     warnings = models.JSONField(default=list, editable=False, blank=True)
+    # The segments' text, one line per segment in order (search_text_of), kept by save():
+    # what search reads (on PostgreSQL through a generated tsvector column, migration 0027).
+    search_text = models.TextField(default="", blank=True, editable=False)
     # sha256 of the segments: a pin records the digest it was verified against.
     digest = models.CharField(max_length=64, editable=False)
     updated_by = models.ForeignKey(
@@ -75,6 +79,20 @@ class Transcript(TimestampedModel):
     def __str__(self) -> str:
         return f"{self.video} ({self.language}, {self.get_state_display()})"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, the search text computed again whenever the segments are written (not
+        when they were deferred: Django then saves the loaded fields only)."""
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None:
+            writes_segments = "segments" not in self.get_deferred_fields()
+        else:
+            writes_segments = "segments" in update_fields
+        if writes_segments:
+            self.search_text = search_text_of(self.segments)
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "search_text"}
+        super().save(*args, **kwargs)
+
     def segment_list(self) -> list[Segment]:
         return [Segment.from_json(data) for data in self.segments]
 
@@ -90,3 +108,9 @@ class Transcript(TimestampedModel):
 def segments_digest(segments: list[dict[str, Any]]) -> str:
     encoded = json.dumps(segments, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(encoded).hexdigest()
+
+
+def search_text_of(segments: list[dict[str, Any]]) -> str:
+    """The segments' text, line N being segment N's with its spaces and line breaks
+    collapsed: line numbers stay segment numbers, and no JSON key name is searched."""
+    return "\n".join(" ".join(str(segment.get("text") or "").split()) for segment in segments)

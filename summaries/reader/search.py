@@ -4,10 +4,10 @@ import re
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connections
-from django.db.models import Expression, QuerySet
+from django.db.models import Case, Exists, Expression, IntegerField, OuterRef, Q, QuerySet, When
 from django.db.models.expressions import Col
 
-from summaries.models import Summary
+from summaries.models import Summary, Transcript
 
 # Longer queries are cut: nobody types more, and each extra word costs the database time
 # (ranking walks the positions of every query word in every match).
@@ -25,6 +25,9 @@ _NEGATION_RUN = re.compile(r'-(?:[^\w"]*-)+')
 _SEARCH_VECTOR = SearchVectorField()
 _SEARCH_VECTOR.set_attributes_from_name("search_vector")
 _SEARCH_VECTOR.model = Summary
+_TRANSCRIPT_VECTOR = SearchVectorField()
+_TRANSCRIPT_VECTOR.set_attributes_from_name("search_vector")
+_TRANSCRIPT_VECTOR.model = Transcript
 
 
 class StoredSearchVector(Expression):
@@ -41,6 +44,16 @@ class StoredSearchVector(Expression):
 
     def resolve_expression(self, query=None, *args, **kwargs):
         return Col(query.get_initial_alias(), _SEARCH_VECTOR)
+
+
+class TranscriptSearchVector(Expression):
+    """The transcript's `search_vector` column, which exists on PostgreSQL only: a stored
+    generated tsvector of its search_text with a GIN index (migration 0027)."""
+
+    output_field = SearchVectorField()
+
+    def resolve_expression(self, query=None, *args, **kwargs):
+        return Col(query.get_initial_alias(), _TRANSCRIPT_VECTOR)
 
 
 def clean_query(query: str) -> str:
@@ -70,18 +83,21 @@ def search_query(query: str) -> SearchQuery:
 def search_summaries(
     query: str, *, now=None, summaries: QuerySet[Summary] | None = None
 ) -> QuerySet[Summary]:
-    """Live summaries matching the query, best match first.
+    """Live summaries matching the query, best match first: those whose own text matches,
+    then those whose video's live transcript matches (words said, not written).
 
     `summaries` narrows the search to some live summaries (the search page's filters); it
     must be a subset of Summary.objects.published(). The narrowing applies before the
-    MAX_RANKED cap, so a filter never loses matches that older ones crowded out.
+    MAX_RANKED caps, so a filter never loses matches that older ones crowded out.
 
-    On PostgreSQL: full-text search in web-search syntax ("quoted phrases", `or`, `-word`)
-    over the newest MAX_RANKED matches, ranked by cover density (ts_rank_cd: query words
-    close together rank higher) with title words weighted above the rest, then newest first.
-    Other databases: every word must occur in the summary's text (case-insensitive), newest
-    first. Never raises on user input: any string gives a result, possibly empty; an empty query
-    gives an empty result without touching the database.
+    On PostgreSQL: full-text search in web-search syntax ("quoted phrases", `or`, `-word`).
+    The newest MAX_RANKED matches of the summaries' text are ranked by cover density
+    (ts_rank_cd: query words close together rank higher) with title words weighted above the
+    rest, then newest first; after them the newest MAX_RANKED matches of live transcripts,
+    newest first (ranking long transcripts would cost seconds). Other databases: every word
+    must occur in the summary's text, or every word in a live transcript's (case-insensitive),
+    newest first within each. Never raises on user input: any string gives a result, possibly
+    empty; an empty query gives an empty result without touching the database.
     """
     query = clean_query(query)
     if not query:
@@ -89,19 +105,51 @@ def search_summaries(
     if summaries is None:
         summaries = Summary.objects.published(now)
     if connections[summaries.db].vendor == "postgresql":
-        matching = search_query(query)
-        newest_matches = (
-            summaries.alias(document=StoredSearchVector())
-            .filter(document=matching)
-            .order_by("-publish_at", "-id")
-            .values("pk")[:MAX_RANKED]
+        return _postgresql_search(query, summaries)
+    return _fallback_search(query, summaries)
+
+
+def _text_first(text_match: Q) -> Case:
+    """1 for the summaries whose own text matches, 0 for the others (transcript matches)."""
+    return Case(When(text_match, then=1), default=0, output_field=IntegerField())
+
+
+def _postgresql_search(query: str, summaries: QuerySet[Summary]) -> QuerySet[Summary]:
+    matching = search_query(query)
+    newest_text = (
+        summaries.alias(document=StoredSearchVector())
+        .filter(document=matching)
+        .order_by("-publish_at", "-id")
+        .values("pk")[:MAX_RANKED]
+    )
+    said = (
+        Transcript.objects.live()
+        .alias(said_words=TranscriptSearchVector())
+        .filter(said_words=matching)
+        .values("video_id")
+    )
+    newest_said = (
+        summaries.filter(video__in=said).order_by("-publish_at", "-id").values("pk")[:MAX_RANKED]
+    )
+    return (
+        Summary.objects.filter(Q(pk__in=newest_text) | Q(pk__in=newest_said))
+        .annotate(
+            text_match=_text_first(Q(pk__in=newest_text)),
+            rank=SearchRank(StoredSearchVector(), matching, cover_density=True),
         )
-        return (
-            Summary.objects.filter(pk__in=newest_matches)
-            .annotate(rank=SearchRank(StoredSearchVector(), matching, cover_density=True))
-            .order_by("-rank", "-publish_at", "-id")
-        )
+        .order_by("-text_match", "-rank", "-publish_at", "-id")
+    )
+
+
+def _fallback_search(query: str, summaries: QuerySet[Summary]) -> QuerySet[Summary]:
+    text_match = Q()
+    transcripts = Transcript.objects.live().filter(video=OuterRef("video"))
     for word in query.split():
         # icontains escapes LIKE wildcards (% _ \), so every character is matched literally.
-        summaries = summaries.filter(search_document__icontains=word)
-    return summaries.order_by("-publish_at", "-id")
+        text_match &= Q(search_document__icontains=word)
+        transcripts = transcripts.filter(search_text__icontains=word)
+    return (
+        summaries.filter(text_match | Q(Exists(transcripts)))
+        .annotate(text_match=_text_first(text_match))
+        .order_by("-text_match", "-publish_at", "-id")
+    )

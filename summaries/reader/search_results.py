@@ -76,9 +76,14 @@ def _headline(expression, query, **options):
 def _rows(ids: list[int], query: str):
     """Rows of the live summaries of `ids`: their cards' columns (cards.card_values), `pk`
     and `tldr`, and on PostgreSQL `marked_snippet` (ts_headline output with START/STOP
-    markers), elsewhere the stored search text for the fallback. One query."""
+    markers) and `said_line` (search_transcripts.said_line_sql: the transcript line
+    matched, for summaries found by their transcript only), elsewhere the stored search
+    text for the fallback. One query."""
+    # Imported here: search_transcripts builds on this module (and on receipts, which does).
+    from .search_transcripts import said_line_sql
+
     summaries = Summary.objects.published().filter(pk__in=ids)
-    extra = ("pk", "tldr")
+    extra: tuple[str, ...] = ("pk", "tldr")
     if connections[summaries.db].vendor != "postgresql":
         extra += ("search_document",)
     elif query:
@@ -105,24 +110,30 @@ def _rows(ids: list[int], query: str):
                 output_field=TextField(),
             ),
         )
-        extra += ("marked_snippet",)
+        extra += ("marked_snippet", "said_line")
+        summaries = summaries.annotate(said_line=said_line_sql(query))
     return cards.card_values(summaries, through="video", extra=extra)
 
 
 def page_results(ids: list[int], query: str) -> list[Result]:
     """A Result per summary of `ids` (one page of results, in order), its video as the
     card every other list shows (summaries/reader/cards.py): two queries (the summaries'
-    card rows with their snippets, the people of every card).
+    card rows with their snippets, the people of every card); off PostgreSQL a third when
+    a result was found by its transcript only (search_transcripts).
 
     Snippets are computed for the page only; a summary unpublished since its id was found
     is left out.
     """
+    # Imported here: search_transcripts builds on this module (and on receipts, which does).
+    from .search_transcripts import said_snippets
+
     by_pk = {row["pk"]: row for row in _rows(ids, query)}
     rows = [by_pk[pk] for pk in ids if pk in by_pk]
     videos = cards.add_people([cards.card(row) for row in rows])
     words = query_words(query)
+    said = said_snippets(rows, query)
     return [
-        Result(video=video, snippet=snippet(row, query, words))
+        Result(video=video, snippet=said.get(row["pk"]) or snippet(row, query, words))
         for row, video in zip(rows, videos, strict=True)
     ]
 
