@@ -242,6 +242,41 @@ def test_an_editor_may_not_override_whatever_they_call(refused, editor, quote):
         workflow.publish_summary(summary=refused, user=None)  # still refused, even to the system
 
 
+def test_the_override_and_its_note_are_in_the_summarys_history(client, refused, reviewer):
+    pinning.override_pin(
+        summary=refused, part=price(refused), note="Said on screen at 0:07.", user=reviewer
+    )
+    client.force_login(reviewer)
+    page = client.get(reverse("admin:summaries_summary_history", args=[refused.pk]))
+    assert "Overrode the refused pin (Said on screen at 0:07.) of “Price”" in page.content.decode()
+
+
+def test_an_editor_may_not_override_through_the_api(refused, editor):
+    client = api_for(editor)
+    url = f"/api/v1/summaries/{refused.video.slug}/"
+    tag = client.get(url)["Edit-Version"]
+    point = price(refused)
+    response = client.post(
+        f"{url}key-points/{point.pk}/pin/override/",
+        {"note": "Mine."},
+        format="json",
+        HTTP_IF_MATCH=tag,
+    )
+    assert response.status_code == 403
+    assert price(refused).pin == point.pin
+
+
+def test_an_editor_may_not_override_through_the_admin(client, refused, editor):
+    client.force_login(editor)
+    point = price(refused)
+    response = client.post(
+        reverse("admin:summaries_summary_pin", args=[refused.pk]),
+        {"part": f"keypoint-{point.pk}", "action": "override", "note": "Mine."},
+    )
+    assert response.status_code == 403
+    assert price(refused).pin == point.pin
+
+
 def test_an_editor_who_made_themselves_no_reviewer_cannot_publish_an_override(refused, editor):
     """An override with an editor's name forged into the row does not hold once the
     statement changes; and the gate refuses the change as ever."""
