@@ -64,6 +64,9 @@ def _hidden_text(column: str) -> str:
 # first line of its video's live transcripts saying every query word (else any), as a JSON
 # array [start, line marked by ts_headline, source_url, platform, platform_video_id]; NULL
 # when the summary's own text matches or no transcript does.
+# Lines are parsed one by one until the first match: the function scan of unnest yields
+# them in order and LIMIT stops it (an ORDER BY would parse every line first), and the
+# second branch (any word) runs only when the first finds nothing.
 _SAID_LINE_SQL = f"""(
 SELECT json_build_array(
     (t.segments -> (line.n - 1)::int ->> 'start')::float,
@@ -74,15 +77,17 @@ SELECT json_build_array(
 FROM summaries_transcript t
 JOIN summaries_video v ON v.id = t.video_id
 CROSS JOIN LATERAL (
-    SELECT lines.n, lines.text, lines.words @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s)
-        AS whole
-    FROM (
-        SELECT l.n, l.text, to_tsvector('{SEARCH_CONFIG}', l.text) AS words
-        FROM unnest(string_to_array(left(t.search_text, {MAX_CHARS}), E'\\n'))
-            WITH ORDINALITY AS l(text, n)
-    ) lines
-    WHERE lines.words @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s)
-    ORDER BY whole DESC, lines.n
+    (SELECT l.n, l.text, true AS whole
+     FROM unnest(string_to_array(left(t.search_text, {MAX_CHARS}), E'\\n'))
+         WITH ORDINALITY AS l(text, n)
+     WHERE to_tsvector('{SEARCH_CONFIG}', l.text) @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s)
+     LIMIT 1)
+    UNION ALL
+    (SELECT l.n, l.text, false AS whole
+     FROM unnest(string_to_array(left(t.search_text, {MAX_CHARS}), E'\\n'))
+         WITH ORDINALITY AS l(text, n)
+     WHERE to_tsvector('{SEARCH_CONFIG}', l.text) @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s)
+     LIMIT 1)
     LIMIT 1
 ) line
 WHERE t.video_id = summaries_summary.video_id
