@@ -564,6 +564,52 @@ def test_a_contradicted_quotation_is_named_with_its_chapter_and_time(draft, edit
     )
 
 
+def test_a_quotation_nobody_said_is_named_with_its_chapters_start(draft, editor, reviewer):
+    import_speech(draft.video, editor)
+    chapters = list(Chapter.objects.filter(summary=draft))
+    chapters[0].body = f"{OPENING} They said: “{UNSAID_POINT}”"
+    chapters[0].start_time = 1
+    save.save_summary(summary=draft, parts={Chapter: chapters}, user=editor)
+
+    with pytest.raises(ValidationError) as refused:
+        workflow.publish_summary(summary=draft, user=reviewer)
+
+    assert refused.value.messages[1].startswith(
+        f"The quotation “{UNSAID_POINT}” in chapter “Release” (at 0:01) is not in the "
+        "transcript: nothing in the transcript says this"
+    )
+
+
+def test_takeaways_and_caveats_are_pinned_like_key_points(draft, editor):
+    from summaries.models import Caveat, Takeaway
+
+    import_speech(draft.video, editor)
+    takeaway = Takeaway.objects.create(summary=draft, position=1, text=VERBATIM_POINT, time=22)
+    caveat = Caveat.objects.create(summary=draft, position=1, text=CONTRADICTED_POINT)
+
+    assert pin_best(draft, takeaway, editor)["status"] == "verbatim"
+    assert pin_best(draft, caveat, editor)["status"] == "contradicted"
+    with pytest.raises(ValidationError, match="Caveat “The new model is 4 times faster.”"):
+        receipts.check_publishable(draft)
+
+
+def test_an_approval_holds_when_the_statement_is_verified_again_with_the_same_verdict(
+    draft, editor
+):
+    """A point moved by a second (within the tolerance) is verified again: still the same
+    paraphrase of the same words, so the editor's approval stands."""
+    import_speech(draft.video, editor)
+    said_at = round(pin_best(draft, point(draft, "Speed"), editor)["start"])
+    approved = pinning.approve_pin(summary=draft, part=point(draft, "Speed"), user=editor)
+    moved = said_at if said_at != 6 else 5  # stated at 6 s so far
+
+    edit_point(draft, "Speed", editor, time=moved)
+
+    pin = point(draft, "Speed").pin
+    assert pin["stated_time"] == moved and pin["status"] == "paraphrase"
+    assert pin["approved"] == approved["approved"]
+
+
 def test_an_unapproved_paraphrase_of_a_point_does_not_keep_it_from_publication(
     draft, editor, reviewer
 ):
