@@ -200,17 +200,27 @@ def record_results(
     claimed with `token` are left alone.
     """
     now = now or timezone.now()
+    # Rows are locked in the order editors' transactions lock them too
+    # (editing.derived.lock_citations): the sources, then their citations in id order,
+    # then the content generation row (checks_recorded). So this never holds a row an
+    # editor's transaction waits for while waiting for one that transaction holds. The
+    # sources are locked FOR NO KEY UPDATE: a save may add a citation of one of them (a
+    # row pointing at it) meanwhile.
+    row_locks = connection.features.has_select_for_update
     locked = Source.objects.filter(pk__in=list(results), check_token=token)
-    if connection.features.has_select_for_update:
-        locked = locked.select_for_update()
+    if row_locks:
+        locked = locked.select_for_update(no_key=True)
     sources = list(locked.order_by("id"))
     if not sources:
         return []
     healthy = timedelta(seconds=settings.CHECK_INTERVAL_HEALTHY)
     problem = timedelta(seconds=settings.CHECK_INTERVAL_PROBLEM)
 
+    # Locked as they are read, so that a verdict is about the key phrase as it is now
+    # (an editor changing it meanwhile is waited for).
+    cited = Citation.objects.filter(source__in=sources).order_by("id")
     citations = defaultdict(list)
-    for citation in Citation.objects.filter(source__in=sources).order_by("id"):
+    for citation in cited.select_for_update() if row_locks else cited:
         citations[citation.source_id].append(citation)
     changed_citations = []
     checks = []

@@ -26,7 +26,7 @@ from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
 from . import gate, receipts, rules, video_changes
-from .derived import refresh_derived_data
+from .derived import lock_citations, refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import Part, PartModel, make_room_for_reorder
 
@@ -205,6 +205,7 @@ def _move_onto(copy: Summary, live: Summary) -> None:
     live parts the copy no longer has are deleted. Citations move over whole (they keep
     the copy's confirmations and key phrases).
     """
+    lock_citations(summary_ids=[copy.pk, live.pk])
     Citation.objects.filter(summary=live).delete()
     # Kept caveats get their targets from the copy; none is deleted with a chapter.
     Caveat.objects.filter(summary=live).update(chapter=None, takeaway=None)
@@ -284,8 +285,8 @@ def publish_changes(
     when `user` may not publish.
     """
     gate.require(user, gate.PUBLISH, "publish changes")
-    live = Summary.objects.select_for_update().get(pk=summary.pk)
-    copy = working_copy_of(live)
+    live = _lock_live(summary.pk)
+    copy = _lock_copy_of(live)
     if copy is None:
         raise ValidationError("There are no unpublished changes to publish.")
     _check_publishable(copy)
@@ -300,6 +301,27 @@ def publish_changes(
         return live
     notifications.summary_published(summary=live, by=user, changes=copy, now=now)
     return _go_live(live=live, copy=copy, user=user, now=now)
+
+
+# Publishing, discarding and taking back changes lock, in this order: the live summary,
+# its working copy, then their citations (derived.lock_citations). A save of the changes
+# locks the copy (the admin's form, the API's edit through the live summary) before its
+# citations too, so that none of them waits for another while holding what it waits for.
+
+
+def _lock_live(pk: int) -> Summary:
+    """The live summary, its row locked until the transaction ends against other
+    publishing and saves (FOR NO KEY UPDATE). Rows that point at it can still be written
+    meanwhile: a worker recording checks of its sources may tell its editors of a source
+    problem (a row pointing at the summary) while it holds citations this transaction
+    is about to lock (derived.lock_citations)."""
+    return Summary.objects.select_for_update(no_key=True).get(pk=pk)
+
+
+def _lock_copy_of(live: Summary) -> Summary | None:
+    """The working copy of `live`, its row locked until the transaction ends (FOR
+    UPDATE: it is about to be deleted); None when it has none."""
+    return Summary.objects.select_for_update().filter(working_copy_of=live).first()
 
 
 def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -> Summary:
@@ -339,7 +361,8 @@ def take_back_changes(*, summary: Summary) -> Summary | None:
     For a summary that is going back to draft: its pending edits must not be lost.
     Returns the copy that was taken back, or None when there was none.
     """
-    copy = working_copy_of(summary)
+    _lock_live(summary.pk)
+    copy = _lock_copy_of(summary)
     if copy is None:
         return None
     _move_onto(copy, summary)
@@ -361,9 +384,10 @@ def discard_changes(*, summary: Summary, user: gate.Actor = None) -> bool:
     summaries.
     """
     gate.require(user, gate.CHANGE, "discard changes")
-    copy = working_copy_of(summary)
+    copy = _lock_copy_of(summary)
     if copy is None:
         return False
+    lock_citations(summary_ids=[copy.pk])  # deleted with the copy
     with reversion.create_revision(manage_manually=True):
         reversion.add_to_revision(copy)
         if user is not None and user.is_authenticated:
@@ -409,15 +433,23 @@ def _still_publishable(copy: Summary) -> bool:
 
 @transaction.atomic
 def _publish_scheduled(*, copy_id: int, now: datetime) -> bool:
+    live_id = Summary.objects.filter(pk=copy_id).values_list("working_copy_of", flat=True).first()
+    if live_id is None:  # published or discarded
+        return False
+    live = _lock_live(live_id)  # before the copy, as a reviewer's publishing does
     copy = (
         Summary.objects.select_for_update(of=("self",))
         .select_related("updated_by")
-        .filter(pk=copy_id, scheduled_version=F("lock_version"), publish_at__lte=now)
+        .filter(
+            pk=copy_id,
+            working_copy_of=live,
+            scheduled_version=F("lock_version"),
+            publish_at__lte=now,
+        )
         .first()
     )
-    if copy is None or copy.working_copy_of_id is None:  # published, saved again or discarded
+    if copy is None:  # published, saved again or discarded meanwhile
         return False
-    live = Summary.objects.select_for_update().get(pk=copy.working_copy_of_id)
     if not _still_publishable(copy):
         return False
     notifications.summary_went_live(summary=live, changes=copy, now=now)

@@ -2,14 +2,14 @@
 
 import operator
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TypeAlias
 from urllib.parse import urlsplit
 
 import reversion
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
+from django.db.models import F, QuerySet
 
 from summaries import checking
 from summaries.models import (
@@ -87,13 +87,38 @@ def _citation_key(location: Location, source_id: int, link_text: str) -> Citatio
     )
 
 
+def _locked_in_order(citations: QuerySet[Citation]) -> QuerySet[Citation]:
+    """These citations in id order, their rows locked as they are read (PostgreSQL;
+    SQLite has no row locks: a writer holds the whole database)."""
+    citations = citations.order_by("id")
+    return citations.select_for_update() if connection.features.has_select_for_update else citations
+
+
+def lock_citations(*, summary_ids: Iterable[int]) -> None:
+    """Lock the citations of these summaries until the transaction ends, in id order.
+
+    The order in which a transaction that writes citations locks rows: the summary's (the
+    live summary, then its working copy), then its citations, all at once and in id order,
+    before it writes any citation or the content generation row (`content_changed`), then
+    that row. A worker recording checks (checking.record_results) locks the citations of
+    its sources in id order before that row too, so neither ever holds a row the other
+    waits for while it waits for one the other holds (PostgreSQL would end that deadlock
+    by failing one of them). A deleted part takes its citations with it, so a save locks
+    them before it writes any part.
+    """
+    ids = list(summary_ids)
+    if ids and connection.features.has_select_for_update:
+        list(_locked_in_order(Citation.objects.filter(summary_id__in=ids)).values_list("pk"))
+
+
 @transaction.atomic
 def sync_citations(*, summary: Summary) -> list[Citation]:
     """Make the summary's citations match the links in its text.
 
     A citation that is still in the text keeps its row (and so an editor's key phrase and,
     later, confirmations); new links get new rows, removed links lose theirs. Sources are
-    shared by normalised URL and never deleted here (other summaries may cite them).
+    shared by normalised URL and never deleted here (other summaries may cite them). The
+    summary's citations are locked as they are read (`lock_citations`).
     """
     # A URL too long to store cannot be checked either; it is left out.
     found = [
@@ -101,9 +126,8 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
         for location, item in _found_citations(summary)
         if len(item.normalised_url) <= _URL_MAX and len(item.url) <= _URL_MAX
     ]
-    sources = _sources_for({item.normalised_url for _, item in found})
     previous: defaultdict[CitationKey, list[Citation]] = defaultdict(list)
-    for citation in summary.citations.all():
+    for citation in _locked_in_order(Citation.objects.filter(summary=summary)):
         key = (
             citation.chapter_id,
             citation.key_point_id,
@@ -112,6 +136,7 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
             citation.link_text,
         )
         previous[key].append(citation)
+    sources = _sources_for({item.normalised_url for _, item in found})
 
     link_text_max, key_phrase_max = _field_max("link_text"), _field_max("key_phrase")
     kept: list[Citation] = []

@@ -29,7 +29,7 @@ from summaries.pagecache.generation import content_changed
 from summaries.text.remembered import remembering
 
 from . import copies, gate, receipts, video_changes
-from .derived import refresh_derived_data
+from .derived import lock_citations, refresh_derived_data
 from .items import Part, PartModel, make_room_for_reorder, renumber
 from .rules import duplicate_video_problem, link_problems, time_after_end
 from .video_changes import People
@@ -367,7 +367,10 @@ def save_summary(
         if summary.is_working_copy and summary.publish_at is not None:
             summary.publish_at, summary.scheduled_version = None, None
         summary.updated_by = user if user is not None and user.is_authenticated else None
+        adding = summary.pk is None
         summary.save()
+        if not adding:  # before any part is written: a deleted part deletes its citations
+            lock_citations(summary_ids=[summary.pk])
         _keep_caveats_of_deleted_targets(parts, summary)
         for model in PART_MODELS:
             if model in parts:
