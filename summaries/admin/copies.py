@@ -90,6 +90,11 @@ def map_onto_copy(post, ids: dict, copy: Summary, confirm_button: str):
     return data
 
 
+def _summary_id(object_id: str | None) -> int | None:
+    """The summary id an admin address names, or None when it names none."""
+    return int(object_id) if object_id is not None and object_id.isdigit() else None
+
+
 class WorkingCopyMixin:
     """For SummaryAdmin: published summaries are edited through their working copy."""
 
@@ -114,8 +119,9 @@ class WorkingCopyMixin:
         return self._save_changes(request, summary, object_id, form_url, extra_context)
 
     def _published(self, object_id):
-        """The published summary whose page this is; None for drafts and new summaries."""
-        if object_id is None:
+        """The published summary whose page this is; None for drafts and new summaries (and
+        for an id that is not one: the admin's own view then says it does not exist)."""
+        if _summary_id(object_id) is None:
             return None
         summary = Summary.objects.originals().filter(pk=object_id).first()
         return summary if summary is not None and copies.needs_working_copy(summary) else None
@@ -174,7 +180,9 @@ class WorkingCopyMixin:
 
     def history_view(self, request, object_id, extra_context=None):
         """The changes' History button names the copy: its history is its summary's."""
-        copy = Summary.objects.filter(pk=object_id, working_copy_of__isnull=False).first()
+        copy = None
+        if _summary_id(object_id) is not None:
+            copy = Summary.objects.filter(pk=object_id, working_copy_of__isnull=False).first()
         if copy is not None:
             opts = self.model._meta
             return HttpResponseRedirect(
