@@ -105,6 +105,17 @@ def test_a_replaced_transcript_is_searched_by_its_new_words_only():
     assert found("laundry") == [summary]
 
 
+def test_a_video_said_in_two_languages_is_listed_once(client):
+    summary = live("Attention")
+    add_transcript(summary.video)
+    add_transcript(summary.video, language="fr", speech=[(9, 12, "Le benchmark est clair.")])
+
+    response = page(client, q="benchmark")
+
+    assert found("benchmark") == [summary]
+    assert len(response.context["results"]) == 1
+
+
 def test_key_names_of_the_segments_are_not_searched():
     summary = live("Attention")
     add_transcript(summary.video)
