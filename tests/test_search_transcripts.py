@@ -7,12 +7,13 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from summaries.editing import derived
+from summaries.editing import derived, pinning
 from summaries.editing.receipts import publish_transcripts
 from summaries.models import Transcript, segments_digest
 from summaries.reader.search import search_summaries
 
-from .factories import SummaryFactory
+from .factories import EditorFactory, SummaryFactory
+from .receipts_factories import vtt
 
 pytestmark = pytest.mark.django_db
 
@@ -114,6 +115,22 @@ def test_a_video_said_in_two_languages_is_listed_once(client):
 
     assert found("benchmark") == [summary]
     assert len(response.context["results"]) == 1
+
+
+def test_an_import_replaced_before_review_is_searched_by_its_last_words_once_published():
+    summary = live("Attention")
+    editor = EditorFactory()
+    first = vtt([(0, 3, "Gradient descent, slowly.")])
+    pinning.import_transcript(video=summary.video, data=first, user=editor, filename="a.vtt")
+    second = vtt([(0, 3, "Robots fold the laundry.")])
+    pinning.import_transcript(video=summary.video, data=second, user=editor, filename="b.vtt")
+
+    assert found("laundry") == []  # waiting for review
+
+    publish_transcripts(video=summary.video)
+
+    assert found("laundry") == [summary]
+    assert found("gradient") == []
 
 
 def test_key_names_of_the_segments_are_not_searched():
