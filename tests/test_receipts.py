@@ -823,3 +823,24 @@ def test_saving_a_pinned_summary_reads_the_parts_once_more(draft, editor, monkey
     _save_cost(draft, editor, monkeypatch, pins=True)
     without = _save_cost(draft, editor, monkeypatch, pins=False)
     assert _save_cost(draft, editor, monkeypatch, pins=True) == without + 5
+
+
+def test_versions_of_a_transcript_with_as_many_words_are_told_apart():
+    """The text layer keeps the index of the last few transcripts; two versions of one
+    talk with the same number of words, differing in the middle, are not mixed up."""
+    from summaries.text import pins
+    from summaries.text.transcripts import Segment, timed_words
+
+    def words(lines):
+        return timed_words([Segment(float(a), float(b), text) for a, b, text in lines])
+
+    said = words(SPEECH)
+    three = [(a, b, t.replace("two and a half", "three and a half")) for a, b, t in SPEECH]
+    corrected = words(three)
+    assert len(said) == len(corrected) and said[0] == corrected[0] and said[-1] == corrected[-1]
+    statement = "The new model is 2.5 times faster."
+    span = pins.suggest(statement, said, kind="point", limit=1)[0]
+
+    for _ in range(2):  # each index found again among the cached ones
+        assert pins.verify(statement, said, span, kind="point").status == "verbatim"
+        assert pins.verify(statement, corrected, span, kind="point").status == "contradicted"

@@ -9,6 +9,8 @@ import pytest
 import time_machine
 from django.contrib.messages import get_messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
@@ -417,3 +419,31 @@ def test_no_one_reverts_a_transcript_to_an_old_import_behind_review(client, edit
         assert client.post(url).status_code == 403
 
     assert Transcript.objects.get().original_name == "2.vtt"
+
+
+# --- Imports and publications one at a time --------------------------------------------------
+
+
+@pytest.mark.skipif(
+    not connection.features.has_select_for_update, reason="row locks: PostgreSQL only"
+)
+@pytest.mark.parametrize("publish", [False, True])
+def test_an_import_and_a_publication_lock_the_summary_before_anything_else(
+    editor, reviewer, publish
+):
+    """Both take the summary's row lock first, so an import waits for a publication being
+    committed (and the other way round): the transcript published is always the one the
+    gate judged the pins on."""
+    summary = make_summary(editor, body=VERBATIM_POINT, time=22)
+    with CaptureQueriesContext(connection) as queries:
+        if publish:
+            workflow.publish_summary(summary=summary, user=reviewer)
+        else:
+            pinning.import_transcript(
+                video=summary.video, data=vtt(SPEECH), user=editor, filename="again.vtt"
+            )
+    writes = ("UPDATE", "INSERT", "DELETE")
+    first_write_or_lock = next(
+        q["sql"] for q in queries if "FOR UPDATE" in q["sql"] or q["sql"].startswith(writes)
+    )
+    assert "FOR UPDATE" in first_write_or_lock and '"summaries_summary"' in first_write_or_lock

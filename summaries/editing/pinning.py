@@ -78,6 +78,9 @@ def import_transcript(
         raise ValidationError({"language": f"“{language}” is not a language code we know."})
     parsed = _parse(data, filename, video.duration_seconds)
     segments = [segment.as_json() for segment in parsed.segments]
+    # Publishing locks the summary too: a transcript never changes between the gate's
+    # verdict and the transcript it publishes.
+    summary = Summary.objects.select_for_update().filter(video=video).first()
     with reversion.create_revision(manage_manually=True):
         transcript, _ = Transcript.objects.update_or_create(
             video=video,
@@ -99,7 +102,7 @@ def import_transcript(
         reversion.add_to_revision(transcript)
         _set_user(user)
         reversion.set_comment(f"Imported the transcript {filename}".strip())
-    target = _summary_waiting_for(video, user)
+    target = _summary_waiting_for(summary, user)
     if target is not None:
         _unschedule(target)
         refresh_pins(summary=target)
@@ -118,8 +121,9 @@ def _parse(data: bytes, filename: str, duration: int | None) -> ParsedTranscript
         raise ValidationError(message, code=code, params={"line": error.line}) from error
 
 
-def _summary_waiting_for(video: Video, user: gate.Actor) -> Summary | None:
-    summary = Summary.objects.filter(video=video).first()
+def _summary_waiting_for(summary: Summary | None, user: gate.Actor) -> Summary | None:
+    """The draft, or the working copy of a published summary (made if needed), that
+    goes live with a transcript imported for its video."""
     if summary is None:
         return None
     target, _, _ = copies.edit_target(summary=summary, user=user)

@@ -65,6 +65,8 @@ def publish_summary(
         return copies.publish_changes(summary=summary.working_copy_of, user=user, at=at)
     if copies.working_copy_of(summary) is not None:
         return copies.publish_changes(summary=summary, user=user, at=at)
+    # Locked before the gate: an import waits until this publication is committed.
+    Summary.objects.select_for_update().filter(pk=summary.pk).exists()
     _check_publishable(summary)
     receipts.publish_transcripts(video=summary.summarised_video)
     now = timezone.now()

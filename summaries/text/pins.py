@@ -611,8 +611,10 @@ def _index(words: Sequence[Word]) -> _Transcript:
     words, compared item by item, which is fast when they are the same objects)."""
     key = tuple(words)
     with _INDEX_LOCK:
-        for cached_key, cached in _INDEXES.items():
-            if len(cached.words) == len(key) and cached.words == key:
+        # Newest first: a summary's pins are verified one after another on one transcript,
+        # and versions of a transcript often have as many words (a full comparison each).
+        for cached_key, cached in reversed(_INDEXES.items()):
+            if _same_words(cached.words, key):
                 _INDEXES.move_to_end(cached_key)
                 return cached
     index = _build_index(key)
@@ -621,6 +623,14 @@ def _index(words: Sequence[Word]) -> _Transcript:
         while len(_INDEXES) > _INDEXES_KEPT:
             _INDEXES.popitem(last=False)
     return index
+
+
+def _same_words(cached: tuple[Word, ...], key: tuple[Word, ...]) -> bool:
+    """Whether two transcripts say the same words at the same times; a difference at either
+    end (a line added or corrected there) is seen without comparing every word."""
+    if len(cached) != len(key):
+        return False
+    return not key or (cached[-1] == key[-1] and cached[0] == key[0] and cached == key)
 
 
 # ---------------------------------------------------------------------------------------
