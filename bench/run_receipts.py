@@ -85,6 +85,18 @@ def production_env(database_url: str) -> dict[str, str]:
     return {**os.environ, **production_settings(), "DATABASE_URL": database_url}
 
 
+def create_database(name: str, env: dict[str, str]) -> None:
+    """The PostgreSQL database `name` on HOST, created if missing."""
+    listed = run(
+        ["psql", "-h", HOST, "-U", "postgres", "-Atc", "SELECT datname FROM pg_database"],
+        env=env,
+        capture=True,
+    )
+    if name not in listed.split():
+        say(f"creating database {name}")
+        run(["createdb", "-h", HOST, "-U", "postgres", name], env=env)
+
+
 def migrate(env: dict[str, str]) -> None:
     run([PYTHON, "manage.py", "migrate", "--noinput", "--skip-checks", "-v", "0"], env=env)
 
@@ -106,6 +118,8 @@ def store_parts(parts: list[str], args: argparse.Namespace) -> int:
     env = production_env(url)
     try:
         say(f"database for {' and '.join(parts)}: {url.split('@')[-1]}; migrating")
+        if url.startswith("postgres"):
+            create_database(url.rsplit("/", 1)[-1].split("?")[0], env)
         migrate(env)
         return max(run_part(part, env, args) for part in parts)
     finally:
@@ -358,6 +372,8 @@ def show(name: str, times: list[float], cpus: list[float]) -> None:
 
 
 def child_import(args: argparse.Namespace) -> bool:
+    from reversion.models import Version
+
     from summaries.editing import pinning
     from summaries.models import Transcript
     from summaries.text.transcripts import parse_transcript
@@ -376,7 +392,12 @@ def child_import(args: argparse.Namespace) -> bool:
 
     import_it()  # warm-up: imports, the first revision
     stored = Transcript.objects.get(video=video)
-    say(f"(a) stored: {stored.word_count:,} words, {len(stored.segments):,} segments")
+    revision = Version.objects.get_for_object(stored).first()
+    size = len(revision.serialized_data) if revision is not None else 0
+    say(
+        f"(a) stored: {stored.word_count:,} words, {len(stored.segments):,} segments; "
+        f"its revision holds {size / 2**20:,.1f} MiB"
+    )
     waited, busy = settle(args.max_busy, args.settle_timeout)
     say(f"(a) the machine was {busy:.0%} busy after {waited:.0f} s of waiting")
     times, cpus = timed(import_it, args.repeat)
