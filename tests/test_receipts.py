@@ -215,6 +215,16 @@ def test_a_file_that_is_not_a_transcript_is_refused_naming_the_line(draft, edito
     assert not Transcript.objects.exists()
 
 
+def test_a_refused_file_quoting_a_percent_sign_is_still_named_by_its_line(draft, editor):
+    broken = b"1\n00:00:01,000 --> 00:00:02,000\nhi\n\n2\n50% faster %(line)s\nhi\n"
+    with pytest.raises(ValidationError) as refused:
+        pinning.import_transcript(video=draft.video, data=broken, user=editor, filename="b.srt")
+    [message] = refused.value.messages
+    assert "line 6" in message and "50% faster %(line)s" in message
+    assert refused.value.message == message  # as written, for faces that read it raw
+    assert refused.value.__cause__.line == 6
+
+
 def test_a_file_over_the_size_limit_is_refused_as_too_large(draft, editor, settings):
     settings.TRANSCRIPT_MAX_BYTES = 100
     data = vtt(SPEECH)

@@ -447,3 +447,16 @@ def test_an_import_and_a_publication_lock_the_summary_before_anything_else(
         q["sql"] for q in queries if "FOR UPDATE" in q["sql"] or q["sql"].startswith(writes)
     )
     assert "FOR UPDATE" in first_write_or_lock and '"summaries_summary"' in first_write_or_lock
+
+
+def test_a_refused_paste_quoting_a_percent_sign_is_answered_with_its_line(client, editor):
+    summary = make_summary(editor, body=VERBATIM_POINT, time=22)
+    client.force_login(editor)
+    broken = "1\n00:00:01,000 --> 00:00:02,000\nhi\n\n2\n50% faster\nhi\n"
+    response = client.post(
+        reverse("admin:summaries_summary_transcript_import", args=[summary.pk]),
+        {"pasted": broken, "language": "en"},
+    )
+    assert response.status_code == 200
+    [error] = response.context["form"].errors["pasted"]
+    assert "line 6" in error and "50% faster" in error

@@ -117,8 +117,10 @@ def _parse(data: bytes, filename: str, duration: int | None) -> ParsedTranscript
         )
     except TranscriptError as error:
         code = "too_large" if isinstance(error, TranscriptTooLarge) else "invalid"
+        # No params: the message quotes the file, and a "%" in it is text, not a
+        # placeholder. The line number is the TranscriptError's (`__cause__.line`).
         message = f"This file cannot be imported as a transcript: {error.message}."
-        raise ValidationError(message, code=code, params={"line": error.line}) from error
+        raise ValidationError(message, code=code) from error
 
 
 def _summary_waiting_for(summary: Summary | None, user: gate.Actor) -> Summary | None:
