@@ -280,7 +280,8 @@ def test_no_axe_violations_on_the_summary_page(live_server, browser, summary, sc
     page.locator("#chapters-0 .part-toggle").click()
     results = Axe().run(page, options=AXE_OPTIONS)
     context.close()
-    assert results.violations_count == 0, results.generate_snapshot()
+    found = [(v["id"], n["target"]) for v in results.response["violations"] for n in v["nodes"]]
+    assert results.violations_count == 0, found
 
 
 # --- Without JavaScript ------------------------------------------------------------------
