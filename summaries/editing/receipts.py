@@ -114,8 +114,7 @@ def transcript_for(summary: Summary) -> Transcript | None:
     language = summary.video_changes.get("language")
     same_language = Q(language=language) if language else Q(language=F("video__language"))
     found = {
-        t.state: t
-        for t in Transcript.objects.filter(same_video, same_language).defer("segments", "original")
+        t.state: t for t in Transcript.objects.filter(same_video, same_language).without_text()
     }
     if summary.status == Summary.Status.PUBLISHED and not summary.is_working_copy:
         return found.get(Transcript.State.LIVE)
