@@ -617,6 +617,35 @@ def test_a_hang_past_the_deadline_is_a_timeout(site):
     assert elapsed < 1.0
 
 
+def kernel_sockets(address: str, port: int) -> list[str]:
+    """The states (hex, as in /proc/net/tcp) of the kernel's TCP sockets bound to
+    address:port: a socket a process has closed stays listed while the kernel still owes
+    its peer something (a FIN_WAIT socket goes on sending what is unacknowledged)."""
+    local = f"{socket.htonl(int(ipaddress.IPv4Address(address))):08X}:{port:04X}"
+    with open("/proc/net/tcp") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+    return [row[3] for row in rows if row[1] == local]
+
+
+def test_a_request_given_up_on_is_reset_not_left_for_the_kernel_to_deliver():
+    # Ended with a FIN, a connection whose request the fetcher gave up on lives on in the
+    # kernel, which sends again whatever the peer has not acknowledged: a worker cut off
+    # from the network would deliver the request once its link came back, after the
+    # batch's claim (and its right to send) had lapsed. Reset, nothing of it is left.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.2", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        result = fetch(
+            f"http://a.test:{port}/", need_body=True, retries=0, **{**FAST, "deadline": 0.3}
+        )
+        assert (result.state, result.error_class) == ("error", "timeout")
+        connection, (client_address, client_port) = listener.accept()
+        with connection:
+            assert connection.recv(65536).startswith(b"GET / HTTP/1.1")
+            assert kernel_sockets(client_address, client_port) == []
+
+
 def test_a_slow_drip_body_cannot_outlive_the_deadline(site):
     # One byte every 20 ms: each read succeeds well within any per-read timeout.
     site.routes["/drip"] = stream(10_000, content_length=False, chunk=b"x", pause=0.02)

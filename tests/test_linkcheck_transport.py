@@ -25,7 +25,11 @@ from summaries.linkcheck.transport import (
     resolve,
     vetted_addresses,
 )
-from tests.test_linkcheck_fetch import make_server, page  # noqa: F401 - a fixture
+from tests.test_linkcheck_fetch import (  # noqa: F401 - make_server is a fixture
+    kernel_sockets,
+    make_server,
+    page,
+)
 from tests.webhook_receiver import Receiver
 
 ALLOWED = parse_networks(["127.0.0.2/31"])
@@ -214,3 +218,25 @@ def test_a_webhook_goes_to_the_address_that_takes_it():
         assert len(receiver.received) == 1
     finally:
         receiver.stop()
+
+
+def test_a_webhook_given_up_on_is_reset_not_left_for_the_kernel_to_deliver():
+    # A delivery that timed out is tried again later: the first POST must not reach the
+    # receiver after all, sent again by the kernel once a dead link comes back.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.2", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        result = post(
+            f"http://hooks.test:{port}/hooks",
+            b"{}",
+            headers={},
+            resolver={"hooks.test": ["127.0.0.2"]}.__getitem__,
+            allowed_networks=["127.0.0.2/31"],
+            deadline=0.3,
+        )
+        assert (result.status, result.error_class) == (None, ErrorClass.TIMEOUT)
+        connection, (client_address, client_port) = listener.accept()
+        with connection:
+            assert connection.recv(65536).startswith(b"POST /hooks HTTP/1.1")
+            assert kernel_sockets(client_address, client_port) == []

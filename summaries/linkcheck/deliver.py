@@ -91,6 +91,7 @@ def post(
     started = clock()
     guard = Guard(deadline)
     connection = None
+    answered = False
     try:
         connection = connect_first(
             target,
@@ -118,6 +119,7 @@ def post(
         excerpt, _ = read_body(response, RESPONSE_EXCERPT)
         if guard.fired:
             raise NetError(ErrorClass.TIMEOUT, "deadline passed while reading")
+        answered = True
         return PostResult(
             status=response.status,
             response_ms=round((clock() - started) * 1000),
@@ -138,6 +140,6 @@ def post(
             response_ms=round((clock() - started) * 1000),
         )
     finally:
-        guard.disarm()
+        guard.disarm(abort=not answered)  # a delivery given up on is not delivered later
         if connection is not None:
             connection.close()

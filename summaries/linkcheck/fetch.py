@@ -234,6 +234,7 @@ class _Fetch:
         started = options.clock()
         guard = Guard(remaining)
         connection = None
+        answered = False
         try:
             connection = connect_first(
                 target,
@@ -268,7 +269,7 @@ class _Fetch:
             page = None
             if body.read and not body.too_large:
                 page = read_page(body.data, content_type, complete=body.complete)
-            return _Response(
+            answer = _Response(
                 status=response.status,
                 headers=response.headers,
                 page=page,
@@ -277,6 +278,8 @@ class _Fetch:
                 address=str(connection.host),
                 body=body.data if keep else None,
             )
+            answered = True
+            return answer
         except Exception as exc:
             if guard.fired:
                 raise NetError(
@@ -284,7 +287,7 @@ class _Fetch:
                 ) from exc
             raise classify(exc) from exc
         finally:
-            guard.disarm()
+            guard.disarm(abort=not answered)
             if connection is not None:
                 connection.close()
 

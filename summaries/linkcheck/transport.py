@@ -18,6 +18,7 @@ import ipaddress
 import itertools
 import socket
 import ssl
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -123,13 +124,32 @@ class Guard:
         except OSError:
             pass
 
-    def disarm(self) -> None:
+    def disarm(self, *, abort: bool = False) -> None:
+        """Stop watching the exchange's sockets.
+
+        With `abort` (the exchange failed or was given up on) each socket is reset when it
+        is closed (SO_LINGER 0) rather than ended with a FIN: bytes the peer has not
+        acknowledged (a request sent into a dead link) are dropped, where a FIN would leave
+        the kernel sending them again for a minute or more, to arrive after the caller has
+        given up on them and may send them again.
+        """
         WATCHDOG.cancel(self._entry)
         with self._lock:
             self._done = True
             for duplicate in self._sockets:
+                if abort:
+                    _reset_on_close(duplicate)
                 duplicate.close()
             self._sockets.clear()
+
+
+def _reset_on_close(sock: socket.socket) -> None:
+    """Make the socket's last close send a RST and drop what is still unsent (the option
+    belongs to the shared socket, so setting it on a duplicate is enough)."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
 
 
 class GuardedHTTPConnection(HTTPConnection):
