@@ -5,7 +5,8 @@ Who may do what, what a pin says and what publishing refuses are decided in
 `summaries.editing` (`pinning`, `receipts`, `gate`); this module finds what a request names,
 calls those services with the signed-in user and shows the result. The summary page shows
 only the stored pins: the transcript's words are read on a statement's own page, when an
-editor asks for suggestions.
+editor asks for suggestions, and for the chapters suggested to a summary without any
+(`chapter_suggestions`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from summaries.models import (
     Video,
 )
 from summaries.text.durations import format_duration
+
+from . import chapter_suggestions
 
 if TYPE_CHECKING:
     from django.contrib.admin import AdminSite
@@ -401,6 +404,11 @@ class ReceiptsMixin(AdminMixin):
                 view(self.pin_part_view),
                 name=f"{name}_pin_part",
             ),
+            path(
+                "<path:object_id>/chapter-suggestions/",
+                view(self.chapter_suggestions_view),
+                name=f"{name}_chapter_suggestions",
+            ),
         ]
         # Before the admin's own URLs, whose last pattern takes any "<id>/…" path.
         return [*own, *cast(Any, super()).get_urls()]
@@ -460,11 +468,21 @@ class ReceiptsMixin(AdminMixin):
             "receipts_summary_id": original.pk,
             "receipts_may_change": gate.may(request.user, gate.CHANGE),
             "receipts_may_override": gate.may_publish(request.user),
+            "receipts_chapter_suggestions_url": self._receipts_url("chapter_suggestions", original),
+            **chapter_suggestions.panel_context(obj, request.user),
         }
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         context.update(self.receipts_context(request, obj))
         return cast(Any, super()).render_change_form(request, context, add, change, form_url, obj)
+
+    # Suggested chapters, for a summary without any.
+
+    def chapter_suggestions_view(self, request, object_id):
+        summary = self._receipts_summary(request, object_id)
+        return chapter_suggestions.chapter_suggestions_view(
+            self, request, summary=summary, back_url=self._receipts_page(summary)
+        )
 
     # A statement's own page: suggestions, moving the pin by words.
 

@@ -4,6 +4,7 @@ from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
 from . import views
+from .chapter_suggestions import ChapterSuggestionViewSet
 from .errors import not_found
 from .receipts import PinViewSet, TranscriptViewSet
 from .summary_views import SummaryViewSet
@@ -22,6 +23,8 @@ router.register("webhooks", WebhookEndpointViewSet, basename="webhook")
 # Receipts: /videos/<slug>/transcript/ and /summaries/<slug>/<kind>/<id>/pin/….
 router.register("videos", TranscriptViewSet, basename="video-transcript")
 router.register("summaries", PinViewSet, basename="summary-pin")
+# Suggested chapters: /summaries/<slug>/chapter-suggestions/.
+router.register("summaries", ChapterSuggestionViewSet, basename="summary-chapter-suggestions")
 
 # Any other path (also one with characters a slug cannot have) is a JSON 404.
 urlpatterns = [*router.urls, re_path(r"^", not_found)]
