@@ -3,6 +3,7 @@ chapter starts where the subject changes (editing.chapter_suggestions); an edito
 edits or drops them and adds them through the save path, in the admin's Receipts panel and
 through the API, on a draft or in a published summary's unpublished changes."""
 
+import jsonschema
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.test import Client
@@ -27,6 +28,7 @@ from .factories import (
 )
 from .pins_corpus import segments
 from .receipts_factories import SPEECH, make_transcript
+from .test_api_receipts import _as_json_schema
 
 pytestmark = pytest.mark.django_db
 
@@ -657,3 +659,20 @@ def test_the_schema_documents_chapter_suggestions():
     chosen_input = schema["components"]["schemas"]["ChosenChaptersInputRequest"]
     assert chosen_input["properties"]["chapters"]["maxItems"] == suggesting.MAX_CHOSEN
     assert any(p["name"] == "If-Match" for p in operations["post"]["parameters"])
+
+
+def test_the_answers_match_the_schema(draft):
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    components = _as_json_schema(schema["components"])
+    operations = schema["paths"]["/api/v1/summaries/{slug}/chapter-suggestions/"]
+
+    def check(response, method):
+        answer = operations[method]["responses"][str(response.status_code)]
+        shape = _as_json_schema(answer["content"]["application/json"]["schema"])
+        jsonschema.validate(response.json(), {**shape, "components": components})
+
+    client = client_for("editor")
+    check(client.get(api_url(draft)), "get")
+    payload = body(draft)
+    check(client.post(api_url(draft), payload, format="json"), "post")
+    check(client.post(api_url(draft), payload, format="json"), "post")  # the 400

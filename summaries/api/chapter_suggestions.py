@@ -26,6 +26,7 @@ from .conditional import check_if_match, edit_version
 from .inputs import SecondsField, StrictSerializer
 from .permissions import can_see_unpublished
 from .receipts import _summary_url
+from .schema import ErrorSerializer
 from .summary_views import requires
 from .views import ApiViewSet
 
@@ -96,10 +97,11 @@ OPTIONAL_IF_MATCH = OpenApiParameter(
 POST_RESPONSES = {
     201: ChaptersAddedSerializer,
     400: OpenApiResponse(
+        ErrorSerializer,
         description="Bad input, named in `fields`: `chapters[2].start` (not a time, outside "
         "the transcript or after the video's end, the same as another chapter's, nothing "
         "said before the next), `chapters[0].title` (empty, too long), `chapters` (none "
-        "given, the summary has chapters already, the video has no transcript)."
+        "given, the summary has chapters already, the video has no transcript).",
     ),
 }
 
