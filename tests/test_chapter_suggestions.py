@@ -5,6 +5,7 @@ through the API, on a draft or in a published summary's unpublished changes."""
 
 import jsonschema
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.test import Client
 from django.urls import reverse
@@ -487,6 +488,24 @@ def test_in_the_admin_a_published_summarys_chapters_go_to_its_changes(live, edit
     assert copy is not None and chapters_of(copy) and chapters_of(live) == []
     page = client.get(change_url(live)).content.decode()
     assert "to the unpublished changes" in page
+
+
+@pytest.fixture
+def viewer():
+    """Staff who may read summaries in the admin, and nothing more."""
+    user = UserFactory(username="vera", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_summary"))
+    user.save()
+    return user
+
+
+def test_who_may_only_read_the_summary_sees_no_form_and_is_refused(draft, viewer):
+    client = signed_in(viewer)
+    page = client.get(change_url(draft))
+    assert page.status_code == 200 and "Add these chapters" not in page.content.decode()
+    assert client.get(suggestions_url(draft)).status_code == 403
+    assert client.post(suggestions_url(draft), form_data(draft)).status_code == 403
+    assert chapters_of(draft) == []
 
 
 def test_who_may_not_change_summaries_is_refused_in_the_admin(draft, outsider):
