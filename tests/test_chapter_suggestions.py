@@ -695,3 +695,8 @@ def test_the_answers_match_the_schema(draft):
     payload = body(draft)
     check(client.post(api_url(draft), payload, format="json"), "post")
     check(client.post(api_url(draft), payload, format="json"), "post")  # the 400
+
+
+@pytest.mark.parametrize("kind", CLIENTS)
+def test_options_describe_the_endpoint_to_every_client(draft, kind):
+    assert client_for(kind).options(api_url(draft)).status_code == 200
