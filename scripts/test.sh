@@ -5,10 +5,11 @@
 # Each run is split into lanes that run at the same time, each a pytest process with a
 # database and a Redis database of its own, so that a machine with two cores is kept busy
 # while integration tests wait on workers, browsers and restarts:
-#   stage 1: the unit tests of both runs (pytest-xdist, two processes each) and the
-#            multi-machine module (which builds machines of its own and mostly waits);
-#   stage 2: the integration tests of both runs (one process each: each shares a Celery
-#            worker and a browser between its tests).
+#   the unit tests of both runs (pytest-xdist, two processes each), which use every core;
+#   beside them, the PostgreSQL run's tests that mostly wait (SERVICES: machines, a replica
+#   and Redis servers of their own, stopped and restarted), one after the other;
+#   once a run's unit tests are done, its other integration tests (one process: it shares
+#   a Celery worker and a browser between its tests).
 # Output of each lane goes to test-artifacts/logs/<lane>.log and is printed when the lane
 # ends; the time of each lane and stage is printed with it.
 #
@@ -31,9 +32,17 @@ REDIS_BASE="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 REDIS_BASE="${REDIS_BASE%/*}"
 REPORTS=test-artifacts/reports
 LOGS=test-artifacts/logs
-MACHINES=tests/integration/test_machines.py
+# PostgreSQL-only integration modules that mostly wait (little CPU): they run beside the
+# unit tests rather than after them.
+SERVICES=(
+    tests/integration/test_machines.py
+    tests/integration/test_replica.py
+    tests/integration/test_worker_redis_restart.py
+    tests/integration/test_page_cache_redis_restart.py
+)
+IGNORE_SERVICES=("${SERVICES[@]/#/--ignore=}")
 mkdir -p "$REPORTS" "$LOGS"
-rm -f "$REPORTS"/junit-*.xml .coverage .coverage.*
+rm -f "$REPORTS"/junit-*.xml "$LOGS"/*.status .coverage .coverage.*
 
 # Counts from JUnit reports: "tests failures errors skipped", summed.
 counts() {
@@ -51,7 +60,7 @@ print(*total.values())
 PY
 }
 
-declare -A STATUS ELAPSED PIDS STARTED
+declare -A STATUS ELAPSED PIDS STARTED LANE_OF
 
 # pytest_lane NAME ENV... -- PYTEST-ARGS...: run one pytest process, output to its log.
 pytest_lane() {
@@ -72,19 +81,23 @@ pytest_lane() {
 start() {
     local name="$1"
     STARTED[$name]=$SECONDS
-    pytest_lane "$@" >"$LOGS/$name.log" 2>&1 &
+    {
+        local status=0
+        pytest_lane "$@" >"$LOGS/$name.log" 2>&1 || status=$?
+        echo "$status" >"$LOGS/$name.status"
+    } &
     PIDS[$name]=$!
+    LANE_OF[$!]=$name
     echo "  started lane $name"
 }
 
-# finish NAME...: wait for lanes, then print each one's output and time.
+# finish NAME...: wait for lanes, then print each one's output, exit status and time.
 finish() {
-    local name status
+    local name
     for name in "$@"; do
-        status=0
-        wait "${PIDS[$name]}" || status=$?
-        STATUS[$name]=$status
-        ELAPSED[$name]=$((SECONDS - STARTED[$name]))
+        wait "${PIDS[$name]}" 2>/dev/null || true # already reaped if `wait -n` saw it end
+        STATUS[$name]=$(cat "$LOGS/$name.status")
+        ELAPSED[$name]=${ELAPSED[$name]:-$((SECONDS - STARTED[$name]))}
     done
     for name in "$@"; do
         echo
@@ -98,17 +111,33 @@ POSTGRES_ENV=(DATABASE_URL="$POSTGRES_URL")
 
 run_lanes() {
     local begun=$SECONDS
-    echo "=== stage 1: unit tests of both runs, multi-machine module ==="
+    echo "=== unit tests of both runs, and the PostgreSQL run's waiting tests ==="
     start sqlite-unit "${SQLITE_ENV[@]}" -- -m "not integration" -n 2
     start postgres-unit "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/14" -- -m "not integration" -n 2
-    start postgres-machines "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/13" -- "$MACHINES"
-    finish sqlite-unit postgres-unit
-    echo
-    echo "=== stage 2: integration tests of both runs ($((SECONDS - begun))s so far) ==="
-    start sqlite-integration "${SQLITE_ENV[@]}" -- -m integration --ignore="$MACHINES"
-    start postgres-integration "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/15" -- \
-        -m integration --ignore="$MACHINES"
-    finish postgres-machines sqlite-integration postgres-integration
+    # A test database of its own: it overlaps the PostgreSQL integration lane.
+    start postgres-services DATABASE_URL="${POSTGRES_URL}_services" REDIS_URL="$REDIS_BASE/13" \
+        -- -m integration "${SERVICES[@]}"
+    # Each run's integration tests start as soon as its unit tests are done.
+    local unit=("${PIDS[sqlite-unit]}" "${PIDS[postgres-unit]}") ended name
+    while [ "${#unit[@]}" -gt 0 ]; do
+        wait -n -p ended "${unit[@]}" || true
+        name="${LANE_OF[$ended]}"
+        finish "$name"
+        echo
+        echo "=== ${name%-unit} integration tests ($((SECONDS - begun))s so far) ==="
+        if [ "$name" = sqlite-unit ]; then
+            start sqlite-integration "${SQLITE_ENV[@]}" -- -m integration "${IGNORE_SERVICES[@]}"
+        else
+            start postgres-integration "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/15" -- \
+                -m integration "${IGNORE_SERVICES[@]}"
+        fi
+        local others=() pid
+        for pid in "${unit[@]}"; do
+            [ "$pid" = "$ended" ] || others+=("$pid")
+        done
+        unit=("${others[@]}")
+    done
+    finish postgres-services sqlite-integration postgres-integration
     echo
     echo "=== all lanes done after $((SECONDS - begun))s ==="
 }
@@ -164,7 +193,7 @@ echo
 if [ "$#" -eq 0 ]; then
     run_lanes
     SQLITE_LANES=(sqlite-unit sqlite-integration)
-    POSTGRES_LANES=(postgres-unit postgres-integration postgres-machines)
+    POSTGRES_LANES=(postgres-unit postgres-integration postgres-services)
 else
     run_unsplit "$@"
     SQLITE_LANES=(sqlite)
@@ -183,7 +212,7 @@ if [ "$FAILED" -ne 0 ]; then
 fi
 # Coverage of both runs, against the floor; only with the whole suite (arguments select
 # part of it, whose figure means nothing against the floor).
-if [ "$#" -eq 0 ] && "$PYTHON" -m coverage combine -q .coverage.* >/dev/null 2>&1; then
+if [ "$#" -eq 0 ] && "$PYTHON" -m coverage combine --keep -q .coverage.* >/dev/null 2>&1; then
     total=$("$PYTHON" -m coverage report --format=total)
     floor=$("$PYTHON" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["tool"]["coverage"]["report"]["fail_under"])')
     if "$PYTHON" -m coverage report --fail-under="$floor" >/dev/null; then
