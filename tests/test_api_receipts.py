@@ -127,6 +127,7 @@ def version_of(client: APIClient, summary: Summary) -> str:
 
 def refuse(summary: Summary) -> KeyPoint:
     """Rewrite the key point into something the video never says: its pin is refused."""
+    summary.refresh_from_db()  # as read now: pin writes move its lock_version on
     point = point_of(summary)
     point.body = UNSAID_POINT
     save.save_summary(summary=summary, parts={KeyPoint: [point]}, user=None)
@@ -471,6 +472,24 @@ def test_a_pin_write_needs_if_match(editor, draft):
     assert point_of(draft).pin["status"] == "verbatim"
 
 
+def test_a_pin_write_moves_the_edit_version_so_a_second_writer_is_stopped(editor, draft):
+    # Two editors read the same version; the first moves the pin, the second (who has not
+    # seen that) must not approve or move it over the first one's change.
+    point = point_of(draft)
+    read = version_of(editor, draft)
+    first = editor.put(
+        pin_url(draft, point), {"first": 0, "end": 5}, format="json", HTTP_IF_MATCH=read
+    )
+    assert first.status_code == 200, first.json()
+    assert first["Edit-Version"] != read
+    assert first["Edit-Version"] == version_of(editor, draft)
+    second = editor.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=read)
+    assert second.status_code == 412
+    assert point_of(draft).pin.get("approved") is None
+    again = editor.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=first["Edit-Version"])
+    assert again.status_code == 200, again.json()
+
+
 def test_a_pin_of_a_live_summary_is_changed_in_its_changes(editor, live):
     point = point_of(live)
     response = editor.delete(pin_url(live, point), HTTP_IF_MATCH=version_of(editor, live))
@@ -499,11 +518,13 @@ def test_an_editor_approves_a_paraphrase_and_nothing_else(editor, draft):
     best = suggestion(editor, draft, takeaway)
     version = version_of(editor, draft)
     body = {"first": best["first"], "end": best["end"]}
-    editor.put(pin_url(draft, takeaway), body, format="json", HTTP_IF_MATCH=version)
+    moved = editor.put(pin_url(draft, takeaway), body, format="json", HTTP_IF_MATCH=version)
     assert not Takeaway.objects.get(pk=takeaway.pk).pin["approved"]
+    version = moved["Edit-Version"]
     response = editor.post(pin_url(draft, takeaway, "approve"), {}, HTTP_IF_MATCH=version)
     assert response.status_code == 200 and response.json()["pin"]["approved"]
     assert response.json()["pin"]["approval"]["by"]
+    version = response["Edit-Version"]
     before = revisions()
     point = point_of(draft)
     response = editor.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=version)
@@ -659,6 +680,7 @@ def call(client, summary, endpoint):
             end=takeaway.pin["end"],
             user=None,
         )
+        tag = version_of(client_for("reviewer"), summary)
         return client.post(pin_url(summary, takeaway, "approve"), {}, HTTP_IF_MATCH=tag)
     point = refuse(summary)
     tag = version_of(client_for("reviewer"), summary)
@@ -780,6 +802,7 @@ def test_the_answers_match_the_schema(live, draft):
         pin_url(draft, point, "override"), note, format="json", HTTP_IF_MATCH=tag
     )
     check(answer, base + "override/", "post")
+    tag = answer["Edit-Version"]
     check(editor.delete(pin_url(draft, point), HTTP_IF_MATCH=tag), base, "delete")
     imported = put_vtt(editor, live, vtt(SPEECH_CORRECTED))
     check(imported, "/api/v1/videos/{slug}/transcript/", "put")

@@ -8,7 +8,7 @@ never serve an outdated answer. Updates must send a version back in If-Match: mi
 A summary's If-Match guards what editors wrote, not what link checks found: its edit
 version (`Edit-Version` header, `"<lock_version>-<id>"` of the summary or of its working
 copy) moves on every save of that row, which every edit of its content, its video fields,
-its key phrases and its workflow makes, and never when a worker records a check. Its ETag
+its key phrases, its pins and its workflow makes, and never when a worker records a check. Its ETag
 starts with the edit version (`"<lock_version>-<id>-<hash>"`), so sending back either the
 ETag of a read or its Edit-Version matches until someone edits the summary.
 """

@@ -18,6 +18,7 @@ import reversion
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from summaries.models import Chapter, Summary, Transcript, Video, segments_digest
@@ -265,6 +266,14 @@ def _set_user(user: gate.Actor) -> None:
         reversion.set_user(person)
 
 
+def _move_edit_version(summary: Summary) -> None:
+    """A pin is part of what editors wrote: its summary's lock_version moves on, so that a
+    write based on what was read before (an API If-Match, the admin's change form) is
+    refused as for any other edit."""
+    Summary.objects.filter(pk=summary.pk).update(lock_version=F("lock_version") + 1)
+    summary.refresh_from_db(fields=["lock_version"])
+
+
 def _save_pin(
     summary: Summary,
     part: Part,
@@ -291,6 +300,7 @@ def _save_pin(
         part.quote_pins = quotes
         what = f"the quotation “{quotes[quote]['quote']}” in “{label(part)}”"
     _unschedule(summary)
+    _move_edit_version(summary)
     with reversion.create_revision(manage_manually=True):
         reversion.add_to_revision(summary)
         for item in parts_of(summary):
