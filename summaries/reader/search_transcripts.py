@@ -64,36 +64,42 @@ def _hidden_text(column: str) -> str:
 # first line of its video's live transcripts saying every query word (else any), as a JSON
 # array [start, line marked by ts_headline, source_url, platform, platform_video_id]; NULL
 # when the summary's own text matches or no transcript does.
-# Lines are parsed one by one until the first match: the function scan of unnest yields
-# them in order and LIMIT stops it (an ORDER BY would parse every line first), and the
-# second branch (any word) runs only when the first finds nothing.
+# Parsing the lines (to_tsvector) is what costs: about 17 ms for the 30,000 words of a
+# 3-hour transcript, the same whether they are parsed line by line or in larger pieces
+# (bench/run_search_snippets.py). So each line is parsed at most once, and only up to the
+# line shown: `lines` is a CTE, which PostgreSQL computes row by row as it is read and
+# keeps, so the second branch (any word), which runs only when the first (every word)
+# found nothing, reads the vectors the first one made instead of parsing them again. The
+# lines come in order (the function scan of unnest yields them in order; an ORDER BY
+# would parse every line first) and LIMIT stops the scan. The two queries are made once
+# (the CROSS JOIN), not once per line.
 _SAID_LINE_SQL = f"""(
 SELECT json_build_array(
     (t.segments -> (line.n - 1)::int ->> 'start')::float,
-    ts_headline('{SEARCH_CONFIG}', {_hidden_text("line.text")},
-        websearch_to_tsquery('{SEARCH_CONFIG}', %s), %s),
+    ts_headline('{SEARCH_CONFIG}', {_hidden_text("line.text")}, query.any_word, %s),
     v.source_url, v.platform, v.platform_video_id
 )::text
 FROM summaries_transcript t
 JOIN summaries_video v ON v.id = t.video_id
+CROSS JOIN (
+    SELECT websearch_to_tsquery('{SEARCH_CONFIG}', %s) AS whole,
+        websearch_to_tsquery('{SEARCH_CONFIG}', %s) AS any_word
+) query
 CROSS JOIN LATERAL (
-    (SELECT l.n, l.text, true AS whole
-     FROM unnest(string_to_array(left(t.search_text, {MAX_CHARS}), E'\\n'))
-         WITH ORDINALITY AS l(text, n)
-     WHERE to_tsvector('{SEARCH_CONFIG}', l.text) @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s)
-     LIMIT 1)
+    WITH lines AS MATERIALIZED (
+        SELECT l.n, l.text, to_tsvector('{SEARCH_CONFIG}', l.text) AS vector
+        FROM unnest(string_to_array(left(t.search_text, {MAX_CHARS}), E'\\n'))
+            WITH ORDINALITY AS l(text, n)
+    )
+    (SELECT n, text, true AS whole FROM lines WHERE vector @@ query.whole LIMIT 1)
     UNION ALL
-    (SELECT l.n, l.text, false AS whole
-     FROM unnest(string_to_array(left(t.search_text, {MAX_CHARS}), E'\\n'))
-         WITH ORDINALITY AS l(text, n)
-     WHERE to_tsvector('{SEARCH_CONFIG}', l.text) @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s)
-     LIMIT 1)
+    (SELECT n, text, false AS whole FROM lines WHERE vector @@ query.any_word LIMIT 1)
     LIMIT 1
 ) line
 WHERE t.video_id = summaries_summary.video_id
   AND t.state = %s
-  AND NOT (summaries_summary.search_vector @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s))
-  AND t.search_vector @@ websearch_to_tsquery('{SEARCH_CONFIG}', %s)
+  AND NOT (summaries_summary.search_vector @@ query.whole)
+  AND t.search_vector @@ query.whole
 ORDER BY line.whole DESC, t.language
 LIMIT 1
 )"""  # noqa: S608 - only module constants are formatted in; every value is a parameter
@@ -101,13 +107,13 @@ LIMIT 1
 
 def said_line_sql(query: str) -> RawSQL:
     """The annotation of _SAID_LINE_SQL for `query` (PostgreSQL; one page's rows only:
-    each costs a parse of the transcript's lines)."""
+    each parses the lines of the transcript up to the one shown)."""
     options = (
         f"StartSel={START}, StopSel={STOP}, MaxWords={SNIPPET_WORDS}, "
         f"MinWords={SNIPPET_WORDS // 2}, MaxFragments=1"
     )
     full, any_word = websearch_text(query), websearch_text(_any_word_query(query))
-    params = (any_word, options, full, any_word, Transcript.State.LIVE, full, full)
+    params = (options, full, any_word, Transcript.State.LIVE)
     return RawSQL(_SAID_LINE_SQL, params, output_field=TextField())  # noqa: S611 - parameters
 
 
