@@ -12,11 +12,19 @@
  * it into view and moves focus to it. Clicks with a modifier key still open YouTube. The
  * receipts ("▶ 12:40" beside a statement, a quotation, a line of the transcript page) are
  * such links too.
+ *
+ * A player marked data-follow (the transcript page's) also reports the time being played,
+ * as a "player:time" event on #player (detail.seconds). The embed is asked with
+ * enablejsapi=1 and origin=<this site>; once this page posts {"event": "listening"} to it,
+ * it posts its state back ("infoDelivery" messages with info.currentTime). That is the
+ * protocol of YouTube's IFrame API spoken directly, so no script of YouTube's is loaded.
+ * Only messages from the embed's own window and origin are read.
  */
 (function () {
     "use strict";
 
     var EMBED = "https://www.youtube-nocookie.com/embed/";
+    var ORIGIN = "https://www.youtube-nocookie.com"; // the embed's, and its messages'
     var ID = /^[A-Za-z0-9_-]{11}$/;
     var WATCH_HOSTS = ["www.youtube.com", "youtube.com", "m.youtube.com"];
 
@@ -29,10 +37,75 @@
     var button = player.querySelector(".player-play");
     var note = player.querySelector(".player-note");
     var frame = null;
+    var follow = player.hasAttribute("data-follow");
+    var listening = null;
 
     function embedUrl(start) {
         var url = EMBED + videoId + "?autoplay=1";
-        return start > 0 ? url + "&start=" + start : url;
+        if (start > 0) {
+            url += "&start=" + start;
+        }
+        if (follow) {
+            url += "&enablejsapi=1&origin=" + encodeURIComponent(window.location.origin);
+        }
+        return url;
+    }
+
+    function stopListening() {
+        window.clearInterval(listening);
+        listening = null;
+    }
+
+    // Ask the embed for its state, again every 250 ms until it answers: its own script may
+    // not be ready for the first message. Each load of the frame (a seek) asks anew.
+    function listen() {
+        var tries = 0;
+        stopListening();
+        function ask() {
+            tries += 1;
+            if (!frame || !frame.contentWindow || tries > 40) {
+                stopListening();
+                return;
+            }
+            var message = { event: "listening", id: player.id, channel: "widget" };
+            frame.contentWindow.postMessage(JSON.stringify(message), ORIGIN);
+        }
+        ask();
+        listening = window.setInterval(ask, 250);
+    }
+
+    // The message's data as an object, or null: the embed sends JSON text.
+    function parse(data) {
+        if (typeof data !== "string" || data.length > 100000) {
+            return null;
+        }
+        try {
+            data = JSON.parse(data);
+        } catch (error) {
+            return null;
+        }
+        return data && typeof data === "object" ? data : null;
+    }
+
+    function heard(event) {
+        if (!frame || event.origin !== ORIGIN || event.source !== frame.contentWindow) {
+            return;
+        }
+        var data = parse(event.data);
+        if (!data) {
+            return;
+        }
+        stopListening();
+        // infoDelivery carries what changed since the last one, initialDelivery everything.
+        if (data.event !== "infoDelivery" && data.event !== "initialDelivery") {
+            return;
+        }
+        var info = data.info;
+        var seconds = info && typeof info === "object" ? info.currentTime : undefined;
+        if (typeof seconds !== "number" || !isFinite(seconds) || seconds < 0) {
+            return;
+        }
+        player.dispatchEvent(new CustomEvent("player:time", { detail: { seconds: seconds } }));
     }
 
     function reducedMotion() {
@@ -52,12 +125,16 @@
             // YouTube refuses to play embeds that send no referrer; the origin is enough.
             frame.referrerPolicy = "strict-origin-when-cross-origin";
             frame.src = embedUrl(start);
+            if (follow) {
+                frame.addEventListener("load", listen);
+            }
             stage.replaceChildren(frame);
             player.classList.add("player--loaded");
             if (note) {
                 // Replaced, not removed: the text below the player stays where it is.
                 note.textContent = "Playing in YouTube’s privacy-enhanced mode.";
             }
+            player.dispatchEvent(new CustomEvent("player:load"));
         } else {
             frame.src = embedUrl(start);
         }
@@ -116,5 +193,8 @@
         }
     });
 
+    if (follow) {
+        window.addEventListener("message", heard);
+    }
     button.hidden = false;
 })();

@@ -7,9 +7,11 @@
  * address follows (?q=…), so a filtered page can be shared or reloaded.
  *
  * A line's time seeks the click-to-load player (player.js plays the link's time); the line
- * is then marked as the one playing. The page cannot follow the video as it plays on: the
- * privacy-enhanced embed reports its time only to YouTube's IFrame API script, which would
- * be a request to YouTube before any click and which the Content-Security-Policy refuses.
+ * is then marked as the one playing. Once the player is loaded, the page follows the video:
+ * player.js reports the time played ("player:time"), the line being said is marked
+ * (aria-current) and scrolled into view, unless the reader scrolled in the last few seconds
+ * (without smooth scrolling when they prefer reduced motion). The "Follow the video" button
+ * (aria-pressed) turns following off and on.
  */
 (function () {
     "use strict";
@@ -118,16 +120,130 @@
         filter();
     });
 
+    function markCurrent(line) {
+        var current = document.querySelector(".line[aria-current]");
+        if (current === line) {
+            return false;
+        }
+        if (current) {
+            current.removeAttribute("aria-current");
+        }
+        line.setAttribute("aria-current", "true");
+        return true;
+    }
+
     // The line whose time was followed is the one playing.
     document.addEventListener("click", function (event) {
         var link = event.target.closest && event.target.closest(".line-time[href]");
         if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) {
             return;
         }
-        var current = document.querySelector(".line[aria-current]");
-        if (current) {
-            current.removeAttribute("aria-current");
-        }
-        link.closest(".line").setAttribute("aria-current", "true");
+        markCurrent(link.closest(".line"));
     });
+
+    // Following the video as it plays: see the comment at the top of this file.
+    function followVideo(lines, markCurrent) {
+        var QUIET_MS = 4000; // how long after the reader scrolls the page leaves the scrolling to them
+        var player = document.getElementById("player");
+        var toggle = player && player.querySelector(".player-follow");
+        if (!toggle || !lines.length) {
+            return;
+        }
+        var starts = lines.map(function (line) {
+            return parseInt(line.dataset.start || "0", 10);
+        });
+        var following = true;
+        var readerScrolledAt = -Infinity;
+        var scrollingUntil = 0; // the page's own scrolling, not to be taken for the reader's
+        var seconds = null;
+
+        // The last line starting at or before `time` (the lines are in order of time).
+        function lineAt(time) {
+            var low = 0;
+            var high = starts.length - 1;
+            if (time < starts[0]) {
+                return null;
+            }
+            while (low < high) {
+                var middle = Math.ceil((low + high) / 2);
+                if (starts[middle] <= time) {
+                    low = middle;
+                } else {
+                    high = middle - 1;
+                }
+            }
+            return lines[low];
+        }
+
+        function reducedMotion() {
+            return window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+        }
+
+        // Into the middle of what the (sticky) player leaves visible, when not already in it.
+        function bringIntoView(line) {
+            var top = Math.max(0, player.getBoundingClientRect().bottom);
+            var box = line.getBoundingClientRect();
+            if (!line.getClientRects().length || (box.top >= top && box.bottom <= window.innerHeight)) {
+                return;
+            }
+            var middle = top + (window.innerHeight - top - box.height) / 2;
+            var smooth = !reducedMotion();
+            scrollingUntil = Date.now() + 3000; // or until the scroll ends, if sooner
+            window.scrollTo({ top: window.scrollY + box.top - middle, behavior: smooth ? "smooth" : "auto" });
+        }
+
+        function follow(force) {
+            var line = seconds === null ? null : lineAt(seconds);
+            if (!line) {
+                return;
+            }
+            var moved = markCurrent(line);
+            if (force || (moved && Date.now() - readerScrolledAt > QUIET_MS)) {
+                bringIntoView(line);
+            }
+        }
+
+        function readerScrolled() {
+            readerScrolledAt = Date.now();
+        }
+
+        player.addEventListener("player:load", function () {
+            toggle.hidden = false;
+        });
+        player.addEventListener("player:time", function (event) {
+            seconds = event.detail.seconds;
+            if (following) {
+                follow(false);
+            }
+        });
+        toggle.addEventListener("click", function () {
+            following = !following;
+            toggle.setAttribute("aria-pressed", following ? "true" : "false");
+            if (following) {
+                follow(true);
+            }
+        });
+        window.addEventListener("wheel", readerScrolled, { passive: true });
+        window.addEventListener("touchmove", readerScrolled, { passive: true });
+        // Keys move the page, or the focus (and the page with it); typing in a field does not.
+        window.addEventListener("keydown", function (event) {
+            if (!event.target.closest || !event.target.closest("input, textarea, select")) {
+                readerScrolled();
+            }
+        });
+        window.addEventListener(
+            "scroll",
+            function () {
+                if (Date.now() > scrollingUntil) {
+                    readerScrolled();
+                }
+            },
+            { passive: true }
+        );
+        window.addEventListener("scrollend", function () {
+            scrollingUntil = Math.min(scrollingUntil, Date.now() + 100);
+        });
+    }
+
+    followVideo(lines, markCurrent);
 })();
