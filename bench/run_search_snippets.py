@@ -62,7 +62,7 @@ QUERIES = (
     ("near the end, different lines", "glacier tutor"),
     ("a negated word", "tutor -saxophone"),
     ("or", "glacier or pelican"),
-    ("or a negated word", "pelican or -glacier"),
+    ("or a negated word", "pelican or -quokka"),
     ("a phrase", '"lighthouse podcast"'),
     ("not said (the summary's text)", "quokka"),
 )

@@ -147,3 +147,18 @@ def test_the_rule_reads_the_lines_as_checked_here():
     assert first_line(lines, "pelican memory") == 0
     assert first_line(lines, "memory -pelican") == 0
     assert first_line(lines, "pelican or -memory") == 1
+
+
+def test_the_lines_follow_new_segments():
+    lines = filler(200)
+    lines[150] = "memory is the bottleneck"
+    summary = said_summary(lines)
+    transcript = summary.video.transcripts.get()
+
+    transcript.segments = [
+        {"start": 10.0 * n, "end": 10.0 * n + 9, "text": text}
+        for n, text in enumerate([*filler(20), "memory again", *filler(5)])
+    ]
+    transcript.save(update_fields=["segments"])
+
+    assert shown_line(summary, "memory") == 20
