@@ -73,6 +73,7 @@ def _hidden_text(column: str) -> str:
 # the scan; the second branch (any word) runs only when the first (every word) finds
 # nothing. The two queries are made once (the CROSS JOIN), not once per line; the line's
 # text is cut out of the search text only for the line shown.
+
 # The text of line `line.n` of the part of the search text the vectors cover.
 _LINE_TEXT = f"split_part(left(t.search_text, {MAX_CHARS}), E'\\n', line.n::int)"
 _SAID_LINE_SQL = f"""(
