@@ -1,5 +1,5 @@
 /*
- * Click-to-load video player on the summary page.
+ * Click-to-load video player on the summary page and the transcript page.
  *
  * The page ships a neutral poster with a link to the video on YouTube; nothing is requested
  * from YouTube while reading. This script shows a play button on the poster; pressing it
@@ -56,14 +56,15 @@
         listening = null;
     }
 
-    // Ask the embed for its state, again every 250 ms until it answers: its own script may
-    // not be ready for the first message. Each load of the frame (a seek) asks anew.
+    // Ask the embed for its state, again every 250 ms until it answers (for up to 30 s):
+    // its own script may not be ready for the first message. Each load of the frame (a
+    // seek) asks anew.
     function listen() {
         var tries = 0;
         stopListening();
         function ask() {
             tries += 1;
-            if (!frame || !frame.contentWindow || tries > 40) {
+            if (!frame || !frame.contentWindow || tries > 120) {
                 stopListening();
                 return;
             }
