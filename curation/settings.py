@@ -360,7 +360,8 @@ CONTENT_SECURITY_POLICY = {
         "object-src": ["'none'"],
         "base-uri": ["'none'"],
         "frame-ancestors": ["'none'"],
-        # The summary page's click-to-load player (static/summaries/js/player.js).
+        # The click-to-load player of the summary and transcript pages
+        # (static/summaries/js/player.js).
         "frame-src": ["https://www.youtube-nocookie.com"],
         "form-action": ["'self'"],
     },

@@ -6,8 +6,8 @@
 # database and a Redis database of its own, so that a machine with two cores is kept busy
 # while integration tests wait on workers, browsers and restarts:
 #   the unit tests of both runs (pytest-xdist, two processes each), which use every core;
-#   beside them, the PostgreSQL run's tests that mostly wait (SERVICES: machines, a replica
-#   and Redis servers of their own, stopped and restarted), one after the other;
+#   beside them, each run's integration tests that mostly wait (WAITING, SERVICES: workers
+#   killed and restarted, machines, a replica, Redis servers stopped and restarted);
 #   once a run's unit tests are done, its other integration tests (one process: it shares
 #   a Celery worker and a browser between its tests).
 # Output of each lane goes to test-artifacts/logs/<lane>.log and is printed when the lane
@@ -32,16 +32,30 @@ REDIS_BASE="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 REDIS_BASE="${REDIS_BASE%/*}"
 REPORTS=test-artifacts/reports
 LOGS=test-artifacts/logs
-# PostgreSQL-only integration modules that mostly wait (little CPU): they run beside the
-# unit tests rather than after them.
+# Integration modules that mostly wait (workers killed and restarted, timeouts, leases):
+# they run beside the unit tests rather than after them, each run's in a lane of its own.
+WAITING=(
+    tests/integration/test_source_checks.py
+    tests/integration/test_graceful_shutdown.py
+    tests/integration/test_webhooks_worker.py
+    tests/integration/test_ops_worker.py
+    tests/integration/test_metrics_gunicorn.py
+)
+# ...and those of the PostgreSQL run only: machines, a replica, Redis servers of their own.
 SERVICES=(
+    "${WAITING[@]}"
     tests/integration/test_machines.py
     tests/integration/test_replica.py
     tests/integration/test_worker_redis_restart.py
     tests/integration/test_page_cache_redis_restart.py
+    tests/integration/test_page_cache_redis.py
 )
 IGNORE_SERVICES=("${SERVICES[@]/#/--ignore=}")
 mkdir -p "$REPORTS" "$LOGS"
+# Each lane's coverage data in a folder of its own: pytest-cov combines the data files it
+# finds beside its own when a lane ends, which must not take another lane's.
+COVERAGE_DIR=test-artifacts/coverage
+rm -rf "$COVERAGE_DIR"
 rm -f "$REPORTS"/junit-*.xml "$LOGS"/*.status .coverage .coverage.*
 
 # Counts from JUnit reports: "tests failures errors skipped", summed.
@@ -72,7 +86,7 @@ pytest_lane() {
         shift
     done
     shift
-    env -u DATABASE_URL -u REDIS_URL -u CACHE_URL COVERAGE_FILE=".coverage.$name" "${env_args[@]}" \
+    env -u DATABASE_URL -u REDIS_URL -u CACHE_URL COVERAGE_FILE="$COVERAGE_DIR/$name/.coverage" "${env_args[@]}" \
         "$PYTHON" -m pytest -p no:cacheprovider --junitxml="$REPORTS/junit-$name.xml" \
         --cov --cov-report= --cov-fail-under=0 "$@"
 }
@@ -83,8 +97,9 @@ start() {
     STARTED[$name]=$SECONDS
     {
         local status=0
+        mkdir -p "$COVERAGE_DIR/$name"
         pytest_lane "$@" >"$LOGS/$name.log" 2>&1 || status=$?
-        echo "$status" >"$LOGS/$name.status"
+        echo "$status $((SECONDS - STARTED[$name]))" >"$LOGS/$name.status"
     } &
     PIDS[$name]=$!
     LANE_OF[$!]=$name
@@ -96,8 +111,7 @@ finish() {
     local name
     for name in "$@"; do
         wait "${PIDS[$name]}" 2>/dev/null || true # already reaped if `wait -n` saw it end
-        STATUS[$name]=$(cat "$LOGS/$name.status")
-        ELAPSED[$name]=${ELAPSED[$name]:-$((SECONDS - STARTED[$name]))}
+        read -r "STATUS[$name]" "ELAPSED[$name]" <"$LOGS/$name.status"
     done
     for name in "$@"; do
         echo
@@ -111,10 +125,13 @@ POSTGRES_ENV=(DATABASE_URL="$POSTGRES_URL")
 
 run_lanes() {
     local begun=$SECONDS
-    echo "=== unit tests of both runs, and the PostgreSQL run's waiting tests ==="
+    echo "=== unit tests of both runs, and the integration tests that mostly wait ==="
     start sqlite-unit "${SQLITE_ENV[@]}" -- -m "not integration" -n 2
     start postgres-unit "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/14" -- -m "not integration" -n 2
-    # A test database of its own: it overlaps the PostgreSQL integration lane.
+    # Test databases (and on SQLite a broker and cache folder) of their own: they overlap
+    # the other integration lanes.
+    start sqlite-services CURATION_VAR_DIR="$PWD/var/test-services" \
+        -- -m integration "${WAITING[@]}"
     start postgres-services DATABASE_URL="${POSTGRES_URL}_services" REDIS_URL="$REDIS_BASE/13" \
         -- -m integration "${SERVICES[@]}"
     # Each run's integration tests start as soon as its unit tests are done.
@@ -137,7 +154,7 @@ run_lanes() {
         done
         unit=("${others[@]}")
     done
-    finish postgres-services sqlite-integration postgres-integration
+    finish sqlite-services postgres-services sqlite-integration postgres-integration
     echo
     echo "=== all lanes done after $((SECONDS - begun))s ==="
 }
@@ -192,7 +209,7 @@ summarise() {
 echo
 if [ "$#" -eq 0 ]; then
     run_lanes
-    SQLITE_LANES=(sqlite-unit sqlite-integration)
+    SQLITE_LANES=(sqlite-unit sqlite-services sqlite-integration)
     POSTGRES_LANES=(postgres-unit postgres-integration postgres-services)
 else
     run_unsplit "$@"
@@ -212,7 +229,7 @@ if [ "$FAILED" -ne 0 ]; then
 fi
 # Coverage of both runs, against the floor; only with the whole suite (arguments select
 # part of it, whose figure means nothing against the floor).
-if [ "$#" -eq 0 ] && "$PYTHON" -m coverage combine --keep -q .coverage.* >/dev/null 2>&1; then
+if [ "$#" -eq 0 ] && "$PYTHON" -m coverage combine --keep -q "$COVERAGE_DIR"/*/.coverage >/dev/null 2>&1; then
     total=$("$PYTHON" -m coverage report --format=total)
     floor=$("$PYTHON" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["tool"]["coverage"]["report"]["fail_under"])')
     if "$PYTHON" -m coverage report --fail-under="$floor" >/dev/null; then
