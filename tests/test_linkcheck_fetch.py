@@ -632,18 +632,27 @@ def test_a_request_given_up_on_is_reset_not_left_for_the_kernel_to_deliver():
     # kernel, which sends again whatever the peer has not acknowledged: a worker cut off
     # from the network would deliver the request once its link came back, after the
     # batch's claim (and its right to send) had lapsed. Reset, nothing of it is left.
+    def get(port: int) -> str:
+        url = f"http://a.test:{port}/"
+        result = fetch(url, need_body=True, retries=0, **{**FAST, "deadline": 0.3})
+        return result.error_class
+
+    request, left = left_in_the_kernel(get)
+    assert request.startswith(b"GET / HTTP/1.1")
+    assert left == []
+
+
+def left_in_the_kernel(send: Callable[[int], str]) -> tuple[bytes, list[str]]:
+    """`send(port)` to a listener on 127.0.0.2 that takes the request and never answers,
+    which must end in a timeout: (the request as received, the states of the client's
+    sockets still in the kernel once `send` has returned)."""
     with socket.socket() as listener:
         listener.bind(("127.0.0.2", 0))
         listener.listen(1)
-        port = listener.getsockname()[1]
-        result = fetch(
-            f"http://a.test:{port}/", need_body=True, retries=0, **{**FAST, "deadline": 0.3}
-        )
-        assert (result.state, result.error_class) == ("error", "timeout")
+        assert send(listener.getsockname()[1]) == "timeout"
         connection, (client_address, client_port) = listener.accept()
         with connection:
-            assert connection.recv(65536).startswith(b"GET / HTTP/1.1")
-            assert kernel_sockets(client_address, client_port) == []
+            return connection.recv(65536), kernel_sockets(client_address, client_port)
 
 
 def test_a_slow_drip_body_cannot_outlive_the_deadline(site):

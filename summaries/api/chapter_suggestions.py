@@ -20,15 +20,13 @@ from rest_framework.response import Response
 
 from summaries.editing import chapter_suggestions as suggesting
 from summaries.editing import copies, receipts
-from summaries.models import Summary
 
 from .conditional import check_if_match, edit_version
 from .inputs import SecondsField, StrictSerializer
 from .permissions import can_see_unpublished
-from .receipts import _summary_url
+from .receipts import OfSummaryViewSet, _summary_url
 from .schema import ErrorSerializer
 from .summary_views import requires
-from .views import ApiViewSet
 
 CHANGE = "summaries.change_summary"
 
@@ -107,17 +105,10 @@ POST_RESPONSES = {
 
 
 @extend_schema(parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)])
-class ChapterSuggestionViewSet(ApiViewSet):
+class ChapterSuggestionViewSet(OfSummaryViewSet):
     """Suggested chapters of a summary, at /api/v1/summaries/<slug>/chapter-suggestions/."""
 
     serializer_class = ChapterSuggestionsSerializer  # what OPTIONS describes
-    lookup_field = "video__slug"
-    lookup_url_kwarg = "slug"
-    filter_backends: list = []
-    pagination_class = None
-
-    def get_queryset(self):
-        return Summary.objects.originals()
 
     @extend_schema(
         methods=["GET"],

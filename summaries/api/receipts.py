@@ -563,11 +563,10 @@ PIN_IF_MATCH = OpenApiParameter(
 PIN_WRITTEN = {200: PinWrittenSerializer}
 
 
-@extend_schema(parameters=PIN_PARAMETERS)
-class PinViewSet(ApiViewSet):
-    """The pin of a summary's part, at /api/v1/summaries/<slug>/<kind>/<id>/pin/."""
+class OfSummaryViewSet(ApiViewSet):
+    """Endpoints below a summary's URL (/api/v1/summaries/<slug>/…): one summary, found by
+    its video's slug; no filters, no pages."""
 
-    serializer_class = PinWrittenSerializer  # what OPTIONS describes
     lookup_field = "video__slug"
     lookup_url_kwarg = "slug"
     filter_backends: list = []
@@ -575,6 +574,13 @@ class PinViewSet(ApiViewSet):
 
     def get_queryset(self):
         return Summary.objects.originals()
+
+
+@extend_schema(parameters=PIN_PARAMETERS)
+class PinViewSet(OfSummaryViewSet):
+    """The pin of a summary's part, at /api/v1/summaries/<slug>/<kind>/<id>/pin/."""
+
+    serializer_class = PinWrittenSerializer  # what OPTIONS describes
 
     @extend_schema(
         methods=["PUT"],
