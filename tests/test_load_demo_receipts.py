@@ -110,6 +110,52 @@ def test_pins_stand_on_the_words_that_support_them(summary):
     assert "only one factor in total task time" in pinned_words(summary, takeaways[3].pin)
 
 
+# The words each key point and takeaway is pinned to start and end with: the statement's
+# own words, not the related words said before or after them.
+SAID = {
+    "key point 1": ("valued model speed", "matters alongside quality"),
+    "key point 2": ("an agent can act on the model's output", "important for its whole workflow"),
+    "key point 3": ("Opus 4.6 fast mode", "examples of the same trend"),
+    "takeaway 1": ("when agents do the work", "speed becomes especially important"),
+    "takeaway 2": ("Anthropic says that this mode", "faster than regular Opus 4.6"),
+    "takeaway 3": ("OpenAI OpenAI has also released", "per second on Cerebras hardware"),
+    "takeaway 4": ("token generation speed is only", "demonstrate quality or reliability"),
+}
+
+
+def test_each_point_is_pinned_from_its_first_words_to_its_last(summary):
+    points = {
+        **{
+            f"key point {k}": point.pin
+            for k, point in enumerate(
+                KeyPoint.objects.filter(summary=summary).order_by("position"), 1
+            )
+        },
+        **{
+            f"takeaway {k}": takeaway.pin
+            for k, takeaway in enumerate(
+                Takeaway.objects.filter(summary=summary).order_by("position"), 1
+            )
+        },
+    }
+    spans = {name: pinned_words(summary, pin) for name, pin in points.items()}
+
+    assert {
+        name: (said.startswith(SAID[name][0]), said.endswith(SAID[name][1]))
+        for name, said in spans.items()
+    } == {name: (True, True) for name in SAID}, spans
+
+
+def test_a_reader_is_sent_to_the_moment_key_point_2_is_said(client, summary):
+    point = KeyPoint.objects.get(summary=summary, position=2)
+    assert point.pin["start"] == 76.784
+
+    page = client.get(summary.get_absolute_url()).content.decode()
+    key_points = page[page.index('id="key-points"') : page.index('id="takeaways"')]
+    assert ">▶ 1:16</a>" in key_points
+    assert "1:03" not in key_points
+
+
 def test_verifying_the_pins_again_changes_nothing(summary):
     assert receipts.refresh_pins(summary=summary) == 0
 

@@ -425,6 +425,60 @@ def test_suggest_finds_a_quote_and_a_point_where_they_are_said(speed_words):
     assert all(a.score >= b.score for a, b in zip(point, point[1:], strict=False))
 
 
+# Words said before the statement's own words that share most of its key words: a point
+# must not be pinned from them.
+RELATED_BEFORE = (
+    "when you were chatting with a model speed had a ceiling you could read its output "
+    "only so fast so extra speed did not buy you much a person was the bottleneck and the "
+    "model was waiting on that person to read it and act but that is not how we use these "
+    "models anymore we hand them a task and walk away"
+)
+SAID_AFTER = (
+    "an agent can act on the model's output without waiting for a person to read it and "
+    "that makes speed important for its whole workflow"
+)
+UNRELATED = "the weather was lovely that morning and we walked along the river to the old mill"
+
+
+def said_as_captions(*breaths: str) -> list[Word]:
+    return timed_words([Segment(8.0 * k, 8.0 * k + 7.5, text) for k, text in enumerate(breaths)])
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        # A paraphrase and a point said word for word.
+        "An agent can act on model output without waiting for a person to read it, making "
+        "speed important for its workflow.",
+        "An agent can act on the model's output without waiting for a person to read it.",
+    ],
+)
+def test_a_point_is_pinned_from_its_own_first_word_not_the_related_words_before(point):
+    words = said_as_captions(UNRELATED, RELATED_BEFORE, SAID_AFTER, UNRELATED)
+    own_words = len(UNRELATED.split()) + len(RELATED_BEFORE.split())
+
+    found = suggest(point, words, kind="point", limit=1)[0]
+
+    assert found.first_word == own_words, " ".join(w.text for w in words[found.first_word :][:8])
+    assert found.start == words[own_words].start
+    last = " ".join(w.text for w in words[found.first_word : found.end_word]).split()[-1]
+    assert last == ("workflow" if "workflow" in point else "it")
+
+
+def test_a_tight_point_span_verifies_as_the_wide_one_did():
+    words = said_as_captions(UNRELATED, RELATED_BEFORE, SAID_AFTER, UNRELATED)
+    point = (
+        "An agent can act on model output without waiting for a person to read it, making "
+        "speed important for its workflow."
+    )
+    found = suggest(point, words, kind="point", limit=1)[0]
+
+    verdict = verify(point, words, found, kind="point")
+
+    assert (verdict.status, verdict.suggested_span) == (Status.PARAPHRASE, None)
+    assert found.score == verdict.score == 100.0
+
+
 def test_suggest_in_a_long_transcript():
     # The speed transcript said once, after about 29,000 other words.
     other = [Word(k * 0.4, k * 0.4 + 0.3, f"word{k % 997} filler") for k in range(29_000)]

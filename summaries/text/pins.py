@@ -792,8 +792,59 @@ def _point_region(index: _Transcript, statement: _Statement, lo: int, hi: int) -
     for run in runs:
         score = _covered(index, statement, run[0], run[-1] + 1)
         if best is None or score > best.score:
-            best = _Found(run[0], run[-1] + 1, score)
+            a, b = _tightest(index.stems, run)
+            best = _Found(*_with_edges(index, statement, a, b), score)
     return best
+
+
+def _tightest(stems: Sequence[str], hits: Sequence[int]) -> tuple[int, int]:
+    """The shortest stretch (first token, token after the last) of a run of `hits` that
+    says every stem the whole run says: words that only repeat stems said again closer to
+    the rest (a run of related words before the statement) are left out of its span."""
+    wanted = len({stems[p] for p in hits})
+    seen: Counter[str] = Counter()
+    best = (hits[0], hits[-1] + 1)
+    first = 0
+    for position in hits:
+        seen[stems[position]] += 1
+        while len(seen) == wanted:
+            if position + 1 - hits[first] < best[1] - best[0]:
+                best = (hits[first], position + 1)
+            stem = stems[hits[first]]
+            seen[stem] -= 1
+            if not seen[stem]:
+                del seen[stem]
+            first += 1
+    return best
+
+
+# How many words a point's span takes in either side of its key words, where the statement
+# says them next to the same key word ("an agent", "to read").
+_EDGE_TOKENS = 2
+
+
+def _with_edges(index: _Transcript, statement: _Statement, a: int, b: int) -> tuple[int, int]:
+    """Tokens a to b, with up to `_EDGE_TOKENS` words either side said as the statement
+    says them next to the word at that edge ("an" before "agent")."""
+    for _ in range(_EDGE_TOKENS):
+        if a > 0 and _said_next_to(statement, index.stems[a], index.tokens[a - 1], -1):
+            a -= 1
+    for _ in range(_EDGE_TOKENS):
+        if b < len(index.tokens) and _said_next_to(
+            statement, index.stems[b - 1], index.tokens[b], 1
+        ):
+            b += 1
+    return a, b
+
+
+def _said_next_to(statement: _Statement, stem: str, term: str, step: int) -> bool:
+    """Whether the statement says `term` right before (step -1) or after (step 1) a word of
+    stem `stem`."""
+    stems, tokens = statement.stems, statement.tokens
+    return any(
+        stems[k] == stem and 0 <= k + step < len(tokens) and tokens[k + step] == term
+        for k in range(len(tokens))
+    )
 
 
 def _windows(index: _Transcript, statement: _Statement, limit: int) -> list[tuple[int, int]]:
@@ -834,7 +885,9 @@ def _search(index: _Transcript, statement: _Statement, limit: int) -> list[_Foun
             region = _aligned(index, statement.stems, lo, hi)
         if region is not None:
             found.append(region)
-    found.sort(key=lambda f: (-f.score, f.a))
+    # Of equal scores, the tightest first: a stretch that also holds related words said
+    # before or after the statement is not where it is said.
+    found.sort(key=lambda f: (-f.score, f.b - f.a, f.a))
     kept: list[_Found] = []
     for region in found:
         if all(region.b <= other.a or region.a >= other.b for other in kept):
