@@ -156,6 +156,22 @@ def test_a_reader_is_sent_to_the_moment_key_point_2_is_said(client, summary):
     assert "1:03" not in key_points
 
 
+def test_a_rerun_pins_again_a_point_an_earlier_load_pinned_too_wide(summary):
+    """An earlier pins engine pinned key point 2 from 1:03, to related words said before
+    its own; the pin was verified and approved, and a rerun still puts it where it is
+    said."""
+    point = KeyPoint.objects.get(summary=summary, position=2)
+    words = receipts.transcript_for(summary).words()
+    wide = {**point.pin, "first": 175, "end": 240, "start": words[175].start}
+    KeyPoint.objects.filter(pk=point.pk).update(pin=wide)
+
+    assert load_demo() == {"created": {}, "updated": {"Pin": 1}, "deleted": {}}
+
+    point.refresh_from_db()
+    assert (point.pin["start"], point.pin["status"]) == (76.784, "paraphrase")
+    assert point.pin["approved"]
+
+
 def test_verifying_the_pins_again_changes_nothing(summary):
     assert receipts.refresh_pins(summary=summary) == 0
 

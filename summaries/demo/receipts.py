@@ -3,11 +3,11 @@
 Loaded as an editor and a reviewer would do it, through the services: the transcript is
 imported with `pinning.import_transcript` (parsed as an upload is), each key point,
 takeaway and chapter start is pinned at the best suggestion (`pinning.suggestions`,
-`pinning.set_pin`), a paraphrase is approved (`pinning.approve_pin`), quotations of the
-chapter bodies are pinned where they are said (`receipts.refresh_pins`), and the publish
-gate is asked before the summary is published again with its transcript, which goes live
-with it (`receipts.publish_transcripts`). Caveats are the editors' own notes and stay
-unpinned.
+`pinning.set_pin`; a pin an earlier load left elsewhere is set there again), a paraphrase
+is approved (`pinning.approve_pin`), quotations of the chapter bodies are pinned where they
+are said (`receipts.refresh_pins`), and the publish gate is asked before the summary is
+published again with its transcript, which goes live with it
+(`receipts.publish_transcripts`). Caveats are the editors' own notes and stay unpinned.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def receipts_hold(summary: Summary, data: bytes, counts: Any) -> bool:
     changed = receipts.refresh_pins(summary=summary)
     if changed:
         counts.updated["Pin"] += changed
-    return all(_verified(part, live.digest) for part in _pinned_parts(summary))
+    return all(_verified(summary, part, live.digest) for part in _pinned_parts(summary))
 
 
 def start_pinning(summary: Summary, data: bytes, counts: Any) -> None:
@@ -56,7 +56,7 @@ def pin_and_publish(summary: Summary, counts: Any) -> None:
     if transcript is None:
         raise RuntimeError("start_pinning imports the transcript before pins are set")
     for part in _pinned_parts(summary):
-        if _verified(part, transcript.digest):
+        if _verified(summary, part, transcript.digest):
             continue
         spans = pinning.suggestions(summary=summary, part=part, limit=1)
         if not spans:
@@ -92,13 +92,24 @@ def _pinned_parts(summary: Summary) -> list[Any]:
     return [part for part in receipts.parts_of(summary) if not isinstance(part, Caveat)]
 
 
-def _verified(part: Any, digest: str) -> bool:
+def _verified(summary: Summary, part: Any, digest: str) -> bool:
     """Whether `part` is pinned where it is said in the transcript of `digest`: verbatim,
-    or a paraphrase an editor approved; its quotations verbatim."""
+    or a paraphrase an editor approved, on the span suggested for it now (a pin set by an
+    older pins engine may be wider than the words that say it); its quotations verbatim."""
     quotes = getattr(part, "quote_pins", [])
-    return _holds(part.pin, digest, approvable=True) and all(
-        _holds(pin, digest, approvable=False) for pin in quotes
+    return (
+        _holds(part.pin, digest, approvable=True)
+        and _at_suggestion(summary, part)
+        and all(_holds(pin, digest, approvable=False) for pin in quotes)
     )
+
+
+def _at_suggestion(summary: Summary, part: Any) -> bool:
+    """Whether `part`'s pin is on the span suggested for it, or nothing is suggested."""
+    spans = pinning.suggestions(summary=summary, part=part, limit=1)
+    if not spans:
+        return True
+    return (part.pin["first"], part.pin["end"]) == (spans[0].first_word, spans[0].end_word)
 
 
 def _holds(pin: dict[str, Any] | None, digest: str, *, approvable: bool) -> bool:

@@ -898,7 +898,8 @@ def _search(index: _Transcript, statement: _Statement, limit: int) -> list[_Foun
 def suggest(statement: str, words: Sequence[Word], *, kind: Kind, limit: int = 3) -> list[Span]:
     """The spans of the transcript that best match a statement, best first, each with its
     score (0-100): for a quote or a chapter start, the words said most nearly as written;
-    for a point, the stretch that says most of its key words."""
+    for a point, the stretch that says most of its key words, from the first of them to the
+    last (related words said before or after are left out)."""
     if not words:
         return []
     index = _index(words)
