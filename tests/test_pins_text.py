@@ -465,6 +465,23 @@ def test_a_point_is_pinned_from_its_own_first_word_not_the_related_words_before(
     assert last == ("workflow" if "workflow" in point else "it")
 
 
+def test_a_point_said_word_for_word_is_pinned_to_those_words_not_its_key_words_elsewhere():
+    # Its key words said close together first, then the point itself.
+    words = said_as_captions(
+        UNRELATED,
+        "agents reading files running tests",
+        UNRELATED,
+        "the agent reads the file and then it runs the tests",
+        UNRELATED,
+    )
+    own_words = 2 * len(UNRELATED.split()) + len("agents reading files running tests".split())
+
+    found = suggest("The agent reads the file and then it runs the tests.", words, kind="point")
+
+    assert (found[0].first_word, found[0].end_word) == (own_words, own_words + 11)
+    assert found[0].score == 100.0
+
+
 def test_a_tight_point_span_verifies_as_the_wide_one_did():
     words = said_as_captions(UNRELATED, RELATED_BEFORE, SAID_AFTER, UNRELATED)
     point = (

@@ -871,10 +871,15 @@ def _windows(index: _Transcript, statement: _Statement, limit: int) -> list[tupl
     return windows
 
 
-def _search(index: _Transcript, statement: _Statement, limit: int) -> list[_Found]:
-    """The best places of the whole transcript for a statement, best first."""
+def _search(
+    index: _Transcript, statement: _Statement, limit: int, *, word_for_word: bool = False
+) -> list[_Found]:
+    """The best places of the whole transcript for a statement, best first. A quote or a
+    chapter's first words said word for word are those words; so is a point when
+    `word_for_word` (a suggestion: a point in the speaker's own words is pinned to them,
+    not to its key words said close together elsewhere)."""
     found: list[_Found] = []
-    if statement.kind == "quote" or statement.kind == "chapter":
+    if statement.kind != "point" or word_for_word:
         exact = _find_exact(index, statement.pieces, 0, len(index.tokens))
         if exact is not None:
             found.append(exact)
@@ -885,9 +890,10 @@ def _search(index: _Transcript, statement: _Statement, limit: int) -> list[_Foun
             region = _aligned(index, statement.stems, lo, hi)
         if region is not None:
             found.append(region)
-    # Of equal scores, the tightest first: a stretch that also holds related words said
-    # before or after the statement is not where it is said.
-    found.sort(key=lambda f: (-f.score, f.b - f.a, f.a))
+    # Of equal scores, the words said word for word first, then the tightest: a stretch
+    # that also holds related words said before or after the statement is not where it
+    # is said.
+    found.sort(key=lambda f: (-f.score, not f.verbatim, f.b - f.a, f.a))
     kept: list[_Found] = []
     for region in found:
         if all(region.b <= other.a or region.a >= other.b for other in kept):
@@ -906,7 +912,8 @@ def suggest(statement: str, words: Sequence[Word], *, kind: Kind, limit: int = 3
     target = _statement(statement, kind)
     if not target.tokens:
         return []
-    return [index.span(f.a, f.b, round(f.score, 1)) for f in _search(index, target, limit)]
+    found = _search(index, target, limit, word_for_word=True)
+    return [index.span(f.a, f.b, round(f.score, 1)) for f in found]
 
 
 # ---------------------------------------------------------------------------------------
