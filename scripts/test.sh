@@ -9,7 +9,8 @@
 #   beside them, each run's integration tests that mostly wait (WAITING, SERVICES: workers
 #   killed and restarted, machines, a replica, Redis servers stopped and restarted);
 #   once a run's unit tests are done, its other integration tests (one process: it shares
-#   a Celery worker and a browser between its tests).
+#   a Celery worker and a browser between its tests; the PostgreSQL run's in two lanes, its
+#   browser tests apart).
 # Output of each lane goes to test-artifacts/logs/<lane>.log and is printed when the lane
 # ends; the time of each lane and stage is printed with it.
 #
@@ -53,6 +54,10 @@ SERVICES=(
     tests/integration/test_page_cache_redis.py
 )
 IGNORE_SERVICES=("${SERVICES[@]/#/--ignore=}")
+# The PostgreSQL run's browser tests: a lane of their own beside its other integration tests,
+# on the cores the unit tests no longer use.
+BROWSER=(tests/integration/*_browser.py)
+IGNORE_BROWSER=("${BROWSER[@]/#/--ignore=}")
 mkdir -p "$REPORTS" "$LOGS"
 # Each lane's coverage data in a folder of its own: pytest-cov combines the data files it
 # finds beside its own when a lane ends, which must not take another lane's.
@@ -154,7 +159,9 @@ run_lanes() {
             start sqlite-integration "${SQLITE_ENV[@]}" -- -m integration "${IGNORE_SERVICES[@]}"
         else
             start postgres-integration "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/15" -- \
-                -m integration "${IGNORE_SERVICES[@]}"
+                -m integration "${IGNORE_SERVICES[@]}" "${IGNORE_BROWSER[@]}"
+            start postgres-browser DATABASE_URL="${POSTGRES_URL}_browser" REDIS_URL="$REDIS_BASE/12" \
+                -- -m integration "${BROWSER[@]}"
         fi
         local others=() pid
         for pid in "${unit[@]}"; do
@@ -162,7 +169,8 @@ run_lanes() {
         done
         unit=("${others[@]}")
     done
-    finish sqlite-services postgres-services sqlite-integration postgres-integration
+    finish sqlite-services postgres-services sqlite-integration postgres-integration \
+        postgres-browser
     echo
     echo "=== all lanes done after $((SECONDS - begun))s ==="
 }
@@ -218,7 +226,7 @@ echo
 if [ "$#" -eq 0 ]; then
     run_lanes
     SQLITE_LANES=(sqlite-unit sqlite-services sqlite-integration)
-    POSTGRES_LANES=(postgres-unit postgres-integration postgres-services)
+    POSTGRES_LANES=(postgres-unit postgres-services postgres-integration postgres-browser)
 else
     run_unsplit "$@"
     SQLITE_LANES=(sqlite)
