@@ -146,9 +146,10 @@ def receipt_links(html):
 def test_verified_pins_show_where_they_are_said(client, live):
     html = page(client, live)
     links = receipt_links(html)
-    # The verbatim key point (said from 0:04), the approved paraphrase (takeaway) and the
-    # quotation; not the unapproved paraphrase, not the point nobody said.
-    assert (f"{WATCH}&amp;t=4s", "0:04") in links
+    # The verbatim key point (said from 0:05, where its segment starts), the approved
+    # paraphrase (takeaway) and the quotation; not the unapproved paraphrase, not the point
+    # nobody said.
+    assert (f"{WATCH}&amp;t=5s", "0:05") in links
     assert (f"{WATCH}&amp;t=14s", "0:14") in links  # the approved takeaway
     assert (f"{WATCH}&amp;t=207s", "3:27") in links  # the quotation
     assert len(links) == 3, links
@@ -233,7 +234,7 @@ def test_a_mis_timed_point_shows_the_checked_time_not_the_written_one(client):
     assert pinned["status"] == "mis_timed"
     workflow.publish_summary(summary=summary, user=None)
     html = page(client, summary)
-    assert receipt_links(html) == [(f"{WATCH}&amp;t=4s", "0:04")]
+    assert receipt_links(html) == [(f"{WATCH}&amp;t=5s", "0:05")]
     assert "Watch from 1:00" not in html
 
 

@@ -771,8 +771,10 @@ def _covered(index: _Transcript, statement: _Statement, a: int, b: int) -> float
     if not content:
         return 0.0
     said = set(index.stems[max(a, 0) : b])
-    total = sum(index.weight(stem) for stem in content)
-    found = sum(index.weight(stem) for stem in content if stem in said)
+    # fsum: exact whatever the order of the set, so equal coverages score equal in every
+    # process (a plain sum's last bit depends on hash order, and ties are broken by score).
+    total = math.fsum(index.weight(stem) for stem in content)
+    found = math.fsum(index.weight(stem) for stem in content if stem in said)
     return 100.0 * found / total if total else 0.0
 
 
@@ -853,7 +855,9 @@ def _windows(index: _Transcript, statement: _Statement, limit: int) -> list[tupl
     size = len(statement.tokens)
     width = max(16, size)
     most = max(50, int(len(index.tokens) * _MAX_POSTING_SHARE))
-    content = statement.content
+    # In sorted order, not the set's: the votes (floats) and their ties must come out the
+    # same in every process, whatever its hash seed.
+    content = sorted(statement.content)
     usable = [stem for stem in content if 0 < len(index.postings.get(stem, ())) <= most]
     if not usable:
         rare = sorted(content, key=lambda s: len(index.postings.get(s, ())) or 10**9)
@@ -865,7 +869,7 @@ def _windows(index: _Transcript, statement: _Statement, limit: int) -> list[tupl
             votes[bucket] += weight
             votes[bucket - 1] += weight
     windows = []
-    for bucket in heapq.nlargest(limit, votes, key=votes.__getitem__):
+    for bucket in heapq.nlargest(limit, votes, key=lambda bucket: (votes[bucket], -bucket)):
         lo = max(0, bucket * width - size // 2 - 4)
         windows.append((lo, min(len(index.tokens), (bucket + 2) * width + size // 2 + 4)))
     return windows
