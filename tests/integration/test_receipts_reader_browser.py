@@ -1,4 +1,4 @@
-"""In a real browser: the receipts readers see. "▶ 0:04" beside a statement seeks the
+"""In a real browser: the receipts readers see. "▶ 0:05" beside a statement seeks the
 click-to-load player; the transcript page filters as you type, seeks the player from each
 line and marks it, works and prints without JavaScript, sends nothing off the machine
 before a click, and axe-core finds nothing on it at 1280 and 360 px, light and dark."""
@@ -92,12 +92,12 @@ def shown_lines(page):
 
 def test_a_receipt_seeks_the_player_on_the_summary_page(open_page, urls):
     page, network = open_page(urls["summary"])
-    receipt = page.get_by_role("link", name="Play from 0:04, where this is said")
-    expect(receipt).to_have_text("▶ 0:04")
+    receipt = page.get_by_role("link", name="Play from 0:05, where this is said")
+    expect(receipt).to_have_text("▶ 0:05")
     assert network.elsewhere() == []
     receipt.click()
     expect(page.locator("#player iframe")).to_be_visible()
-    assert frame_start(page) == "4"
+    assert frame_start(page) == "5"
     assert page.url == urls["summary"]
     assert {url.split("?")[0] for url in network.elsewhere()} == {EMBED}
     page.get_by_role("link", name="Read the full transcript").click()
