@@ -9,8 +9,8 @@
 #   beside them, each run's integration tests that mostly wait (WAITING, SERVICES: workers
 #   killed and restarted, machines, a replica, Redis servers stopped and restarted);
 #   once a run's unit tests are done, its other integration tests (one process: it shares
-#   a Celery worker and a browser between its tests; the PostgreSQL run's in two lanes, its
-#   browser tests apart).
+#   a Celery worker and a browser between its tests); the PostgreSQL run's browser tests in
+#   a lane of their own, started as soon as either run's unit tests are done.
 # Output of each lane goes to test-artifacts/logs/<lane>.log and is printed when the lane
 # ends; the time of each lane and stage is printed with it.
 #
@@ -160,6 +160,10 @@ run_lanes() {
         else
             start postgres-integration "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/15" -- \
                 -m integration "${IGNORE_SERVICES[@]}" "${IGNORE_BROWSER[@]}"
+        fi
+        # The PostgreSQL run's browser tests need no unit test before them: they start as
+        # soon as either run's unit tests free a core.
+        if [ -z "${PIDS[postgres-browser]:-}" ]; then
             start postgres-browser DATABASE_URL="${POSTGRES_URL}_browser" REDIS_URL="$REDIS_BASE/12" \
                 -- -m integration "${BROWSER[@]}"
         fi
