@@ -14,6 +14,20 @@ PORT ?= 8000
 # (honcho gives each process its own PORT, so the workers cannot derive it themselves).
 # A SITE_URL in the environment or in .env wins.
 SITE_URL ?= http://127.0.0.1:$(PORT)
+# `make run` serves what readers get: DEBUG off (the site's own 404 and 500 pages, hashed
+# static files served by whitenoise), over plain HTTP on this machine. `DEBUG=1 make run`
+# gives Django's debug pages and static files read straight from static/ for development.
+DEBUG ?= 0
+VAR_DIR ?= $(or $(CURATION_VAR_DIR),var)
+SECRET_KEY_FILE := $(VAR_DIR)/secret_key
+# With DEBUG off the settings require what production must set; these are the values for
+# this machine only (a random key kept under var/, the loopback names, no HTTPS).
+LOCAL_ENV := SECRET_KEY="$$(cat $(SECRET_KEY_FILE))" \
+	ALLOWED_HOSTS="$${ALLOWED_HOSTS:-127.0.0.1,localhost,[::1]}" \
+	CSRF_TRUSTED_ORIGINS="$${CSRF_TRUSTED_ORIGINS:-http://127.0.0.1:$(PORT),http://localhost:$(PORT)}" \
+	SECURE_SSL_REDIRECT=0 SESSION_COOKIE_SECURE=0 CSRF_COOKIE_SECURE=0 SECURE_HSTS_SECONDS=0 \
+	SECURE_HSTS_INCLUDE_SUBDOMAINS=0 SECURE_HSTS_PRELOAD=0
+RUN_ENV := DEBUG=$(DEBUG) $(if $(filter 0 false no off,$(DEBUG)),$(LOCAL_ENV))
 
 .PHONY: help venv run test lint
 
@@ -32,15 +46,22 @@ $(STAMP): pyproject.toml | $(PYTHON)
 
 venv: $(STAMP)
 
-run: venv
-	$(PYTHON) manage.py migrate --noinput
-	$(PYTHON) manage.py load_demo --if-missing
-	$(PYTHON) manage.py create_demo_editor
+$(SECRET_KEY_FILE):
+	mkdir -p $(VAR_DIR)
+	umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))' > $@
+
+run: venv $(SECRET_KEY_FILE)
+	export $(RUN_ENV); \
+	$(PYTHON) manage.py migrate --noinput; \
+	$(PYTHON) manage.py load_demo --if-missing; \
+	$(PYTHON) manage.py create_demo_editor; \
+	$(if $(filter 0 false no off,$(DEBUG)),$(PYTHON) manage.py collectstatic --noinput --verbosity 0)
 	@echo
 	@echo "Curation is starting: web server, Celery worker and Celery beat (Ctrl-C stops all)."
 	@echo "  Reader site:  http://127.0.0.1:$(PORT)/"
 	@echo "  Editor admin: http://127.0.0.1:$(PORT)/admin/  (log in with the editor login above)"
 	@echo
+	export $(RUN_ENV); \
 	PATH="$(CURDIR)/$(BIN):$$PATH" SITE_URL="$(SITE_URL)" exec $(BIN)/honcho start --no-colour -p $(PORT) -f Procfile
 
 test: venv
