@@ -4,11 +4,14 @@ written with a typographic one and the reverse, "did you mean" corrects from tit
 
 Runs on SQLite (the fallback search) and on PostgreSQL (full-text search) alike."""
 
+import importlib
+
 import pytest
+from django.apps import apps as django_apps
 from django.urls import reverse
 
 from summaries.editing import derived
-from summaries.models import Transcript
+from summaries.models import Summary, Transcript
 from summaries.reader import search_suggest
 from summaries.reader.search import fallback_words, fold_apostrophes, search_summaries
 
@@ -21,10 +24,6 @@ pytestmark = pytest.mark.django_db
 # How readers and editors write an apostrophe: straight, typographic (right and left single
 # quotation marks), the modifier letter, the full-width one, a backtick.
 APOSTROPHES = ["'", "’", "‘", "ʼ", "＇", "`"]
-# PostgreSQL's parser splits words at every one of them but the modifier letter, which it
-# reads as a letter: stored text with it is matched on other databases only.
-TYPED = APOSTROPHES
-WRITTEN = ["'", "’", "‘", "＇", "`"]
 
 
 def page(client, **params):
@@ -55,8 +54,8 @@ def test_every_apostrophe_reads_as_a_straight_one():
     )
 
 
-@pytest.mark.parametrize("written", WRITTEN)
-@pytest.mark.parametrize("typed", TYPED)
+@pytest.mark.parametrize("written", APOSTROPHES)
+@pytest.mark.parametrize("typed", APOSTROPHES)
 def test_a_title_with_any_apostrophe_is_found_by_any_other(typed, written):
     live(f"Matthew Berman Examines Anthropic{written}s IPO Filing")
     live("Other news")
@@ -66,13 +65,41 @@ def test_a_title_with_any_apostrophe_is_found_by_any_other(typed, written):
     ]
 
 
-@pytest.mark.parametrize("typed", TYPED)
+@pytest.mark.parametrize("typed", APOSTROPHES)
 def test_the_thirty_second_text_is_found_whatever_apostrophe_was_typed(client, typed):
     live("Kimi K3.1 demo", tldr="It solves a Rubik’s Cube, and you don’t need to help.")
     live("Other news", tldr="Nothing about cubes.")
 
     assert titles(page(client, q=f"Rubik{typed}s")) == ["Kimi K3.1 demo"]
     assert titles(page(client, q=f"don{typed}t need")) == ["Kimi K3.1 demo"]
+
+
+@pytest.mark.parametrize("typed", APOSTROPHES)
+def test_text_written_with_the_modifier_letter_is_found(client, typed):
+    # PostgreSQL's parser reads ʼ as a letter: "Donʼt" would be one word there.
+    summary = live("Kimi K3.1 demo", tldr="Donʼt miss the Rubikʼs Cube.")
+    add_transcript(summary.video, speech=[(0, 4, "Hello."), (65, 70, "Itʼs Anthropicʼs chart.")])
+    live("Other news", tldr="Nothing about cubes.")
+
+    assert titles(page(client, q=f"Rubik{typed}s cube")) == ["Kimi K3.1 demo"]
+    assert titles(page(client, q=f"anthropic{typed}s chart")) == ["Kimi K3.1 demo"]
+
+
+def test_stored_search_text_of_earlier_versions_gets_typographic_apostrophes():
+    summary = live("A talk", tldr="A talk.")
+    transcript = add_transcript(summary.video, speech=[(0, 4, "Anthropicʼs chart.")])
+    # As an earlier version stored them: the modifier letter kept.
+    Summary.objects.filter(pk=summary.pk).update(search_document="Anthropicʼs IPO")
+    Transcript.objects.filter(pk=transcript.pk).update(search_text="Donʼt panic.")
+
+    migration = importlib.import_module("summaries.migrations.0032_search")
+    migration.modifier_letters_as_typographic(django_apps, None)
+
+    summary.refresh_from_db()
+    transcript.refresh_from_db()
+    assert summary.search_document == "Anthropic’s IPO"
+    assert transcript.search_text == "Don’t panic."
+    assert found_titles("anthropic's ipo") == found_titles("don't panic") == ["A talk"]
 
 
 def test_a_typographic_apostrophe_finds_a_straight_one(client):

@@ -1,7 +1,7 @@
 """Search over live summaries: PostgreSQL full-text search, a word-by-word fallback elsewhere.
 
-Both read every apostrophe the same way (APOSTROPHES): "Anthropic's" finds "Anthropic’s" and
-the reverse, in the query and in the text searched.
+Both read every apostrophe the same way (summaries.text.apostrophes): "Anthropic's" finds
+"Anthropic’s" and the reverse, in the query and in the text searched.
 """
 
 import re
@@ -25,6 +25,7 @@ from django.db.models.expressions import Col
 from django.db.models.functions import Replace
 
 from summaries.models import Summary, Transcript
+from summaries.text.apostrophes import APOSTROPHES, fold_apostrophes
 
 # Longer queries are cut: nobody types more, and each extra word costs the database time
 # (ranking walks the positions of every query word in every match).
@@ -39,11 +40,6 @@ SEARCH_CONFIG = "english"
 # Hyphens with nothing between them that web-search syntax reads as a word (websearch_text).
 _NEGATION_RUN = re.compile(r'-(?:[^\w"]*-)+')
 
-# What readers and editors write for an apostrophe besides the straight one: the
-# typographic right and left single quotation marks, the modifier letter, the full-width
-# apostrophe, the backtick. Search reads each as a straight apostrophe.
-APOSTROPHES = "’‘ʼ＇`"
-_TO_APOSTROPHE = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
 # Quotes around a word, which the fallback does not look for ("'robots'" finds "robots").
 _QUOTES = "'\""
 
@@ -81,15 +77,10 @@ class TranscriptSearchVector(Expression):
         return Col(query.get_initial_alias(), _TRANSCRIPT_VECTOR)
 
 
-def fold_apostrophes(text: str) -> str:
-    """The text with each of APOSTROPHES as a straight apostrophe (same length)."""
-    return text.translate(_TO_APOSTROPHE)
-
-
-def folded_column(name: str) -> Replace:
+def folded_column(name: str) -> F | Replace:
     """SQL: the text column `name` as fold_apostrophes() would return it (REPLACE exists on
     every database)."""
-    expression = F(name)
+    expression: F | Replace = F(name)
     for apostrophe in APOSTROPHES:
         expression = Replace(expression, Value(apostrophe), Value("'"), output_field=TextField())
     return expression
@@ -111,8 +102,8 @@ def clean_query(query: str) -> str:
 
 
 def websearch_text(query: str) -> str:
-    """The query with apostrophes straight (fold_apostrophes: the modifier letter ʼ is a
-    letter to PostgreSQL's parser, the others split words as ' does) and each run of
+    """The query with apostrophes straight (fold_apostrophes: PostgreSQL's parser reads the
+    modifier letter ʼ as a letter, and splits words at the others as at ') and each run of
     negations written as one hyphen.
 
     websearch_to_tsquery reads every hyphen before a word as a NOT, skipping spaces and the
