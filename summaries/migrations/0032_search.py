@@ -4,8 +4,9 @@ reads ʼ as a letter, so "Anthropicʼs" could not be found as "Anthropic's".
 
 Only the rows holding a ʼ are written (on PostgreSQL their generated vectors follow); one
 character for another, so line N of a transcript's search text stays segment N. Safe while
-the previous release serves: it reads either character alike, and a search text it writes
-with ʼ is found as before until its next save.
+the previous release serves: one character for another that looks the same, in text only
+search and its snippets read; a search text that release writes with ʼ keeps it until the
+next save.
 """
 
 from django.db import migrations

@@ -5,7 +5,7 @@ difflib over the names and those words, the same on every database (no pg_trgm e
 to create): the vocabulary of 10,000 summaries is some thousands of words, kept in the
 fragment cache (computed again after content changed), and only the words of a similar
 length are compared. Words are read as search reads them (apostrophes alike,
-search.fold_apostrophes) and without a possessive "'s": "antropic" gets "anthropic", never
+summaries.text.apostrophes) and without a possessive "'s": "antropic" gets "anthropic", never
 "anthropic’s".
 """
 
@@ -52,7 +52,7 @@ def vocabulary() -> dict[int, list[str]]:
     by_length = defaultdict(set)
     texts = Summary.objects.published().values_list("video__title", "tldr")
     for title, tldr in texts:
-        for word in words_of(f"{title}\n{tldr}"):
+        for word in words_of(f"{title or ''}\n{tldr}"):
             if len(word) >= MIN_WORD and not word.isdigit():
                 by_length[len(word)].add(word)
     return {length: sorted(words) for length, words in by_length.items()}
