@@ -299,7 +299,7 @@ def test_a_page_fetched_over_https_is_never_served_to_plain_http_readers(client,
 
 def test_search_results_are_never_stored(client):
     SummaryFactory(live=True, tldr="Speed matters.")
-    # The search page's shared parts (the filter choices, the title words "did you mean"
+    # The search page's shared parts (the filter choices, the words "did you mean"
     # compares with) are kept once, whatever the query.
     client.get(reverse("summaries:search"), {"q": "warm up"})
     before = cache_size()

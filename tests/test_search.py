@@ -613,7 +613,7 @@ def test_page_query_count_with_a_cold_cache(client, django_assert_num_queries):
 
 def test_no_results_page_query_count(client, django_assert_num_queries):
     live("Robots in factories", tldr="Robots again.")
-    page(client, q="x")  # choices and the title words cached
+    page(client, q="x")  # choices and the vocabulary cached
 
     # the content generation, the count, then the corrected query's one search.
     with django_assert_num_queries(3):

@@ -23,6 +23,7 @@ from summaries.models import (
 )
 from summaries.models.base import max_length
 from summaries.pagecache.generation import content_changed
+from summaries.text.apostrophes import searchable
 from summaries.text.citations import (
     FoundCitation,
     extract_citations,
@@ -282,7 +283,8 @@ def update_search_document(*, summary: Summary) -> Summary:
     parts += [markdown_to_text(t.text) for t in summary.takeaways.all()]
     for chapter in summary.chapters.all():
         parts += [chapter.title, chapter.synopsis, markdown_to_text(chapter.body)]
-    summary.search_document = "\n".join(p for p in parts if p)
+    # Apostrophes as PostgreSQL's parser splits words at them (text.apostrophes).
+    summary.search_document = searchable("\n".join(p for p in parts if p))
     Summary.objects.filter(pk=summary.pk).update(search_document=summary.search_document)
     return summary
 

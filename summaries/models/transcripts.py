@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from summaries.text.apostrophes import searchable
 from summaries.text.transcripts import Segment, Word, timed_words
 
 from .base import LANGUAGE_CHOICES, TimestampedModel
@@ -112,5 +113,7 @@ def segments_digest(segments: list[dict[str, Any]]) -> str:
 
 def search_text_of(segments: list[dict[str, Any]]) -> str:
     """The segments' text, line N being segment N's with its spaces and line breaks
-    collapsed: line numbers stay segment numbers, and no JSON key name is searched."""
-    return "\n".join(" ".join(str(segment.get("text") or "").split()) for segment in segments)
+    collapsed: line numbers stay segment numbers, and no JSON key name is searched. The
+    apostrophes are those search splits words at (text.apostrophes.searchable)."""
+    lines = (" ".join(str(segment.get("text") or "").split()) for segment in segments)
+    return searchable("\n".join(lines))

@@ -1,13 +1,31 @@
-"""Search over live summaries: PostgreSQL full-text search, a word-by-word fallback elsewhere."""
+"""Search over live summaries: PostgreSQL full-text search, a word-by-word fallback elsewhere.
+
+Both read every apostrophe the same way (summaries.text.apostrophes): "Anthropic's" finds
+"Anthropic’s" and the reverse, in the query and in the text searched.
+"""
 
 import re
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connections
-from django.db.models import Case, Exists, Expression, IntegerField, OuterRef, Q, QuerySet, When
+from django.db.models import (
+    Case,
+    Exists,
+    Expression,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.expressions import Col
+from django.db.models.functions import Replace
 
 from summaries.models import Summary, Transcript
+from summaries.text.apostrophes import APOSTROPHES, fold_apostrophes
 
 # Longer queries are cut: nobody types more, and each extra word costs the database time
 # (ranking walks the positions of every query word in every match).
@@ -21,6 +39,9 @@ MAX_RANKED = 300
 SEARCH_CONFIG = "english"
 # Hyphens with nothing between them that web-search syntax reads as a word (websearch_text).
 _NEGATION_RUN = re.compile(r'-(?:[^\w"]*-)+')
+
+# Quotes around a word, which the fallback does not look for ("'robots'" finds "robots").
+_QUOTES = "'\""
 
 _SEARCH_VECTOR = SearchVectorField()
 _SEARCH_VECTOR.set_attributes_from_name("search_vector")
@@ -56,6 +77,23 @@ class TranscriptSearchVector(Expression):
         return Col(query.get_initial_alias(), _TRANSCRIPT_VECTOR)
 
 
+def folded_column(name: str) -> F | Replace:
+    """SQL: the text column `name` as fold_apostrophes() would return it (REPLACE exists on
+    every database)."""
+    expression: F | Replace = F(name)
+    for apostrophe in APOSTROPHES:
+        expression = Replace(expression, Value(apostrophe), Value("'"), output_field=TextField())
+    return expression
+
+
+def fallback_words(query: str) -> list[str]:
+    """The words the fallback search looks for, each anywhere in the text: lower case,
+    apostrophes straight, without the quotes around them; words of quotes only are left
+    out (they would match any text with an apostrophe)."""
+    words = (word.strip(_QUOTES) for word in fold_apostrophes(query).lower().split())
+    return [word for word in words if word]
+
+
 def clean_query(query: str) -> str:
     """The query as searched: NUL bytes removed (PostgreSQL rejects them), spaces collapsed,
     at most MAX_QUERY_WORDS words and MAX_QUERY_CHARS characters."""
@@ -64,14 +102,16 @@ def clean_query(query: str) -> str:
 
 
 def websearch_text(query: str) -> str:
-    """The query with each run of negations written as one hyphen.
+    """The query with apostrophes straight (fold_apostrophes: PostgreSQL's parser reads the
+    modifier letter ʼ as a letter, and splits words at the others as at ') and each run of
+    negations written as one hyphen.
 
     websearch_to_tsquery reads every hyphen before a word as a NOT, skipping spaces and the
     characters it ignores (! & | ( ) <) between them, and keeps pending NOTs on a stack of
     32: a 33rd raises "tsquery stack too small". A run of hyphens separated by no letter,
     digit or quote becomes one hyphen, so at most one NOT waits for its word.
     """
-    return _NEGATION_RUN.sub("-", query)
+    return _NEGATION_RUN.sub("-", fold_apostrophes(query))
 
 
 def search_query(query: str) -> SearchQuery:
@@ -95,9 +135,10 @@ def search_summaries(
     (ts_rank_cd: query words close together rank higher) with title words weighted above the
     rest, then newest first; after them the newest MAX_RANKED matches of live transcripts,
     newest first (ranking long transcripts would cost seconds). Other databases: every word
-    must occur in the summary's text, or every word in a live transcript's (case-insensitive),
-    newest first within each. Never raises on user input: any string gives a result, possibly
-    empty; an empty query gives an empty result without touching the database.
+    (fallback_words) must occur in the summary's text, or every word in a live transcript's
+    (case-insensitive, apostrophes read alike), newest first within each. Never raises on
+    user input: any string gives a result, possibly empty; an empty query, or one of quotes
+    only on other databases, gives an empty result without touching the database.
     """
     query = clean_query(query)
     if not query:
@@ -142,12 +183,20 @@ def _postgresql_search(query: str, summaries: QuerySet[Summary]) -> QuerySet[Sum
 
 
 def _fallback_search(query: str, summaries: QuerySet[Summary]) -> QuerySet[Summary]:
+    words = fallback_words(query)
+    if not words:
+        return Summary.objects.none()
+    summaries = summaries.alias(document=folded_column("search_document"))
+    transcripts = (
+        Transcript.objects.live()
+        .filter(video=OuterRef("video"))
+        .alias(said=folded_column("search_text"))
+    )
     text_match = Q()
-    transcripts = Transcript.objects.live().filter(video=OuterRef("video"))
-    for word in query.split():
+    for word in words:
         # icontains escapes LIKE wildcards (% _ \), so every character is matched literally.
-        text_match &= Q(search_document__icontains=word)
-        transcripts = transcripts.filter(search_text__icontains=word)
+        text_match &= Q(document__icontains=word)
+        transcripts = transcripts.filter(said__icontains=word)
     return (
         summaries.filter(text_match | Q(Exists(transcripts)))
         .annotate(text_match=_text_first(text_match))

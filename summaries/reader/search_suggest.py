@@ -1,9 +1,12 @@
 """ "Did you mean": the closest channel, person or topic name, or the query with each unknown
-word replaced by the closest word of a live video's title.
+word replaced by the closest word of a live summary's title or 30-second text.
 
-difflib over the names and title words, on every database (no pg_trgm extension to
-create): the vocabulary of 10,000 videos is a few thousand words, kept in the fragment
-cache, and only the words of a similar length are compared.
+difflib over the names and those words, the same on every database (no pg_trgm extension
+to create): the vocabulary of 10,000 summaries is some thousands of words, kept in the
+fragment cache (computed again after content changed), and only the words of a similar
+length are compared. Words are read as search reads them (apostrophes alike,
+summaries.text.apostrophes) and without a possessive "'s": "antropic" gets "anthropic", never
+"anthropic’s".
 """
 
 import difflib
@@ -14,17 +17,18 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from summaries.models import Video
+from summaries.models import Summary
 from summaries.pagecache.fragments import cached_fragment
 from summaries.pagecache.middleware import canonical_query
 
-from .search import clean_query
+from .search import clean_query, fold_apostrophes
 
 NAME_CUTOFF = 0.8
 WORD_CUTOFF = 0.75
 MIN_WORD = 3
-# Words of a title: letters and digits, with inner apostrophes or hyphens.
-_WORD = re.compile(r"\w+(?:['’-]\w+)*")
+# Words: letters and digits, with inner apostrophes (straight, once folded) or hyphens.
+_WORD = re.compile(r"\w+(?:['-]\w+)*")
+POSSESSIVE = "'s"
 KIND_FILTERS = ("channel", "person", "topic")
 
 
@@ -36,22 +40,26 @@ class Suggestion:
 
 
 def words_of(text: str) -> list[str]:
-    return [word.lower() for word in _WORD.findall(text)]
+    """The words of the text in lower case, apostrophes straight, possessives without their
+    "'s" ("Anthropic’s" is "anthropic"; "don’t" stays "don't")."""
+    words = _WORD.findall(fold_apostrophes(text).lower())
+    return [word.removesuffix(POSSESSIVE) for word in words]
 
 
-def title_words() -> dict[int, list[str]]:
-    """The distinct words (MIN_WORD letters or more, not numbers) of live videos' titles,
-    by length. One query."""
+def vocabulary() -> dict[int, list[str]]:
+    """The distinct words (MIN_WORD letters or more, not numbers) of live summaries' titles
+    and 30-second texts, by length. One query."""
     by_length = defaultdict(set)
-    for title in Video.objects.published().values_list("title", flat=True):
-        for word in words_of(title):
+    texts = Summary.objects.published().values_list("video__title", "tldr")
+    for title, tldr in texts:
+        for word in words_of(f"{title or ''}\n{tldr}"):
             if len(word) >= MIN_WORD and not word.isdigit():
                 by_length[len(word)].add(word)
     return {length: sorted(words) for length, words in by_length.items()}
 
 
-def cached_title_words() -> dict[int, list[str]]:
-    return cached_fragment("search:title-words", title_words)
+def cached_vocabulary() -> dict[int, list[str]]:
+    return cached_fragment("search:vocabulary", vocabulary)
 
 
 def _similar_lengths(vocabulary: dict[int, list[str]], word: str) -> list[str]:
@@ -87,7 +95,7 @@ def closest_name(words: list[str], choices: dict[str, list[tuple[str, str]]]) ->
 
 
 def corrected_words(words: list[str], vocabulary: dict[int, list[str]]) -> list[str] | None:
-    """The words with each one unknown to the titles replaced by the closest known one;
+    """The words with each one unknown to the vocabulary replaced by the closest known one;
     None when no word changed."""
     known = {word for group in vocabulary.values() for word in group}
     corrected, changed = [], False
@@ -114,8 +122,9 @@ def suggest(
 
     A channel, person or topic whose name is close to the whole query comes first: its
     link shows its videos (search matches the summaries' text, which need not name them).
-    Otherwise the query with misspelt words corrected from the live titles, kept with the
-    `filters`, if `finds_something(corrected query)`; one search at most.
+    Otherwise the query with misspelt words corrected from the live titles and 30-second
+    texts (possessives dropped), kept with the `filters`, if `finds_something(corrected
+    query)`; one search at most.
     """
     words = words_of(clean_query(query))
     if not words:
@@ -123,7 +132,7 @@ def suggest(
     name = closest_name(words, choices)
     if name is not None:
         return name
-    corrected = corrected_words(words, cached_title_words())
+    corrected = corrected_words(words, cached_vocabulary())
     if corrected is None:
         return None
     corrected_query = " ".join(corrected)

@@ -22,7 +22,7 @@ from summaries.text import platforms
 from summaries.text.links import http_url
 
 from .receipts import Moment
-from .search import SEARCH_CONFIG, websearch_text
+from .search import SEARCH_CONFIG, fallback_words, fold_apostrophes, websearch_text
 from .search_results import (
     HIDDEN,
     SNIPPET_WORDS,
@@ -140,14 +140,19 @@ def _url(source_url: str, platform: str, video_id: str, start) -> str:
     return http_url(platforms.video_url_at(source_url, platform, video_id, _seconds(start)))
 
 
+def _has_words(text: str, words: list[str]) -> bool:
+    """Whether the text has every word of fallback_words, as the fallback search reads it."""
+    text = fold_apostrophes(text).lower()
+    return all(word in text for word in words)
+
+
 def _best_line(search_text: str, words: list[str]) -> int | None:
-    """The index of the first line with every word (any case), else of the first with the
-    most of them; None when no line has any."""
-    lowered = [word.lower() for word in words]
+    """The index of the first line with every word (fallback_words: any case, apostrophes
+    alike), else of the first with the most of them; None when no line has any."""
     best, best_count = None, 0
-    for index, line in enumerate(search_text.split("\n")):
-        count = sum(word in line.lower() for word in lowered)
-        if count == len(lowered):
+    for index, line in enumerate(fold_apostrophes(search_text).lower().split("\n")):
+        count = sum(word in line for word in words)
+        if count == len(words):
             return index
         if count > best_count:
             best, best_count = index, count
@@ -158,12 +163,8 @@ def _fallback_lines(rows: list[dict], query: str) -> list[SaidLine]:
     """The same lines on other databases (development): for the rows whose own text lacks
     a query word, the text and segments of their videos' live transcripts are read and
     searched here, in one query."""
-    words = query_words(query)
-    said_only = [
-        row["pk"]
-        for row in rows
-        if not all(word.lower() in row["search_document"].lower() for word in words)
-    ]
+    words = fallback_words(query)
+    said_only = [row["pk"] for row in rows if not _has_words(row["search_document"], words)]
     if not said_only:
         return []
     transcripts = (
