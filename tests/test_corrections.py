@@ -89,9 +89,7 @@ def test_an_unknown_kind_is_refused_naming_the_field(live, reviewer):
     assert copies.working_copy_of(live) is not None
 
 
-def test_changes_are_an_update_unless_said_otherwise_and_a_typo_fix_is_not_public(
-    live, reviewer
-):
+def test_changes_are_an_update_unless_said_otherwise_and_a_typo_fix_is_not_public(live, reviewer):
     edit(live)
     workflow.publish_summary(summary=live, user=reviewer)
     edit(live, tldr="The model is fast on most benchmarks!")

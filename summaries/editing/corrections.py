@@ -44,7 +44,9 @@ def checked_change(*, kind: str | None, note: str | None) -> tuple[str, str]:
     kind = kind or DEFAULT_KIND
     if kind not in Kind.values:
         choices = ", ".join(Kind.values)
-        raise ValidationError({"change_kind": f"Unknown kind of change {kind!r}: choose {choices}."})
+        raise ValidationError(
+            {"change_kind": f"Unknown kind of change {kind!r}: choose {choices}."}
+        )
     note = (note or "").strip()
     if len(note) > NOTE_CHARS:
         raise ValidationError({"note": f"Keep the note under {NOTE_CHARS} characters."})
@@ -143,8 +145,8 @@ def withdraw_correction(*, correction: Correction, user: gate.Actor, note: str) 
     is a typo fix, already withdrawn, or `note` is empty.
     """
     gate.require(user, gate.PUBLISH, "withdraw corrections")
-    correction = Correction.objects.select_for_update().select_related("summary").get(
-        pk=correction.pk
+    correction = (
+        Correction.objects.select_for_update().select_related("summary").get(pk=correction.pk)
     )
     if correction.kind == Kind.TYPO:
         raise ValidationError("A typo fix is not shown to readers: there is nothing to withdraw.")

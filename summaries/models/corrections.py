@@ -22,7 +22,9 @@ class CorrectionQuerySet(models.QuerySet):
 
     def live(self, now=None):
         """Those of summaries readers can see now (published, publish time reached)."""
-        return self.filter(summary__status="published", summary__publish_at__lte=now or timezone.now())
+        return self.filter(
+            summary__status="published", summary__publish_at__lte=now or timezone.now()
+        )
 
 
 class Correction(models.Model):
