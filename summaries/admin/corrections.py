@@ -19,6 +19,18 @@ from summaries.models.corrections import NOTE_CHARS
 from summaries.reader.corrections import what_changed_html
 
 WITHDRAW_TEMPLATE = "admin/summaries/correction/withdraw.html"
+# What a record's page shows, all read-only.
+SHOWN = (
+    "summary",
+    "kind",
+    "note",
+    "published_at",
+    "published_by",
+    "what_changed",
+    "withdrawn_at",
+    "withdrawn_by",
+    "withdrawal_note",
+)
 
 
 class WithdrawForm(forms.Form):
@@ -36,18 +48,8 @@ class CorrectionAdmin(admin.ModelAdmin):
     list_select_related = ["summary__video", "published_by"]
     search_fields = ["summary__video__title", "note"]
     date_hierarchy = "published_at"
-    fields = [
-        "summary",
-        "kind",
-        "note",
-        "published_at",
-        "published_by",
-        "what_changed",
-        "withdrawn_at",
-        "withdrawn_by",
-        "withdrawal_note",
-    ]
-    readonly_fields = fields
+    fields = SHOWN
+    readonly_fields = SHOWN
     actions = None  # no bulk delete; withdrawal is one at a time, with its reason
 
     # Who sees them: whoever edits summaries. Nobody adds, changes or deletes one.

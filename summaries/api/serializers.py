@@ -481,7 +481,10 @@ class CitationSerializer(serializers.ModelSerializer):
 
 
 class ChangedFieldSerializer(serializers.Serializer):
-    label = serializers.CharField(help_text="What changed: a field, or a part's field.")
+    # "label" is also a Field attribute (its title), which this serializer does not use.
+    label = serializers.CharField(  # type: ignore[assignment]
+        help_text="What changed: a field, or a part's field."
+    )
     old = serializers.ListField(
         child=serializers.ListField(),
         help_text="The words before, as [text, changed] runs ([] for a part added).",

@@ -16,11 +16,11 @@ NOTE_CHARS = 2000
 
 
 class CorrectionQuerySet(models.QuerySet):
-    def public(self):
+    def public(self) -> "CorrectionQuerySet":
         """Updates and corrections: what readers are shown (typo fixes are not)."""
         return self.exclude(kind=Correction.Kind.TYPO)
 
-    def live(self, now=None):
+    def live(self, now=None) -> "CorrectionQuerySet":
         """Those of summaries readers can see now (published, publish time reached)."""
         return self.filter(
             summary__status="published", summary__publish_at__lte=now or timezone.now()

@@ -59,7 +59,8 @@ def for_page(summary) -> PageCorrections:
     found = list(Correction.objects.filter(summary=summary))
     shown = [correction for correction in found if correction.is_public]
     for correction in shown:
-        correction.what_changed = what_changed_html(correction.changes)
+        # For the template to print as it is (templates do not compute).
+        correction.what_changed = what_changed_html(correction.changes)  # type: ignore[attr-defined]
     return PageCorrections(shown, max((c.published_at for c in found), default=None))
 
 

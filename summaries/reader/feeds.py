@@ -13,7 +13,7 @@ from django.contrib.syndication.views import Feed
 from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed
+from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed
 from django.utils.html import escape
 from django.utils.text import normalize_newlines
 
@@ -170,7 +170,7 @@ class ChannelAtomFeed(ChannelFeed):
 class CorrectionsFeed(Feed):
     """The latest updates and corrections of live summaries (RSS 2.0), one item each."""
 
-    feed_type = PlainTextRssFeed
+    feed_type: type[SyndicationFeed] = PlainTextRssFeed
     title = f"{SITE_NAME}: updates and corrections"
     description = "What changed in published summaries, and why, newest first."
     item_guid_is_permalink = True
