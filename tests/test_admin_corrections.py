@@ -88,6 +88,15 @@ def test_corrections_are_listed_and_shown_read_only(client, reviewer, live):
     correction = correction_of(live)
     listing = client.get(reverse("admin:summaries_correction_changelist"))
     assert listing.status_code == 200 and "Wrong before." in listing.content.decode()
+    SummaryFactory(live=True).corrections.create(
+        kind="update", note="Elsewhere.", published_at=correction.published_at
+    )
+    own = f"?summary__id__exact={live.pk}"
+    assert own in listing.content.decode()
+    per_summary = client.get(reverse("admin:summaries_correction_changelist") + own)
+    assert per_summary.status_code == 200
+    assert "Wrong before." in per_summary.content.decode()
+    assert "Elsewhere." not in per_summary.content.decode()
     page = client.get(reverse("admin:summaries_correction_change", args=[correction.pk]))
     content = page.content.decode()
     assert page.status_code == 200 and "<del>Live</del>" in content and "Withdraw…" in content

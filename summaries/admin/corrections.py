@@ -12,6 +12,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 
 from summaries.editing import corrections, gate
 from summaries.models import Correction
@@ -43,7 +44,14 @@ class WithdrawForm(forms.Form):
 
 @admin.register(Correction)
 class CorrectionAdmin(admin.ModelAdmin):
-    list_display = ["published_at", "kind", "summary", "note_start", "published_by", "withdrawn"]
+    list_display = [
+        "published_at",
+        "kind",
+        "summary_changes",
+        "note_start",
+        "published_by",
+        "withdrawn",
+    ]
     list_filter = ["kind", ("withdrawn_at", admin.EmptyFieldListFilter)]
     list_select_related = ["summary__video", "published_by"]
     search_fields = ["summary__video__title", "note"]
@@ -67,6 +75,17 @@ class CorrectionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="summary", ordering="summary")
+    def summary_changes(self, correction):
+        """The summary, linking to the list of its own published changes."""
+        url = reverse("admin:summaries_correction_changelist")
+        return format_html(
+            '<a href="{}?summary__id__exact={}">{}</a>',
+            url,
+            correction.summary_id,
+            correction.summary,
+        )
 
     @admin.display(description="note")
     def note_start(self, correction):
