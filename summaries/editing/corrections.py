@@ -145,8 +145,11 @@ def withdraw_correction(*, correction: Correction, user: gate.Actor, note: str) 
     is a typo fix, already withdrawn, or `note` is empty.
     """
     gate.require(user, gate.PUBLISH, "withdraw corrections")
+    # Only the correction's row: the summary's is locked by publishing, in its own order.
     correction = (
-        Correction.objects.select_for_update().select_related("summary").get(pk=correction.pk)
+        Correction.objects.select_for_update(of=("self",))
+        .select_related("summary")
+        .get(pk=correction.pk)
     )
     if correction.kind == Kind.TYPO:
         raise ValidationError("A typo fix is not shown to readers: there is nothing to withdraw.")
