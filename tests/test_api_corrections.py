@@ -1,9 +1,14 @@
 """Updates and corrections in the API: publishing with a kind and note, reading them,
 withdrawing one, and no way to delete one."""
 
+import datetime
+
 import pytest
+import time_machine
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from summaries.editing import copies
 from summaries.models import Correction
 
 from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory
@@ -120,3 +125,17 @@ def test_there_is_no_way_to_delete_one(reviewer, live):
     for path in (url(live, "corrections"), url(live, f"corrections/{correction.pk}/withdraw")):
         assert reviewer.delete(path).status_code in (404, 405)
     assert Correction.objects.filter(pk=correction.pk).exists()
+
+
+def test_changes_scheduled_through_the_api_go_live_as_the_kind_given(reviewer, live):
+    at = timezone.now() + datetime.timedelta(hours=1)
+    tag = change(reviewer, live)
+    response = publish(
+        reviewer, live, tag, publish_at=at.isoformat(), change_kind="correction", note="Was X."
+    )
+    assert response.status_code == 200, response.json()
+    assert not Correction.objects.exists()
+    with time_machine.travel(at + datetime.timedelta(minutes=1)):
+        assert copies.publish_due_changes() == [live.pk]
+    correction = Correction.objects.get()
+    assert (correction.kind, correction.note) == ("correction", "Was X.")
