@@ -20,7 +20,7 @@ class _FormFields(HTMLParser):
             return
         name = attrs.get("name")
         if tag == "input" and name and attrs.get("type") not in ("submit", "button", "file"):
-            if attrs.get("type") == "checkbox" and "checked" not in attrs:
+            if attrs.get("type") in ("checkbox", "radio") and "checked" not in attrs:
                 return
             self.fields[name] = attrs.get("value", "on" if attrs.get("type") == "checkbox" else "")
         elif tag == "textarea" and name:

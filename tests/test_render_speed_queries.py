@@ -33,8 +33,9 @@ from .factories import (
 GENERATION = 1
 # Summary page: the summary with its video, channel and stored article; the video's
 # people, its topics; citations with their sources; "More from this channel"; the stored
-# related entries; the people of every card.
-SUMMARY_QUERIES = GENERATION + 7
+# related entries; the people of every card; its published changes (updates and corrections
+# shown with their dates, and the last change's time for dateModified).
+SUMMARY_QUERIES = GENERATION + 8
 # The first request after an edit renders the article again: its key points, takeaways,
 # chapters, caveats and citations with their sources, then stores it over the one stored
 # before.

@@ -9,7 +9,7 @@ from django.forms.utils import flatatt
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from summaries.editing import video_changes
+from summaries.editing import corrections, video_changes
 from summaries.editing.rules import (
     TIMED_PARTS,
     duplicate_video_problem,
@@ -28,6 +28,11 @@ from summaries.text.durations import (
 
 # The change form's "Send back to the editor" button (its note is checked with the form).
 SEND_BACK_BUTTON = "_send_back"
+# The change form's publish button; on a published summary it asks what kind of change
+# goes live (CHANGE_KIND_FIELD) and its public note (CHANGE_NOTE_FIELD).
+PUBLISH_BUTTON = "_publish"
+CHANGE_KIND_FIELD = "change_kind"
+CHANGE_NOTE_FIELD = "change_note"
 PUBLISH_AT_HINT = (
     "Date as YYYY-MM-DD and time as HH:MM (24-hour), in the server's time zone (UTC); "
     "the calendar and clock buttons pick them. Empty: publishing makes it live at once."
@@ -60,6 +65,14 @@ class DurationField(forms.CharField):
             return read_duration(value, allow_zero=self.allow_zero)
         except DurationError as error:
             raise ValidationError(str(error), code=error.code) from None
+
+
+def publishes_changes(summary: Summary) -> bool:
+    """Whether publishing from this summary's page makes changes of a published summary
+    live (so asks what kind they are), not a first publication."""
+    return summary.pk is not None and (
+        summary.is_working_copy or summary.status == Summary.Status.PUBLISHED
+    )
 
 
 class SummaryForm(forms.ModelForm):
@@ -103,8 +116,21 @@ class SummaryForm(forms.ModelForm):
             problem = review_note_problem(self.data.get("review_note", ""))
             if problem:
                 self.add_error(None, ValidationError(problem, code="review_note"))
+        if PUBLISH_BUTTON in self.data and publishes_changes(self.instance):
+            self._check_change()
         self._check_not_stale(cleaned.get("expected_lock_version"))
         return cleaned
+
+    def _check_change(self) -> None:
+        """The kind and note of the changes to publish, checked before anything is saved
+        (as copies.publish_changes checks them), so that a refused one changes nothing."""
+        try:
+            corrections.checked_change(
+                kind=self.data.get(CHANGE_KIND_FIELD), note=self.data.get(CHANGE_NOTE_FIELD)
+            )
+        except ValidationError as error:
+            for message in error.messages:
+                self.add_error(None, ValidationError(message, code="change_note"))
 
     def _check_not_stale(self, expected):
         """Refuse to save over a version saved by someone else since this form was opened.

@@ -37,6 +37,8 @@ from summaries.text.remembered import remembering
 from .base import ContentAdmin
 from .copies import WorkingCopyMixin
 from .forms import (
+    CHANGE_KIND_FIELD,
+    CHANGE_NOTE_FIELD,
     NEW_TARGET_FIELDS,
     CaveatForm,
     CitationFormSet,
@@ -760,7 +762,13 @@ class SummaryAdmin(
         try:
             if "_publish" in request.POST and self._may_publish(request):
                 at = getattr(request, "publish_at_asked", summary.publish_at)
-                summary = workflow.publish_summary(summary=summary, user=request.user, at=at)
+                summary = workflow.publish_summary(
+                    summary=summary,
+                    user=request.user,
+                    at=at,
+                    change_kind=request.POST.get(CHANGE_KIND_FIELD) or None,
+                    note=request.POST.get(CHANGE_NOTE_FIELD, ""),
+                )
                 messages.success(request, self._published_message(summary, at))
             elif "_unpublish" in request.POST and self._may_publish(request):
                 workflow.unpublish_summary(summary=summary, user=request.user)

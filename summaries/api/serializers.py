@@ -7,12 +7,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from summaries.editing import gate
 from summaries.models import (
     Appearance,
     Caveat,
     Channel,
     Chapter,
     Citation,
+    Correction,
     KeyPoint,
     Organisation,
     Person,
@@ -22,6 +24,7 @@ from summaries.models import (
     Topic,
     Video,
 )
+from summaries.models.corrections import NOTE_CHARS
 from summaries.text.citations import suggest_key_phrase
 from summaries.text.durations import format_duration
 from summaries.text.pins import Status as PinStatus
@@ -474,6 +477,90 @@ class CitationSerializer(serializers.ModelSerializer):
         return "" if citation.key_phrase else suggest_key_phrase(citation.claim)
 
 
+# --- Updates and corrections (?expand=corrections, …/corrections/) -----------------------
+
+
+class ChangedFieldSerializer(serializers.Serializer):
+    # "label" is also a Field attribute (its title), which this serializer does not use.
+    label = serializers.CharField(  # type: ignore[assignment]
+        help_text="What changed: a field, or a part's field."
+    )
+    old = serializers.ListField(
+        child=serializers.ListField(),
+        help_text="The words before, as [text, changed] runs ([] for a part added).",
+    )
+    new = serializers.ListField(
+        child=serializers.ListField(),
+        help_text="The words after, as [text, changed] runs ([] for a part removed).",
+    )
+
+
+class CorrectionSerializer(serializers.ModelSerializer):
+    """A published change of a summary: its kind, public note and what changed."""
+
+    kind = serializers.ChoiceField(
+        choices=Correction.Kind.choices,
+        help_text="typo (shown to staff only), update or correction.",
+    )
+    changes = ChangedFieldSerializer(many=True, help_text="What changed, word by word.")
+    url = serializers.SerializerMethodField(help_text="Where readers see it.")
+    withdrawn = serializers.BooleanField(source="is_withdrawn")
+
+    class Meta:
+        model = Correction
+        fields = [
+            "id",
+            "kind",
+            "note",
+            "published_at",
+            "url",
+            "changes",
+            "withdrawn",
+            "withdrawn_at",
+            "withdrawal_note",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, correction) -> str:
+        url = f"{correction.summary.get_absolute_url()}#correction-{correction.pk}"
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request else url
+
+
+def corrections_shown_to(user, summary: Summary):
+    """The published changes of `summary` that `user` may read: updates and corrections,
+    and typo fixes too for staff who may change summaries. Newest first."""
+    found = Correction.objects.filter(summary=summary).select_related("summary__video")
+    if can_see_unpublished(user) and gate.may(user, gate.CHANGE):
+        return found
+    return found.public()
+
+
+def corrections_requested(context) -> bool:
+    """Whether the detail shows its corrections: the request's ?expand= names them."""
+    request = context.get("request")
+    if request is None or "expand" in context:  # a list item never has them
+        return False
+    names = request.query_params.get("expand", "")
+    return "corrections" in {name.strip() for name in names.split(",")}
+
+
+@extend_schema_field(CorrectionSerializer(many=True))
+class CorrectionsField(_OutputOnlyField):
+    """A summary's updates and corrections as its reader sees them (with
+    ?expand=corrections only; one query then)."""
+
+    def get_attribute(self, instance):
+        if not corrections_requested(self.context):
+            raise serializers.SkipField()
+        return instance
+
+    def to_representation(self, summary):
+        request = self.context.get("request")
+        found = corrections_shown_to(getattr(request, "user", None), summary)
+        return CorrectionSerializer(found, many=True, context=self.context).data
+
+
 class SummarySerializer(serializers.ModelSerializer):
     """A whole summary: its video, its parts in order and every source it cites."""
 
@@ -500,6 +587,9 @@ class SummarySerializer(serializers.ModelSerializer):
     reviewer = serializers.SerializerMethodField(
         help_text="Editors only: the username of the reviewer asked to review it, or null."
     )
+    corrections = CorrectionsField(
+        help_text="With ?expand=corrections only: its updates and corrections, newest first."
+    )
 
     class Meta:
         model = Summary
@@ -521,6 +611,7 @@ class SummarySerializer(serializers.ModelSerializer):
             "chapters",
             "caveats",
             "citations",
+            "corrections",
             "created_at",
             "updated_at",
         ]
@@ -655,4 +746,19 @@ class PublishSerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         help_text="When it goes live; a future time schedules it. Default: now.",
+    )
+    change_kind = serializers.ChoiceField(
+        choices=Correction.Kind.choices,
+        required=False,
+        help_text=(
+            "For the unpublished changes of a published summary: `typo` (readers are told "
+            "nothing), `update` (the default) or `correction` (needs `note`). Not used for "
+            "a first publication."
+        ),
+    )
+    note = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=NOTE_CHARS,
+        help_text="The public note readers see with an update or correction.",
     )

@@ -388,11 +388,18 @@ class SummaryViewSet(
     @requires("summaries.publish_summary")
     def publish(self, request, slug=None):
         """Publish now, or schedule with a future `publish_at`; a published summary's
-        unpublished changes are made live (or scheduled) instead."""
+        unpublished changes are made live (or scheduled) instead, as a `change_kind` with
+        its public `note` (a correction needs one: 400 naming `note` without)."""
         payload = PublishSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        at = payload.validated_data.get("publish_at")
-        return self._workflow(request, workflow.publish_summary, at=at)
+        given = payload.validated_data
+        return self._workflow(
+            request,
+            workflow.publish_summary,
+            at=given.get("publish_at"),
+            change_kind=given.get("change_kind"),
+            note=given.get("note", ""),
+        )
 
     @extend_schema(request=None, responses=SummaryWrittenSerializer, parameters=[IF_MATCH_ACTION])
     @action(detail=True, methods=["post"])

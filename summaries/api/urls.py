@@ -5,6 +5,7 @@ from rest_framework.routers import SimpleRouter
 
 from . import views
 from .chapter_suggestions import ChapterSuggestionViewSet
+from .corrections import CorrectionViewSet
 from .errors import not_found
 from .receipts import PinViewSet, TranscriptViewSet
 from .summary_views import SummaryViewSet
@@ -25,6 +26,8 @@ router.register("videos", TranscriptViewSet, basename="video-transcript")
 router.register("summaries", PinViewSet, basename="summary-pin")
 # Suggested chapters: /summaries/<slug>/chapter-suggestions/.
 router.register("summaries", ChapterSuggestionViewSet, basename="summary-chapter-suggestions")
+# Updates and corrections: /summaries/<slug>/corrections/ and …/corrections/<id>/withdraw/.
+router.register("summaries", CorrectionViewSet, basename="summary-corrections")
 
 # Any other path (also one with characters a slug cannot have) is a JSON 404.
 urlpatterns = [*router.urls, re_path(r"^", not_found)]

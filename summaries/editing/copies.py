@@ -25,7 +25,7 @@ from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takea
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import gate, receipts, rules, video_changes
+from . import corrections, gate, receipts, rules, video_changes
 from .derived import lock_citations, refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import Part, PartModel, make_room_for_reorder
@@ -270,7 +270,12 @@ def _check_publishable(summary: Summary) -> None:
 
 @transaction.atomic
 def publish_changes(
-    *, summary: Summary, user: gate.Actor = None, at: datetime | None = None
+    *,
+    summary: Summary,
+    user: gate.Actor = None,
+    at: datetime | None = None,
+    change_kind: str | None = None,
+    note: str = "",
 ) -> Summary:
     """Make the working copy of a published summary live, now or at `at`.
 
@@ -280,11 +285,15 @@ def publish_changes(
     is recorded ("Published changes"), and only then are cached pages made stale, the
     search text and related lists refreshed and due checks queued. With a future `at` the
     copy is scheduled as it is now: `publish_due_changes` (celery beat) publishes it when
-    due unless it was saved again meanwhile. Returns the live summary. Raises
-    ValidationError when there are no changes or they cannot be read, PermissionDenied
-    when `user` may not publish.
+    due unless it was saved again meanwhile, with the same kind and note. `change_kind`
+    (a typo fix, an update or a correction; an update when None) and `note` are recorded
+    as a Correction when the changes go live (editing.corrections). Returns the live
+    summary. Raises ValidationError when there are no changes, they cannot be read, or
+    the kind or note is refused (nothing is published then), PermissionDenied when `user`
+    may not publish.
     """
     gate.require(user, gate.PUBLISH, "publish changes")
+    change = corrections.checked_change(kind=change_kind, note=note)
     live = _lock_live(summary.pk)
     copy = _lock_copy_of(live)
     if copy is None:
@@ -294,13 +303,14 @@ def publish_changes(
     if at is not None and at > now:
         copy.publish_at = at
         copy.updated_by = user if user is not None and user.is_authenticated else None
-        copy.save(update_fields=["publish_at", "updated_by"])
+        copy.scheduled_change = {"kind": change[0], "note": change[1]}
+        copy.save(update_fields=["publish_at", "updated_by", "scheduled_change"])
         # What goes live is this version: a later save moves lock_version past it.
         Summary.objects.filter(pk=copy.pk).update(scheduled_version=F("lock_version"))
         copy.scheduled_version = copy.lock_version
         return live
     notifications.summary_published(summary=live, by=user, changes=copy, now=now)
-    return _go_live(live=live, copy=copy, user=user, now=now)
+    return _go_live(live=live, copy=copy, user=user, now=now, change=change)
 
 
 # Publishing, discarding and taking back changes lock, in this order: the live summary,
@@ -324,8 +334,11 @@ def _lock_copy_of(live: Summary) -> Summary | None:
     return Summary.objects.select_for_update().filter(working_copy_of=live).first()
 
 
-def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -> Summary:
+def _go_live(
+    *, live: Summary, copy: Summary, user: gate.Actor, now: datetime, change: tuple[str, str]
+) -> Summary:
     pins_before = webhook_events.pins_before_change(live, now=now)
+    comparison = corrections.changes_before_publishing(live)
     with reversion.create_revision(manage_manually=True):
         _move_onto(copy, live)
         receipts.publish_transcripts(video=live.summarised_video)
@@ -340,6 +353,10 @@ def _go_live(*, live: Summary, copy: Summary, user: gate.Actor, now: datetime) -
         if user is not None and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment("Published changes")
+    kind, note = change
+    corrections.record_change(
+        live=live, kind=kind, note=note, user=user, now=now, comparison=comparison
+    )
     content_changed()
     queue_after_commit("summaries.tasks.refresh_related_around", live.video_id)
     webhook_events.summary_updated(live, now=now)
@@ -453,5 +470,6 @@ def _publish_scheduled(*, copy_id: int, now: datetime) -> bool:
     if not _still_publishable(copy):
         return False
     notifications.summary_went_live(summary=live, changes=copy, now=now)
-    _go_live(live=live, copy=copy, user=copy.updated_by, now=now)
+    change = corrections.scheduled_change(copy)
+    _go_live(live=live, copy=copy, user=copy.updated_by, now=now, change=change)
     return True

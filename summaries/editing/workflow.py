@@ -50,21 +50,32 @@ def _check_publishable(summary: Summary) -> None:
 
 @transaction.atomic
 def publish_summary(
-    *, summary: Summary, user: gate.Actor = None, at: datetime | None = None
+    *,
+    summary: Summary,
+    user: gate.Actor = None,
+    at: datetime | None = None,
+    change_kind: str | None = None,
+    note: str = "",
 ) -> Summary:
     """Publish a summary now, or schedule it when `at` lies in the future.
 
     Visibility is decided when content is read (status published and publish time
     reached), so a scheduled summary goes live on time with no periodic job. Records a
     revision. A published summary with unpublished changes (a working copy), or the copy
-    itself, publishes the changes instead (copies.publish_changes). Raises ValidationError
+    itself, publishes the changes instead (copies.publish_changes), recorded as the
+    `change_kind` with the public `note` (editing.corrections); a first publication is not
+    a change, and they are not used for it. Raises ValidationError
     when the summary is not ready to be read, PermissionDenied when `user` may not publish.
     """
     gate.require(user, gate.PUBLISH, "publish summaries")
     if summary.working_copy_of is not None:
-        return copies.publish_changes(summary=summary.working_copy_of, user=user, at=at)
+        return copies.publish_changes(
+            summary=summary.working_copy_of, user=user, at=at, change_kind=change_kind, note=note
+        )
     if copies.working_copy_of(summary) is not None:
-        return copies.publish_changes(summary=summary, user=user, at=at)
+        return copies.publish_changes(
+            summary=summary, user=user, at=at, change_kind=change_kind, note=note
+        )
     # Locked before the gate: an import waits until this publication is committed.
     Summary.objects.select_for_update().filter(pk=summary.pk).exists()
     _check_publishable(summary)

@@ -31,6 +31,7 @@ from .catalogue import (
     VideoQuerySet,
     validate_domains,
 )
+from .corrections import Correction, CorrectionQuerySet
 from .notifications import (
     Notification,
     NotificationEvent,
@@ -74,6 +75,8 @@ __all__ = [
     "Chapter",
     "Citation",
     "ContentGeneration",
+    "Correction",
+    "CorrectionQuerySet",
     "EditConflict",
     "KeyPoint",
     "Notification",
@@ -129,5 +132,5 @@ reversion.register(
     Summary,
     follow=["key_points", "takeaways", "chapters", "caveats"],
     # Who is asked to review is not content: restoring a revision leaves it as it is.
-    exclude=["lock_version", "page_version", "assigned_to"],
+    exclude=["lock_version", "page_version", "assigned_to", "scheduled_change"],
 )

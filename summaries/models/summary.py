@@ -156,6 +156,9 @@ class Summary(TimestampedModel):
     # ({"chapter": {"<copy part id>": <live part id>}}), so that publishing the changes
     # edits those parts in place and history knows them as the same parts.
     part_origins = models.JSONField(default=dict, blank=True, editable=False)
+    # On a working copy scheduled to go live: the kind of change and the public note the
+    # reviewer gave ({"kind": "correction", "note": "…"}), recorded when it goes live.
+    scheduled_change = models.JSONField(default=dict, blank=True, editable=False)
     # The reviewer asked to review the summary (and its changes): told alone when it is
     # sent for review. Set by editing.review.assign_reviewer, which checks they may publish.
     assigned_to = models.ForeignKey(

@@ -29,6 +29,10 @@ class WebhookEventType(models.TextChoices):
     SUMMARY_PUBLISHED = "summary.published", "A summary went live"
     SUMMARY_UPDATED = "summary.updated", "A live summary's changes went live"
     SUMMARY_UNPUBLISHED = "summary.unpublished", "A live summary was taken down"
+    SUMMARY_CORRECTED = (
+        "summary.corrected",
+        "A live summary was corrected (or a correction withdrawn)",
+    )
     SOURCE_STATE_CHANGED = "source.state_changed", "A cited source changed state"
     CITATION_VERDICT_CHANGED = "citation.verdict_changed", "A citation's claim verdict changed"
     PIN_STATUS_CHANGED = "pin.status_changed", "A live statement's pin changed status"

@@ -10,13 +10,14 @@ escapes it once more, as XML). Atom says which is which (RFC 4287 §3.1): <title
 import re
 
 from django.contrib.syndication.views import Feed
+from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed
+from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed
 from django.utils.html import escape
 from django.utils.text import normalize_newlines
 
-from summaries.models import Channel, Summary
+from summaries.models import Channel, Correction, Summary
 
 FEED_SIZE = 50
 SITE_NAME = "Curation"
@@ -84,7 +85,18 @@ def live_summaries(**filters):
         Summary.objects.published()
         .filter(**filters)
         .select_related("video__channel")
+        .annotate(last_public_change=last_public_change())
         .order_by("-publish_at", "-id")[:FEED_SIZE]
+    )
+
+
+def last_public_change():
+    """When a summary's last update or correction went live (None: never changed so)."""
+    return Subquery(
+        Correction.objects.public()
+        .filter(summary=OuterRef("pk"))
+        .order_by("-published_at")
+        .values("published_at")[:1]
     )
 
 
@@ -116,7 +128,9 @@ class LatestSummariesFeed(Feed):
         return item.publish_at
 
     def item_updateddate(self, item):
-        return item.updated_at
+        """When its last update or correction went live (typo fixes do not count), else
+        when it was published."""
+        return item.last_public_change or item.publish_at
 
     def item_author_name(self, item):
         return item.video.channel.name
@@ -151,3 +165,51 @@ class ChannelAtomFeed(ChannelFeed):
 
     def subtitle(self, channel):
         return self.description(channel)
+
+
+class CorrectionsFeed(Feed):
+    """The latest updates and corrections of live summaries (RSS 2.0), one item each."""
+
+    feed_type: type[SyndicationFeed] = PlainTextRssFeed
+    title = f"{SITE_NAME}: updates and corrections"
+    description = "What changed in published summaries, and why, newest first."
+    item_guid_is_permalink = True
+
+    def link(self):
+        return reverse("summaries:corrections")
+
+    def items(self):
+        return (
+            Correction.objects.public()
+            .live()
+            .select_related("summary__video__channel")
+            .order_by("-published_at", "-id")[:FEED_SIZE]
+        )
+
+    def item_title(self, item):
+        kind = "Correction" if item.kind == Correction.Kind.CORRECTION else "Update"
+        withdrawn = " (withdrawn)" if item.is_withdrawn else ""
+        return f"{kind}{withdrawn}: {item.summary.video.title}"
+
+    def item_description(self, item):
+        text = item.note or "The summary was updated."
+        if item.is_withdrawn:
+            text += f"\n\nWithdrawn on {item.withdrawn_at:%-d %b %Y}: {item.withdrawal_note}"
+        return text
+
+    def item_link(self, item):
+        return f"{item.summary.get_absolute_url()}#correction-{item.pk}"
+
+    def item_pubdate(self, item):
+        return item.published_at
+
+    def item_updateddate(self, item):
+        return item.withdrawn_at or item.published_at
+
+    def item_author_name(self, item):
+        return item.summary.video.channel.name
+
+
+class CorrectionsAtomFeed(CorrectionsFeed):
+    feed_type = PlainTextAtomFeed
+    subtitle = CorrectionsFeed.description

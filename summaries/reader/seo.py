@@ -121,7 +121,7 @@ def timed_chapters(summary) -> list[tuple[str, int, int]]:
 
 
 def video_object_jsonld(
-    summary, request, *, chapters=None, appearances=None, transcript_url=""
+    summary, request, *, chapters=None, appearances=None, transcript_url="", changes=None
 ) -> dict:
     """schema.org VideoObject for the summarised video, with a Clip per key moment.
 
@@ -131,6 +131,9 @@ def video_object_jsonld(
     video's people when the page has them (reader/page_rows.py); else the video's.
     `transcript_url`: the transcript page, named as `transcript` rather than its text, so
     that the summary page neither reads the transcript nor doubles its size.
+    `changes`: the page's published changes (reader/corrections.py PageCorrections):
+    `dateModified` is when the last one went live (the publication when none did), and
+    each correction not withdrawn is a schema.org CorrectionComment under `correction`.
     """
     video = summary.video
     channel = video.channel
@@ -165,9 +168,29 @@ def video_object_jsonld(
         data["actor"] = actors
     if transcript_url:
         data["transcript"] = request.build_absolute_uri(transcript_url)
+    if changes is not None:
+        data.update(_changes(summary, changes))
     clips = _clips(timed_chapters(summary) if chapters is None else chapters, video)
     if clips:
         data["hasPart"] = clips
+    return data
+
+
+def _changes(summary, changes) -> dict:
+    """dateModified and the corrections of a summary page's structured data."""
+    modified = changes.last_change_at or summary.publish_at
+    data: dict = {"dateModified": modified.isoformat()} if modified else {}
+    corrections = [
+        {
+            "@type": "CorrectionComment",
+            "text": correction.note,
+            "datePublished": correction.published_at.isoformat(),
+        }
+        for correction in changes.shown
+        if correction.kind == "correction" and not correction.is_withdrawn
+    ]
+    if corrections:
+        data["correction"] = corrections
     return data
 
 

@@ -33,4 +33,9 @@ urlpatterns = [
     path("topics/<slug:slug>/", views.TopicDetailView.as_view(), name="topic-detail"),
     path("feeds/rss/", cached_page(feeds.LatestSummariesFeed()), name="feed-rss"),
     path("feeds/atom/", cached_page(feeds.LatestSummariesAtomFeed()), name="feed-atom"),
+    path("corrections/", views.CorrectionListView.as_view(), name="corrections"),
+    path("corrections/rss/", cached_page(feeds.CorrectionsFeed()), name="corrections-feed-rss"),
+    path(
+        "corrections/atom/", cached_page(feeds.CorrectionsAtomFeed()), name="corrections-feed-atom"
+    ),
 ]

@@ -34,6 +34,7 @@ from summaries.pagecache.middleware import CachedPageMixin, canonical_query
 from . import (
     article,
     cards,
+    corrections,
     facets,
     oembed,
     page_rows,
@@ -165,6 +166,27 @@ class HomeView(SectionMixin, CardListMixin, CachedListMixin, ListView):
         # live videos are as many as the live summaries: counted from the visibility
         # index alone, without joining the videos.
         return Summary.objects.published().count()
+
+
+class CorrectionListView(CachedListMixin, ListView):
+    """Every update and correction of live summaries, newest first, each linking to its
+    summary (typo fixes are not shown)."""
+
+    template_name = "summaries/corrections.html"
+    context_object_name = "corrections"
+    paginate_by = PAGE_SIZE
+
+    def get_queryset(self):
+        return corrections.site_list()
+
+    def count_key(self):
+        return None  # counted with the page: the list is short and changes rarely
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        for correction in context["corrections"]:
+            correction.what_changed = corrections.what_changed_html(correction.changes)
+        return context
 
 
 class VideoListView(SectionMixin, CardListMixin, CachedListMixin, ListView):
@@ -501,6 +523,8 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             (video.channel.name, video.channel.get_absolute_url()),
             (video.title, video.get_absolute_url()),
         )
+        changes = corrections.for_page(self.object)
+        context["corrections"] = changes.shown
         context["social"] = seo.social_meta(self.object, self.request)
         context["oembed_url"] = oembed.oembed_url(context["social"]["canonical_url"], self.request)
         context["jsonld"] = seo.json_ld_script(
@@ -510,6 +534,7 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
                 chapters=page_article.timed_chapters,
                 appearances=self.people,
                 transcript_url=transcript_url,
+                changes=changes,
             )
         )
         return context

@@ -28,6 +28,7 @@ from summaries.models import (
     Caveat,
     Chapter,
     Citation,
+    Correction,
     KeyPoint,
     Source,
     Summary,
@@ -124,6 +125,37 @@ def summary_unpublished(summary: Summary, *, was_live: bool) -> None:
     """Tell of a summary taken down, if readers could see it (not when only scheduled)."""
     if was_live and not summary.is_working_copy:
         emit(WebhookEventType.SUMMARY_UNPUBLISHED, {"summary": summary_data(summary)})
+
+
+def summary_corrected(
+    summary: Summary, correction: Correction, *, now: datetime | None = None
+) -> None:
+    """Tell of a correction published on a live summary, or of its withdrawal (each once:
+    keyed by the correction and whether it is withdrawn)."""
+    now = now or timezone.now()
+    if summary.is_working_copy or not summary.is_live(now):
+        return
+    state = "withdrawn" if correction.is_withdrawn else "published"
+    emit(
+        WebhookEventType.SUMMARY_CORRECTED,
+        {"summary": summary_data(summary), "correction": correction_data(correction)},
+        key=f"summary.corrected:{correction.pk}:{state}",
+        now=now,
+    )
+
+
+def correction_data(correction: Correction) -> dict:
+    """A correction (or update) as events tell of it; `url` is its summary's reader page."""
+    return {
+        "id": correction.pk,
+        "kind": correction.kind,
+        "note": correction.note,
+        "published_at": _iso(correction.published_at),
+        "url": site_url(correction.summary.get_absolute_url()),
+        "withdrawn": correction.is_withdrawn,
+        "withdrawn_at": _iso(correction.withdrawn_at) if correction.withdrawn_at else None,
+        "withdrawal_note": correction.withdrawal_note,
+    }
 
 
 def announce_due_publications(*, now: datetime | None = None) -> int:

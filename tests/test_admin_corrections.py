@@ -1,0 +1,141 @@
+"""Corrections in the admin: the kind asked when publishing changes, read-only records,
+withdrawal with a reason, and no road that deletes one."""
+
+import pytest
+from django.urls import reverse
+
+from summaries.editing import copies, save, workflow
+from summaries.models import Correction, Summary
+
+from .admin_forms import form_fields
+from .factories import EditorFactory, ReviewerFactory, SummaryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def reviewer(client):
+    user = ReviewerFactory(username="rita")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def live():
+    return SummaryFactory(live=True, tldr="Live words.")
+
+
+def change_url(summary):
+    return reverse("admin:summaries_summary_change", args=[summary.pk])
+
+
+def edit(client, summary, **changes):
+    data = form_fields(client.get(change_url(summary)))
+    data.update(changes)
+    return data
+
+
+def correction_of(live, *, note="Wrong before.") -> Correction:
+    copy, _ids, _made = copies.edit_target(summary=live, user=None)
+    copy.tldr = "Edited words."
+    save.save_summary(summary=copy, parts={}, user=None)
+    workflow.publish_summary(summary=live, user=None, change_kind="correction", note=note)
+    return Correction.objects.get()
+
+
+def test_publishing_changes_asks_their_kind_and_records_a_correction(client, reviewer, live):
+    client.post(change_url(live), edit(client, live, tldr="Edited words."))
+    form = client.get(change_url(live)).content.decode()
+    assert 'name="change_kind" value="update" checked' in form
+    data = edit(
+        client,
+        live,
+        _publish="Publish",
+        change_kind="correction",
+        change_note="It said X; it is Y.",
+    )
+    response = client.post(change_url(live), data)
+    assert response.status_code == 302
+    live.refresh_from_db()
+    assert live.tldr == "Edited words."
+    correction = Correction.objects.get()
+    assert (correction.kind, correction.note) == ("correction", "It said X; it is Y.")
+    assert correction.published_by == reviewer
+
+
+def test_a_correction_without_a_note_is_a_form_error_and_nothing_is_published(
+    client, reviewer, live
+):
+    data = edit(client, live, tldr="Edited words.", _publish="Publish", change_kind="correction")
+    response = client.post(change_url(live), data)
+    assert response.status_code == 200
+    assert "A correction needs a public note" in response.content.decode()
+    live.refresh_from_db()
+    assert live.tldr == "Live words." and not Correction.objects.exists()
+    assert not Summary.objects.filter(working_copy_of=live).exists()
+
+
+def test_a_first_publication_asks_no_kind(client, reviewer):
+    draft = SummaryFactory(tldr="Draft words.")
+    assert 'name="change_kind"' not in client.get(change_url(draft)).content.decode()
+    response = client.post(change_url(draft), edit(client, draft, _publish="Publish"))
+    assert response.status_code == 302
+    draft.refresh_from_db()
+    assert draft.is_live() and not Correction.objects.exists()
+
+
+def test_corrections_are_listed_and_shown_read_only(client, reviewer, live):
+    correction = correction_of(live)
+    listing = client.get(reverse("admin:summaries_correction_changelist"))
+    assert listing.status_code == 200 and "Wrong before." in listing.content.decode()
+    SummaryFactory(live=True).corrections.create(
+        kind="update", note="Elsewhere.", published_at=correction.published_at
+    )
+    own = f"?summary__id__exact={live.pk}"
+    assert own in listing.content.decode()
+    per_summary = client.get(reverse("admin:summaries_correction_changelist") + own)
+    assert per_summary.status_code == 200
+    assert "Wrong before." in per_summary.content.decode()
+    assert "Elsewhere." not in per_summary.content.decode()
+    page = client.get(reverse("admin:summaries_correction_change", args=[correction.pk]))
+    content = page.content.decode()
+    assert page.status_code == 200 and "<del>Live</del>" in content and "Withdraw…" in content
+    assert 'name="note"' not in content  # read-only
+    assert client.get(reverse("admin:summaries_correction_add")).status_code == 403
+
+
+def test_no_admin_road_deletes_a_correction(client, reviewer, live):
+    correction = correction_of(live)
+    delete = reverse("admin:summaries_correction_delete", args=[correction.pk])
+    assert client.get(delete).status_code == 403
+    assert client.post(delete, {"post": "yes"}).status_code == 403
+    listing = reverse("admin:summaries_correction_changelist")
+    bulk = {"action": "delete_selected", "_selected_action": [correction.pk], "post": "yes"}
+    client.post(listing, bulk)
+    assert "delete_selected" not in client.get(listing).content.decode()
+    assert Correction.objects.filter(pk=correction.pk).exists()
+
+
+def test_withdrawing_asks_a_reason_and_records_it(client, reviewer, live):
+    correction = correction_of(live)
+    url = reverse("admin:summaries_correction_withdraw", args=[correction.pk])
+    asked = client.get(url)
+    assert asked.status_code == 200 and "Withdraw this correction?" in asked.content.decode()
+    refused = client.post(url, {"reason": ""})
+    assert refused.status_code == 200
+    correction.refresh_from_db()
+    assert not correction.is_withdrawn
+    assert client.post(url, {"reason": "It was right."}).status_code == 302
+    correction.refresh_from_db()
+    assert correction.withdrawal_note == "It was right." and correction.withdrawn_by == reviewer
+
+
+def test_an_editor_who_may_not_publish_cannot_withdraw(client, live):
+    correction = correction_of(live)
+    client.force_login(EditorFactory(username="eve"))
+    page = client.get(reverse("admin:summaries_correction_change", args=[correction.pk]))
+    assert page.status_code == 200 and "Withdraw…" not in page.content.decode()
+    url = reverse("admin:summaries_correction_withdraw", args=[correction.pk])
+    client.post(url, {"reason": "Not mine to say."})
+    correction.refresh_from_db()
+    assert not correction.is_withdrawn
