@@ -92,7 +92,7 @@ def test_stored_search_text_of_earlier_versions_gets_typographic_apostrophes():
     Summary.objects.filter(pk=summary.pk).update(search_document="Anthropicʼs IPO")
     Transcript.objects.filter(pk=transcript.pk).update(search_text="Donʼt panic.")
 
-    migration = importlib.import_module("summaries.migrations.0032_search")
+    migration = importlib.import_module("summaries.migrations.0031_search")
     migration.modifier_letters_as_typographic(django_apps, None)
 
     summary.refresh_from_db()

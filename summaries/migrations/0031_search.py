@@ -28,7 +28,7 @@ def modifier_letters_as_typographic(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("summaries", "0028_transcript_line_vectors"),
+        ("summaries", "0030_corrections"),
     ]
 
     operations = [
