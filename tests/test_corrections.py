@@ -171,12 +171,14 @@ def test_a_correction_and_its_withdrawal_are_each_told_once(
     assert len(corrected_events()) == 2
 
 
-def test_updates_and_typo_fixes_make_no_corrected_event(live, reviewer, endpoint):
+def test_an_update_is_told_with_its_kind_and_a_typo_fix_is_not_told(live, reviewer, endpoint):
     edit(live)
     workflow.publish_summary(summary=live, user=reviewer, change_kind="update", note="More.")
     edit(live, tldr="Changed again.")
     workflow.publish_summary(summary=live, user=reviewer, change_kind="typo")
-    assert corrected_events() == []
+    (told,) = corrected_events()
+    assert told["data"]["correction"]["kind"] == "update"
+    assert told["data"]["correction"]["note"] == "More."
 
 
 def test_the_database_refuses_a_correction_without_a_note(live):

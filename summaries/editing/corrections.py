@@ -74,7 +74,8 @@ def record_change(
 ) -> Correction:
     """Record changes that went live on `live` (their kind and note already checked),
     with what changed (`comparison`, the live summary against its changes, taken before
-    they replaced it). A correction of a live summary is told to webhooks."""
+    they replaced it). An update or a correction of a live summary is told to webhooks
+    (`summary.corrected`, with its kind); a typo fix is not."""
     correction = Correction.objects.create(
         summary=live,
         kind=kind,
@@ -83,7 +84,7 @@ def record_change(
         published_by=user if user is not None and user.is_authenticated else None,
         changes=changes_data(comparison),
     )
-    if kind == Kind.CORRECTION:
+    if kind != Kind.TYPO:
         webhook_events.summary_corrected(live, correction, now=now)
     return correction
 
@@ -166,7 +167,7 @@ def withdraw_correction(*, correction: Correction, user: gate.Actor, note: str) 
     correction.withdrawal_note = note
     correction.save(update_fields=["withdrawn_at", "withdrawn_by", "withdrawal_note"])
     content_changed()
-    if correction.kind == Kind.CORRECTION:
+    if correction.kind != Kind.TYPO:
         webhook_events.summary_corrected(correction.summary, correction, now=now)
     return correction
 
