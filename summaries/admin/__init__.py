@@ -3,6 +3,6 @@
 Importing this package registers every model admin (Django's admin autodiscovery).
 """
 
-from . import catalogue, notifications, sources, summary, webhooks
+from . import catalogue, following, notifications, sources, summary, webhooks
 
-__all__ = ["catalogue", "notifications", "sources", "summary", "webhooks"]
+__all__ = ["catalogue", "following", "notifications", "sources", "summary", "webhooks"]

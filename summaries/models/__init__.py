@@ -41,6 +41,7 @@ from .notifications import (
 from .pagecache import ContentGeneration
 from .review import REVIEW_MESSAGE_CHARS, ReviewMessage
 from .sources import Citation, Source, SourceCheck
+from .subscriptions import Digest, Subscriber, Subscription, SubscriptionQuerySet
 from .summary import (
     Caveat,
     Chapter,
@@ -74,6 +75,7 @@ __all__ = [
     "Chapter",
     "Citation",
     "ContentGeneration",
+    "Digest",
     "EditConflict",
     "KeyPoint",
     "Notification",
@@ -89,6 +91,9 @@ __all__ = [
     "ReviewMessage",
     "Source",
     "SourceCheck",
+    "Subscriber",
+    "Subscription",
+    "SubscriptionQuerySet",
     "StoredThumbnail",
     "Summary",
     "SummaryItem",

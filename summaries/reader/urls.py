@@ -2,7 +2,7 @@ from django.urls import path
 
 from summaries.pagecache.middleware import cached_page
 
-from . import feeds, indexes, views
+from . import feeds, following, indexes, views
 
 app_name = "summaries"
 
@@ -33,4 +33,9 @@ urlpatterns = [
     path("topics/<slug:slug>/", views.TopicDetailView.as_view(), name="topic-detail"),
     path("feeds/rss/", cached_page(feeds.LatestSummariesFeed()), name="feed-rss"),
     path("feeds/atom/", cached_page(feeds.LatestSummariesAtomFeed()), name="feed-atom"),
+    # Following by e-mail: personal pages, never cached (reader/following.py).
+    path("follow/", following.follow, name="follow"),
+    path("follow/confirm/<str:token>/", following.confirm, name="follow-confirm"),
+    path("follow/manage/<str:token>/", following.manage, name="follow-manage"),
+    path("follow/unsubscribe/<str:token>/", following.unsubscribe, name="follow-unsubscribe"),
 ]

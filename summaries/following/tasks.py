@@ -1,0 +1,33 @@
+"""The follow tasks: thin, by id, each calling one service (summaries.tasks imports them)."""
+
+from django.conf import settings
+
+from summaries.background import TRANSIENT_ERRORS, background_task
+
+from .mail import TransientMailError
+
+
+@background_task(
+    name="summaries.tasks.send_follow_confirmation",
+    soft_time_limit=int(settings.EMAIL_TIMEOUT or 60) + 30,
+    autoretry_for=(*TRANSIENT_ERRORS, TransientMailError),
+)
+def send_follow_confirmation(subscriber_id: int) -> None:
+    """E-mail an address its confirmation link, at most once per sign-up that queued one."""
+    from . import signup
+
+    signup.send_confirmation(subscriber_id=subscriber_id)
+
+
+@background_task(
+    name="summaries.tasks.send_digests",
+    # Ten thousand digests take well under a minute over a local SMTP relay (bench/).
+    soft_time_limit=max(60, int(settings.FOLLOW_DIGEST_EVERY) - 10),
+    autoretry_for=(*TRANSIENT_ERRORS, TransientMailError),
+)
+def send_digests() -> None:
+    """Send the digests due now (celery beat, every FOLLOW_DIGEST_EVERY seconds); each at
+    most once per address, frequency and period, however often or concurrently it runs."""
+    from . import digests
+
+    digests.send_digests()
