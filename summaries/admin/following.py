@@ -28,11 +28,10 @@ class SubscriptionAdmin(admin.ModelAdmin):
 
     def get_urls(self):
         # The counts page only: no page of one follow (it would show its address).
-        info = self.opts.app_label, self.opts.model_name
+        changelist = self.admin_site.admin_view(self.changelist_view)
+        name = f"{self.opts.app_label}_{self.opts.model_name}_changelist"
         return [
-            path(
-                "", self.admin_site.admin_view(self.changelist_view), name=f"{info[0]}_{info[1]}_changelist"
-            ),
+            path("", changelist, name=name),
             path("<path:rest>", self.admin_site.admin_view(self.to_changelist)),
         ]
 
