@@ -421,12 +421,14 @@ def test_a_period_claimed_by_another_run_is_not_sent_again(mailoutbox):
 def test_concurrent_runs_send_each_digest_once(mailoutbox):
     follower("reader@example.com", frequency=Frequency.IMMEDIATE)
     published(at=MONDAY - datetime.timedelta(hours=1))
-    start = threading.Barrier(3)
+    start, errors = threading.Barrier(3), []
 
     def run():
         try:
             start.wait()
             digests.send_digests(now=MONDAY)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
         finally:
             connection.close()
 
@@ -435,7 +437,18 @@ def test_concurrent_runs_send_each_digest_once(mailoutbox):
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(mailoutbox) == 1
+    assert errors == []
+    assert len(mailoutbox) == 1 and Digest.objects.count() == 1
+
+
+def test_a_claim_is_refused_for_a_period_already_claimed():
+    subscriber = follower("reader@example.com")
+    published(at=MONDAY - datetime.timedelta(hours=1))
+    claim = {"subscriber_id": subscriber.pk, "frequency": "daily", "period": "2026-12-07"}
+    end = MONDAY - digests.SETTLE
+    assert digests.claim(**claim, end=end, now=MONDAY) is not None
+    Subscription.objects.update(digest_from=MONDAY - datetime.timedelta(days=1))
+    assert digests.claim(**claim, end=end, now=MONDAY) is None
 
 
 def test_a_mail_server_that_cannot_be_reached_gives_the_claim_back(settings, mailoutbox):
@@ -506,7 +519,11 @@ def test_the_confirmation_over_smtp_carries_the_unsubscribe_headers(
     (envelope,) = smtp_server.envelopes
     message = message_from_bytes(envelope.content, policy=policy.default)
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    assert str(message["List-Unsubscribe"]).strip().startswith("<http://localhost:8000/follow/unsubscribe/")
+    assert (
+        str(message["List-Unsubscribe"])
+        .strip()
+        .startswith("<http://localhost:8000/follow/unsubscribe/")
+    )
     assert message.get_body(("html",)) is not None and message.get_body(("plain",)) is not None
 
 
