@@ -78,21 +78,23 @@ def confirmation_message(
     )
 
 
+def _item(summary: Summary) -> dict[str, str]:
+    video = summary.summarised_video  # a digest holds live summaries, never working copies
+    return {
+        "title": video.title,
+        "channel": video.channel.name,
+        "tldr": summary.tldr,
+        "url": settings.SITE_URL + video.get_absolute_url(),
+    }
+
+
 def digest_message(
     subscriber: Subscriber,
     follows: list[Subscription],
     summaries: Iterable[Summary],
 ) -> EmailMultiAlternatives:
     """A digest: each new summary's title, 30-second text and link."""
-    items = [
-        {
-            "title": summary.video.title,
-            "channel": summary.video.channel.name,
-            "tldr": summary.tldr,
-            "url": settings.SITE_URL + summary.video.get_absolute_url(),
-        }
-        for summary in summaries
-    ]
+    items = [_item(summary) for summary in summaries]
     subject = items[0]["title"] if len(items) == 1 else f"{len(items)} new summaries"
     return _message(
         subscriber=subscriber,

@@ -40,7 +40,7 @@ class FollowForm(forms.Form):
     slug = forms.SlugField(required=False, max_length=200, widget=forms.HiddenInput)
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or {}
         if "kind" in data:
             try:
                 data["target"] = signup.find_target(kind=data["kind"], slug=data.get("slug", ""))
