@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import smtplib
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -30,7 +31,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from summaries.models import Digest, Subscriber, Subscription, Summary
+from summaries.models import Digest, Subscriber, Subscription, Summary, Video
 
 from . import mail
 
@@ -46,6 +47,9 @@ SETTLE = timedelta(seconds=30)
 # isolation from its own writes).
 PAGE = 1000
 MAX_SUMMARIES = 50
+# Only summaries first published this recently are new: a follow whose window started
+# longer ago (nothing it follows was published since) is not sent the whole catalogue.
+HORIZON = timedelta(days=8)
 ERROR_CHARS = 500
 
 
@@ -86,69 +90,101 @@ def period_of(frequency: str, now: datetime) -> str:
 # --- What ----------------------------------------------------------------------------------
 
 
-def new_summaries(*, since: datetime, end: datetime, now: datetime):
-    """Live summaries first published in (since, end]."""
-    return (
+@dataclass(frozen=True)
+class Fresh:
+    """A live summary new in this run's window, with what it can be followed by."""
+
+    summary: Summary
+    channel_id: int
+    people: frozenset[int]
+    topics: frozenset[int]
+
+    def wanted_by(self, follow: Subscription) -> bool:
+        if follow.digest_from is None or self.summary.first_published_at <= follow.digest_from:
+            return False
+        if follow.kind == Kind.CHANNEL:
+            return follow.channel_id == self.channel_id
+        if follow.kind == Kind.PERSON:
+            return follow.person_id in self.people
+        if follow.kind == Kind.TOPIC:
+            return follow.topic_id in self.topics
+        return True
+
+
+def fresh_summaries(*, frequency: str, end: datetime, now: datetime) -> list[Fresh]:
+    """Live summaries (published, publish time reached, not working copies) first
+    published after the oldest window start of this frequency's follows, and at most
+    HORIZON before `end`, up to `end`; oldest first."""
+    oldest = (
+        Subscription.objects.active()
+        .filter(frequency=frequency, digest_from__isnull=False)
+        .order_by("digest_from")
+        .values_list("digest_from", flat=True)
+        .first()
+    )
+    if oldest is None:
+        return []
+    since = max(oldest, end - HORIZON)
+    summaries = list(
         Summary.objects.published(now)
         .originals()
         .filter(first_published_at__gt=since, first_published_at__lte=end)
-    )
-
-
-def _matches(follow: Subscription) -> Q:
-    if follow.kind == Kind.CHANNEL:
-        return Q(video__channel_id=follow.channel_id)
-    if follow.kind == Kind.PERSON:
-        return Q(video__people=follow.person_id)
-    if follow.kind == Kind.TOPIC:
-        return Q(video__topics=follow.topic_id)
-    return Q()
-
-
-def digest_summaries(follows: list[Subscription], *, end: datetime, now: datetime) -> list[Summary]:
-    """What a digest of these follows holds: live summaries each follow has not had yet,
-    oldest first (at most MAX_SUMMARIES)."""
-    wanted = Q(pk__in=[])
-    for follow in follows:
-        if follow.digest_from is not None:
-            wanted |= Q(first_published_at__gt=follow.digest_from) & _matches(follow)
-    ids = (
-        Summary.objects.published(now)
-        .originals()
-        .filter(wanted, first_published_at__lte=end)
-        .values("pk")
-    )
-    return list(
-        Summary.objects.filter(pk__in=ids)
         .select_related("video", "video__channel")
-        .order_by("first_published_at", "pk")[:MAX_SUMMARIES]
+        .order_by("first_published_at", "pk")
     )
+    videos = [summary.video_id for summary in summaries]
+    people, topics = defaultdict(set), defaultdict(set)
+    for video_id, person_id in Video.people.through.objects.filter(video_id__in=videos).values_list(
+        "video_id", "person_id"
+    ):
+        people[video_id].add(person_id)
+    for video_id, topic_id in Video.topics.through.objects.filter(video_id__in=videos).values_list(
+        "video_id", "topic_id"
+    ):
+        topics[video_id].add(topic_id)
+    return [
+        Fresh(
+            summary,
+            summary.video.channel_id,
+            frozenset(people[summary.video_id]),
+            frozenset(topics[summary.video_id]),
+        )
+        for summary in summaries
+    ]
 
 
-def candidates(*, frequency: str, period: str, end: datetime, now: datetime):
+def pick(follows: list[Subscription], fresh: list[Fresh]) -> list[Summary]:
+    """What a digest of these follows holds: the fresh summaries one of them has not had
+    yet, oldest first (at most MAX_SUMMARIES)."""
+    wanted = [item.summary for item in fresh if any(item.wanted_by(f) for f in follows)]
+    return wanted[:MAX_SUMMARIES]
+
+
+def candidates(*, frequency: str, period: str, fresh: list[Fresh]):
     """Ids of addresses that may be due a digest of this frequency in this period, in
-    pages: they have a follow matching a summary new since its digest_from, and the
-    period is not claimed yet. Each is checked again under its lock when claimed."""
-    follows = Subscription.objects.active().filter(frequency=frequency, digest_from__isnull=False)
-    oldest = follows.order_by("digest_from").values_list("digest_from", flat=True).first()
-    if oldest is None:
+    pages: they have a follow matching a fresh summary newer than its digest_from, and
+    the period is not claimed yet. Each is checked again under its lock when claimed."""
+    if not fresh:
         return
-    fresh = new_summaries(since=oldest, end=end, now=now)
-    rows = list(fresh.values_list("video__channel_id", "video__people", "video__topics"))
-    if not rows:
-        return
-    channels, people, topics = ({row[i] for row in rows} - {None} for i in range(3))
-    newest = fresh.order_by("-first_published_at").values_list("first_published_at", flat=True)[0]
-    matching = follows.filter(
-        Q(kind=Kind.ALL)
-        | Q(channel_id__in=channels)
-        | Q(person_id__in=people)
-        | Q(topic_id__in=topics),
-        digest_from__lt=newest,
-    ).exclude(
-        Exists(
-            Digest.objects.filter(
-                subscriber=OuterRef("subscriber_id"), frequency=frequency, period=period
+    channels = {item.channel_id for item in fresh}
+    people = set().union(*(item.people for item in fresh))
+    topics = set().union(*(item.topics for item in fresh))
+    newest = fresh[-1].summary.first_published_at
+    matching = (
+        Subscription.objects.active()
+        .filter(
+            Q(kind=Kind.ALL)
+            | Q(channel_id__in=channels)
+            | Q(person_id__in=people)
+            | Q(topic_id__in=topics),
+            frequency=frequency,
+            digest_from__lt=newest,
+        )
+        .exclude(
+            Exists(
+                Digest.objects.filter(
+                    subscriber=OuterRef("subscriber_id"), frequency=frequency, period=period
+                )
             )
         )
     )
@@ -169,41 +205,75 @@ def candidates(*, frequency: str, period: str, end: datetime, now: datetime):
 # --- Claim and send -------------------------------------------------------------------------
 
 
+def claim_many(
+    subscriber_ids: list[int],
+    *,
+    frequency: str,
+    period: str,
+    fresh: list[Fresh],
+    end: datetime,
+    now: datetime,
+) -> list[Claimed]:
+    """Claim this period's digest of each address and build it, in one transaction that
+    locks the addresses (in id order, so runs never wait on each other in a circle).
+    Skipped, with nothing written: an address whose period is claimed already, that
+    bounced, or has nothing new."""
+    made = []
+    with transaction.atomic():
+        subscribers = {
+            subscriber.pk: subscriber
+            for subscriber in Subscriber.objects.select_for_update()
+            .filter(pk__in=subscriber_ids, bounced_at__isnull=True)
+            .order_by("pk")
+        }
+        taken = set(
+            Digest.objects.filter(
+                subscriber_id__in=subscribers, frequency=frequency, period=period
+            ).values_list("subscriber_id", flat=True)
+        )
+        follows = defaultdict(list)
+        for follow in Subscription.objects.filter(
+            subscriber_id__in=set(subscribers) - taken,
+            state=Subscription.State.ACTIVE,
+            frequency=frequency,
+        ).select_related("channel", "person", "topic"):
+            follows[follow.subscriber_id].append(follow)
+        for subscriber_id, theirs in follows.items():
+            summaries = pick(theirs, fresh)
+            if summaries:
+                made.append((subscribers[subscriber_id], theirs, summaries))
+        rows = Digest.objects.bulk_create(
+            Digest(
+                subscriber=subscriber,
+                frequency=frequency,
+                period=period,
+                summary_ids=[summary.pk for summary in summaries],
+                created_at=now,
+            )
+            for subscriber, _, summaries in made
+        )
+        Subscription.objects.filter(
+            pk__in=[follow.pk for _, theirs, _ in made for follow in theirs]
+        ).update(digest_from=end)
+    return [
+        Claimed(
+            digest,
+            mail.digest_message(subscriber, theirs, summaries),
+            {follow.pk: follow.digest_from for follow in theirs},
+        )
+        for digest, (subscriber, theirs, summaries) in zip(rows, made, strict=True)
+    ]
+
+
 def claim(
     *, subscriber_id: int, frequency: str, period: str, end: datetime, now: datetime
 ) -> Claimed | None:
-    """Claim this period's digest of the address and build it; None when it is claimed
-    already, the address bounced, or nothing is new (nothing is written then)."""
-    with transaction.atomic():
-        subscriber = (
-            Subscriber.objects.select_for_update()
-            .filter(pk=subscriber_id, bounced_at__isnull=True)
-            .first()
-        )
-        if subscriber is None:
-            return None
-        if Digest.objects.filter(
-            subscriber=subscriber, frequency=frequency, period=period
-        ).exists():
-            return None
-        follows = list(
-            subscriber.subscriptions.filter(
-                state=Subscription.State.ACTIVE, frequency=frequency
-            ).select_related("channel", "person", "topic")
-        )
-        summaries = digest_summaries(follows, end=end, now=now)
-        if not summaries:
-            return None
-        digest = Digest.objects.create(
-            subscriber=subscriber,
-            frequency=frequency,
-            period=period,
-            summary_ids=[summary.pk for summary in summaries],
-            created_at=now,
-        )
-        previous = {follow.pk: follow.digest_from for follow in follows}
-        Subscription.objects.filter(pk__in=previous).update(digest_from=end)
-    return Claimed(digest, mail.digest_message(subscriber, follows, summaries), previous)
+    """Claim and build one address's digest (see claim_many); None when skipped."""
+    fresh = fresh_summaries(frequency=frequency, end=end, now=now)
+    claimed = claim_many(
+        [subscriber_id], frequency=frequency, period=period, fresh=fresh, end=end, now=now
+    )
+    return claimed[0] if claimed else None
 
 
 def give_back(claimed: Claimed, *, end: datetime) -> None:
@@ -231,7 +301,7 @@ def send_batch(batch: list[Claimed], *, end: datetime, now: datetime) -> int:
         for claimed in batch:
             give_back(claimed, end=end)
         raise mail.TransientMailError(str(exc)) from exc
-    sent = 0
+    delivered: list[int] = []
     try:
         for index, claimed in enumerate(batch):
             try:
@@ -248,11 +318,11 @@ def send_batch(batch: list[Claimed], *, end: datetime, now: datetime) -> int:
                     give_back(rest, end=end)
                 break
             else:
-                _finish(claimed.digest, Digest.State.SENT, now=now)
-                sent += 1
+                delivered.append(claimed.digest.pk)
     finally:
         connection.close()
-    return sent
+        Digest.objects.filter(pk__in=delivered).update(state=Digest.State.SENT, sent_at=now)
+    return len(delivered)
 
 
 def send_digests(*, now: datetime | None = None) -> dict[str, int]:
@@ -262,22 +332,27 @@ def send_digests(*, now: datetime | None = None) -> dict[str, int]:
     end = now - SETTLE
     counts = {}
     for frequency in Frequency.values:
-        if not is_due(frequency, now):
-            continue
-        period = period_of(frequency, now)
-        sent, batch = 0, []
-        for subscriber_id in candidates(frequency=frequency, period=period, end=end, now=now):
-            claimed = claim(
-                subscriber_id=subscriber_id, frequency=frequency, period=period, end=end, now=now
-            )
-            if claimed is not None:
-                batch.append(claimed)
-            if len(batch) >= settings.FOLLOW_DIGEST_BATCH:
-                sent += send_batch(batch, end=end, now=now)
-                batch = []
-        sent += send_batch(batch, end=end, now=now)
-        counts[frequency] = sent
+        if is_due(frequency, now):
+            counts[frequency] = _send_frequency(frequency, period_of(frequency, now), end, now)
     return counts
+
+
+def _send_frequency(frequency: str, period: str, end: datetime, now: datetime) -> int:
+    fresh = fresh_summaries(frequency=frequency, end=end, now=now)
+    sent, ids = 0, []
+    for subscriber_id in candidates(frequency=frequency, period=period, fresh=fresh):
+        ids.append(subscriber_id)
+        if len(ids) >= settings.FOLLOW_DIGEST_BATCH:
+            sent += _claim_and_send(ids, frequency, period, fresh, end, now)
+            ids = []
+    return sent + _claim_and_send(ids, frequency, period, fresh, end, now)
+
+
+def _claim_and_send(ids, frequency, period, fresh, end, now) -> int:
+    if not ids:
+        return 0
+    claimed = claim_many(ids, frequency=frequency, period=period, fresh=fresh, end=end, now=now)
+    return send_batch(claimed, end=end, now=now)
 
 
 def _temporary(exc: Exception) -> bool:
