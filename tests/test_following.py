@@ -441,6 +441,15 @@ def test_concurrent_runs_send_each_digest_once(mailoutbox):
     assert len(mailoutbox) == 1 and Digest.objects.count() == 1
 
 
+def test_claims_of_periods_long_past_are_dropped():
+    subscriber = follower("reader@example.com")
+    old = MONDAY - datetime.timedelta(days=31)
+    Digest.objects.create(subscriber=subscriber, frequency="daily", period="old", created_at=old)
+    Digest.objects.create(subscriber=subscriber, frequency="weekly", period="w", created_at=MONDAY)
+    digests.send_digests(now=MONDAY)
+    assert list(Digest.objects.values_list("period", flat=True)) == ["w"]
+
+
 def test_a_claim_is_refused_for_a_period_already_claimed():
     subscriber = follower("reader@example.com")
     published(at=MONDAY - datetime.timedelta(hours=1))

@@ -50,6 +50,7 @@ MAX_SUMMARIES = 50
 # Only summaries first published this recently are new: a follow whose window started
 # longer ago (nothing it follows was published since) is not sent the whole catalogue.
 HORIZON = timedelta(days=8)
+KEEP_CLAIMS = timedelta(days=30)
 ERROR_CHARS = 500
 
 
@@ -334,6 +335,8 @@ def send_digests(*, now: datetime | None = None) -> dict[str, int]:
     for frequency in Frequency.values:
         if is_due(frequency, now):
             counts[frequency] = _send_frequency(frequency, period_of(frequency, now), end, now)
+    # Claims of periods long past hold nothing a run still needs (a week is the longest).
+    Digest.objects.filter(created_at__lt=now - KEEP_CLAIMS).delete()
     return counts
 
 
