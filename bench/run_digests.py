@@ -193,9 +193,8 @@ def main() -> None:
         rate = sent / seconds
         print(f"timed: {sent} digests in {seconds:.1f} s: {rate:.0f} messages/s")
         print(f"  batch {settings.FOLLOW_DIGEST_BATCH} per SMTP connection")
-        print(
-            f"  peak RSS of this process so far: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
-        )
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"  peak RSS of this process so far: {rss:.0f} MiB")
         peaks = {}
         for size in (args.small, args.subscribers):
             sent, peak = peak_memory(size)
