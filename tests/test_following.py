@@ -640,3 +640,16 @@ def test_unsubscribe_tokens_never_expire():
     assert tokens.read_unsubscribe_token(token) == tokens.Unsubscribe(5, (1, 3))
     with pytest.raises(tokens.BadToken):
         tokens.read_unsubscribe_token(signing.dumps([5, [1]], salt="another"))
+
+
+def test_the_manage_page_and_a_sign_up_cost_few_queries(client, django_assert_num_queries):
+    subscriber = follower("reader@example.com", kind="topic", obj=TopicFactory())
+    follower("reader@example.com")
+    url = reverse("summaries:follow-manage", args=[tokens.manage_token(subscriber.pk)])
+    # The page cache's generation (read for every anonymous GET), the follows with their
+    # channels, people and topics.
+    with django_assert_num_queries(2):
+        assert client.get(url).status_code == 200
+    # Already following everything: the address (get_or_create, then locked), its follow.
+    with django_assert_num_queries(5):
+        assert sign_up(client).status_code == 200

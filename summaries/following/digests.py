@@ -1,15 +1,17 @@
 """Digests: who is due one, what goes in it, and sending it at most once per period.
 
 A follow's digest holds the live summaries (published, publish time reached, not a working
-copy) first published after its `digest_from` and up to the run's end, that match what it
-follows. Drafts, working copies and scheduled summaries not yet live are never in one.
+copy) first published after its `digest_from` (and within HORIZON) and up to the run's
+end, that match what it follows. Drafts, working copies and scheduled summaries not yet
+live are never in one. The run reads those summaries once, then the addresses in keyset
+pages, FOLLOW_DIGEST_BATCH at a time, so its memory does not grow with the followers.
 
 Periods: "as soon as published" follows are mailed on every run (FOLLOW_DIGEST_EVERY);
 daily digests leave from FOLLOW_DIGEST_HOUR (UTC) each day, weekly ones from that hour on
 Mondays, at the first run with something new in the period.
 
 At most once: for each address and frequency, a run claims the period first, in one
-transaction holding the address's row lock: it writes a `Digest` row for the period
+transaction per batch holding the addresses' row locks: it writes a `Digest` row for the period
 (unique per address, frequency and period) and moves the follows' `digest_from` to the
 run's end, then commits, and only then sends. A second or concurrent run finds the period
 claimed, or nothing new since `digest_from`, and sends nothing. A worker lost between the
