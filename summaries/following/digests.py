@@ -33,7 +33,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from summaries.models import Digest, Subscriber, Subscription, Summary, Video
+from summaries.models import Appearance, Digest, Subscriber, Subscription, Summary, Video
 
 from . import mail
 
@@ -98,12 +98,13 @@ class Fresh:
     """A live summary new in this run's window, with what it can be followed by."""
 
     summary: Summary
+    first_published_at: datetime
     channel_id: int
     people: frozenset[int]
     topics: frozenset[int]
 
     def wanted_by(self, follow: Subscription) -> bool:
-        if follow.digest_from is None or self.summary.first_published_at <= follow.digest_from:
+        if follow.digest_from is None or self.first_published_at <= follow.digest_from:
             return False
         if follow.kind == Kind.CHANNEL:
             return follow.channel_id == self.channel_id
@@ -136,18 +137,21 @@ def fresh_summaries(*, frequency: str, end: datetime, now: datetime) -> list[Fre
         .order_by("first_published_at", "pk")
     )
     videos = [summary.video_id for summary in summaries]
-    people, topics = defaultdict(set), defaultdict(set)
-    for video_id, person_id in Video.people.through.objects.filter(video_id__in=videos).values_list(
+    people: dict[int, set[int]] = defaultdict(set)
+    topics: dict[int, set[int]] = defaultdict(set)
+    for video_id, person_id in Appearance.objects.filter(video_id__in=videos).values_list(
         "video_id", "person_id"
     ):
         people[video_id].add(person_id)
-    for video_id, topic_id in Video.topics.through.objects.filter(video_id__in=videos).values_list(
+    video_topics = Video.topics.through.objects
+    for video_id, topic_id in video_topics.filter(video_id__in=videos).values_list(
         "video_id", "topic_id"
     ):
         topics[video_id].add(topic_id)
     return [
         Fresh(
             summary,
+            summary.first_published_at,
             summary.video.channel_id,
             frozenset(people[summary.video_id]),
             frozenset(topics[summary.video_id]),
@@ -172,7 +176,7 @@ def candidates(*, frequency: str, period: str, fresh: list[Fresh]):
     channels = {item.channel_id for item in fresh}
     people = set().union(*(item.people for item in fresh))
     topics = set().union(*(item.topics for item in fresh))
-    newest = fresh[-1].summary.first_published_at
+    newest = fresh[-1].first_published_at
     matching = (
         Subscription.objects.active()
         .filter(
