@@ -653,3 +653,16 @@ def test_the_manage_page_and_a_sign_up_cost_few_queries(client, django_assert_nu
     # Already following everything: the address (get_or_create, then locked), its follow.
     with django_assert_num_queries(5):
         assert sign_up(client).status_code == 200
+
+
+def test_only_summaries_of_the_last_eight_days_are_new(mailoutbox):
+    channel = ChannelFactory()
+    # Confirmed long ago; nothing it follows was published since, so its window is old.
+    follower(
+        "reader@example.com", kind="channel", obj=channel, at=MONDAY - datetime.timedelta(days=60)
+    )
+    published(at=MONDAY - datetime.timedelta(days=10), channel=channel, title="Ten days old")
+    published(at=MONDAY - datetime.timedelta(days=1), channel=channel, title="A day old")
+    digests.send_digests(now=MONDAY)
+    (digest,) = mailoutbox
+    assert "A day old" in digest.body and "Ten days old" not in digest.body
