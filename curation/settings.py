@@ -589,6 +589,24 @@ PASSWORD_RESET_RATE_IP = env.str("PASSWORD_RESET_RATE_IP", default="10/h")
 PASSWORD_RESET_RATE_EMAIL = env.str("PASSWORD_RESET_RATE_EMAIL", default="3/h")
 # A reset link works this many seconds (Django's default is 3 days).
 PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3600)
+# --- Following by e-mail (summaries/following) ----------------------------------------------
+# A confirmation link works this many seconds; no second confirmation goes to an address
+# within FOLLOW_CONFIRM_RESEND_AFTER seconds of the last.
+FOLLOW_CONFIRM_MAX_AGE = env.int("FOLLOW_CONFIRM_MAX_AGE", default=3 * 24 * 3600)
+FOLLOW_CONFIRM_RESEND_AFTER = env.int("FOLLOW_CONFIRM_RESEND_AFTER", default=3600)
+# The "manage your follows" link of a message works this many seconds (unsubscribe links
+# always work).
+FOLLOW_MANAGE_MAX_AGE = env.int("FOLLOW_MANAGE_MAX_AGE", default=90 * 24 * 3600)
+# Sign-ups per client address and per e-mail address (django-ratelimit rates); past
+# either, a 429.
+FOLLOW_RATE_IP = env.str("FOLLOW_RATE_IP", default="20/h")
+FOLLOW_RATE_EMAIL = env.str("FOLLOW_RATE_EMAIL", default="5/h")
+# Digests: the beat task runs every FOLLOW_DIGEST_EVERY seconds ("as soon as published"
+# follows get theirs then); daily and weekly digests (Mondays) leave from FOLLOW_DIGEST_HOUR
+# (UTC) on. Messages go FOLLOW_DIGEST_BATCH at a time over one SMTP connection.
+FOLLOW_DIGEST_EVERY = env.int("FOLLOW_DIGEST_EVERY", default=120)
+FOLLOW_DIGEST_HOUR = env.int("FOLLOW_DIGEST_HOUR", default=7)
+FOLLOW_DIGEST_BATCH = env.int("FOLLOW_DIGEST_BATCH", default=100)
 # Thumbnails still missing (a fetch that failed for a while, or was lost) are queued again:
 # at most THUMBNAIL_SWEEP_BATCH a run, each after a wait that doubles with each failure.
 THUMBNAIL_SWEEP_BATCH = env.int("THUMBNAIL_SWEEP_BATCH", default=100)
@@ -613,4 +631,5 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-webhooks": _every(WEBHOOK_SWEEP_EVERY, "sweep_webhooks"),
     "sweep-notifications": _every(NOTIFICATION_SWEEP_EVERY, "sweep_notifications"),
     "sweep-thumbnails": _every(THUMBNAIL_SWEEP_EVERY, "sweep_thumbnails"),
+    "send-digests": _every(FOLLOW_DIGEST_EVERY, "send_digests"),
 }

@@ -12,6 +12,7 @@ from . import thumbnails
 from .background import TRANSIENT_ERRORS, background_task
 from .checking.tasks import check_source_batch, dispatch_source_checks
 from .editing import copies, derived
+from .following.tasks import send_digests, send_follow_confirmation
 from .models import Summary, Video
 from .notifications.tasks import (
     send_notification_email,
@@ -33,6 +34,8 @@ __all__ = [
     "refresh_related_around",
     "refresh_stale_related",
     "rerender_summary",
+    "send_digests",
+    "send_follow_confirmation",
     "send_notification_email",
     "send_password_reset",
     "sweep_notifications",

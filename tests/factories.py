@@ -14,6 +14,7 @@ EDITORS = EDITORS_MIGRATION.EDITORS
 create_editors_group = EDITORS_MIGRATION.create_editors_group
 REVIEWERS_MIGRATION = importlib.import_module("summaries.migrations.0010_reviewers_group")
 REVIEWER_FIXES_MIGRATION = importlib.import_module("summaries.migrations.0021_review_conversation")
+FOLLOWERS_MIGRATION = importlib.import_module("summaries.migrations.0029_subscriptions")
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -57,6 +58,7 @@ def editors_group() -> Group:
             # …as the later migration leaves it: publishing belongs to reviewers.
             REVIEWERS_MIGRATION.create_reviewers_group(django_apps, None)
             REVIEWER_FIXES_MIGRATION.grant_reviewers_part_changes(django_apps, None)
+            FOLLOWERS_MIGRATION.grant_editors_follower_counts(django_apps, None)
         finally:
             config.models_module = models_module
         group = Group.objects.get(name=EDITORS)

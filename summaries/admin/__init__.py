@@ -3,6 +3,14 @@
 Importing this package registers every model admin (Django's admin autodiscovery).
 """
 
-from . import catalogue, corrections, notifications, sources, summary, webhooks
+from . import catalogue, corrections, following, notifications, sources, summary, webhooks
 
-__all__ = ["catalogue", "corrections", "notifications", "sources", "summary", "webhooks"]
+__all__ = [
+    "catalogue",
+    "corrections",
+    "following",
+    "notifications",
+    "sources",
+    "summary",
+    "webhooks",
+]

@@ -7,6 +7,7 @@ from . import views
 from .chapter_suggestions import ChapterSuggestionViewSet
 from .corrections import CorrectionViewSet
 from .errors import not_found
+from .following import BounceViewSet
 from .receipts import PinViewSet, TranscriptViewSet
 from .summary_views import SummaryViewSet
 from .webhooks import WebhookEndpointViewSet
@@ -21,6 +22,7 @@ router.register("organisations", views.OrganisationViewSet, basename="organisati
 router.register("videos", views.VideoViewSet, basename="video")
 router.register("summaries", SummaryViewSet, basename="summary")
 router.register("webhooks", WebhookEndpointViewSet, basename="webhook")
+router.register("follow-bounces", BounceViewSet, basename="follow-bounce")
 # Receipts: /videos/<slug>/transcript/ and /summaries/<slug>/<kind>/<id>/pin/….
 router.register("videos", TranscriptViewSet, basename="video-transcript")
 router.register("summaries", PinViewSet, basename="summary-pin")

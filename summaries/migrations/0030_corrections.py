@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('summaries', '0028_transcript_line_vectors'),
+        ('summaries', '0029_subscriptions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

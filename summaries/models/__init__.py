@@ -42,6 +42,7 @@ from .notifications import (
 from .pagecache import ContentGeneration
 from .review import REVIEW_MESSAGE_CHARS, ReviewMessage
 from .sources import Citation, Source, SourceCheck
+from .subscriptions import Digest, Subscriber, Subscription, SubscriptionQuerySet
 from .summary import (
     Caveat,
     Chapter,
@@ -77,6 +78,7 @@ __all__ = [
     "ContentGeneration",
     "Correction",
     "CorrectionQuerySet",
+    "Digest",
     "EditConflict",
     "KeyPoint",
     "Notification",
@@ -92,6 +94,9 @@ __all__ = [
     "ReviewMessage",
     "Source",
     "SourceCheck",
+    "Subscriber",
+    "Subscription",
+    "SubscriptionQuerySet",
     "StoredThumbnail",
     "Summary",
     "SummaryItem",

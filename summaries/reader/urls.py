@@ -2,7 +2,7 @@ from django.urls import path
 
 from summaries.pagecache.middleware import cached_page
 
-from . import feeds, indexes, views
+from . import feeds, following, indexes, views
 
 app_name = "summaries"
 
@@ -38,4 +38,9 @@ urlpatterns = [
     path(
         "corrections/atom/", cached_page(feeds.CorrectionsAtomFeed()), name="corrections-feed-atom"
     ),
+    # Following by e-mail: personal pages, never cached (reader/following.py).
+    path("follow/", following.follow, name="follow"),
+    path("follow/confirm/<str:token>/", following.confirm, name="follow-confirm"),
+    path("follow/manage/<str:token>/", following.manage, name="follow-manage"),
+    path("follow/unsubscribe/<str:token>/", following.unsubscribe, name="follow-unsubscribe"),
 ]
