@@ -477,6 +477,7 @@ SPECTACULAR_SETTINGS = {
         "CitationVerdictEnum": "summaries.models.Citation.Verdict",
         "PinStatusEnum": "summaries.api.serializers.PIN_STATUSES",
         "TranscriptStateEnum": "summaries.models.Transcript.State",
+        "ChangeKindEnum": "summaries.models.Correction.Kind",
     },
 }
 
