@@ -29,6 +29,7 @@ def citations():
     summary = SummaryFactory()
     ChapterFactory(
         summary=summary,
+        position=1,
         body="[Anthropic says](https://www.anthropic.com/x) it is 2.5 times faster. "
         "[A post](https://example.org/post) said so too",
     )

@@ -438,7 +438,7 @@ class ManyRowsSerializer(serializers.ModelSerializer):
     per-field lookup took most of the time of answering a save of a long chapter."""
 
     @cached_property
-    def _plan(self) -> list[tuple[str, serializers.Field, str | None, type | None]] | None:
+    def _plan(self) -> list[tuple[str | None, serializers.Field, str | None, type | None]] | None:
         """(name, field, attribute to read or None: DRF's lookup, type it gives back
         unchanged) for each field; None when a field is a relation (DRF's own way)."""
         plan = []

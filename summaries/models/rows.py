@@ -58,7 +58,7 @@ def _bulk_created(model, columns, same, count, unique) -> list[int]:
 def _base_type(field: models.Field) -> str:
     """The column's type without its length (varchar, not varchar(500)): a cast to it
     never truncates (as Django's own UNNEST inserts do)."""
-    return field.db_type(connection).split("(")[0]
+    return str(field.db_type(connection)).split("(")[0]
 
 
 def _unnest_inserted(model, columns, same, unique) -> list[int]:
