@@ -79,6 +79,9 @@ def _is_tracking_parameter(pair: str) -> bool:
     return name in TRACKING_PARAMETERS or name.startswith(TRACKING_PREFIXES)
 
 
+# Remembered: a save normalises each link's URL when it checks the link and again when it
+# extracts the citation (a chapter may hold thousands).
+@remembered()
 def normalise_url(url: str) -> str:
     """The canonical form of an http(s) URL, used to compare and deduplicate links.
 
