@@ -100,7 +100,7 @@ def _unnest_inserted(model, columns, same, unique) -> list[int]:
             arrays.append(_prepared(field, columns[field.attname]))
         else:
             value = prepare(field.pre_save(template, add=True), connection)
-            if value is None:  # the column's own default (no column here has one but NULL)
+            if value is None:  # NULL: the column's default (Django sets no other in the database)
                 continue
             selected.append(f"%s::{_base_type(field)}")
             values.append(value)
