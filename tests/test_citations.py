@@ -14,6 +14,7 @@ from summaries.text.citations import (
     normalise_url,
     sentence_spans,
 )
+from summaries.text.remembered import remembering
 
 from .counting import calls_made
 
@@ -278,6 +279,18 @@ def test_normalise_url(url, expected):
 def test_normalise_url_rejects_non_http_and_hostless_urls(url):
     with pytest.raises(ValueError):
         normalise_url(url)
+
+
+def test_a_save_normalises_a_link_it_checked_once():
+    """Checking a link (rules.citable_url_problem) and extracting its citation both
+    normalise its URL: within one save (remembering), the second time is free."""
+    url = f"https://Example.org/{uuid.uuid4()}?utm_source=x"
+    with remembering():
+        first = calls_made(normalise_url, url)
+        again = calls_made(normalise_url, url)
+        with pytest.raises(ValueError):
+            normalise_url("ftp://example.org/")
+    assert again < 10 < first
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ import pytest
 import time_machine
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
-from django.db.models import QuerySet
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from reversion.models import Version
@@ -285,12 +284,12 @@ def test_a_source_created_by_another_save_meanwhile_is_used_not_duplicated(monke
     """Sources are read, then the missing ones inserted: a source another save inserted in
     between is taken as it is."""
     raced = Source.objects.create(url="https://example.org/raced", host="example.org")
-    monkeypatch.setattr(QuerySet, "in_bulk", lambda self, *args, **kwargs: {})
+    monkeypatch.setattr(derived, "_existing_source_ids", lambda urls: {})
 
-    sources = derived._sources_for({"https://example.org/raced", "https://example.org/new"})
+    ids = derived._source_ids({"https://example.org/raced", "https://example.org/new"})
 
-    assert sources["https://example.org/raced"].pk == raced.pk
-    assert sources["https://example.org/new"].pk is not None
+    assert ids["https://example.org/raced"] == raced.pk
+    assert ids["https://example.org/new"] == Source.objects.get(url="https://example.org/new").pk
     assert Source.objects.count() == 2
 
 

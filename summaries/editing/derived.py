@@ -22,6 +22,7 @@ from summaries.models import (
     Takeaway,
 )
 from summaries.models.base import max_length
+from summaries.models.rows import insert_rows
 from summaries.pagecache.generation import content_changed
 from summaries.text.apostrophes import searchable
 from summaries.text.citations import (
@@ -52,17 +53,24 @@ def _found_citations(summary: Summary) -> Iterator[tuple[Location, FoundCitation
             yield {"chapter": chapter}, found
 
 
-def _sources_for(urls: set[str]) -> dict[str, Source]:
-    """The Source row of each normalised URL, created when new (one per URL, shared); only
-    its id and URL are loaded (a citation needs no more, and a text may cite thousands)."""
-    existing = Source.objects.only("id", "url").in_bulk(urls, field_name="url")
-    missing = [Source(url=url, host=urlsplit(url).hostname or "") for url in urls - set(existing)]
-    # A source another save created meanwhile is "updated" to itself: every row comes back
-    # with its id, with no second query.
-    created = Source.objects.bulk_create(
-        missing, update_conflicts=True, unique_fields=["url"], update_fields=["url"]
+def _source_ids(urls: set[str]) -> dict[str, int]:
+    """The id of the Source row of each normalised URL, created when new (one per URL,
+    shared). Only ids are read: a citation needs no more, and a text may cite thousands."""
+    existing = _existing_source_ids(urls)
+    # Sorted: saves that create the same sources meanwhile insert them in the same order.
+    missing = sorted(urls - set(existing))
+    # A source another save created meanwhile is "updated" to itself: its id comes back
+    # with the others, with no second query.
+    created = insert_rows(
+        Source,
+        {"url": missing, "host": [urlsplit(url).hostname or "" for url in missing]},
+        unique="url",
     )
-    return existing | {source.url: source for source in created}
+    return existing | dict(zip(missing, created, strict=True))
+
+
+def _existing_source_ids(urls: set[str]) -> dict[str, int]:
+    return dict(Source.objects.filter(url__in=urls).values_list("url", "id"))
 
 
 _URL_MAX = max_length(Source, "url")
@@ -137,23 +145,23 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
             citation.link_text,
         )
         previous[key].append(citation)
-    sources = _sources_for({item.normalised_url for _, item in found})
+    source_ids = _source_ids({item.normalised_url for _, item in found})
 
     link_text_max, key_phrase_max = _field_max("link_text"), _field_max("key_phrase")
     kept: list[Citation] = []
     created: list[Citation] = []
     changed: list[Citation] = []
     for position, (location, item) in enumerate(found, start=1):
-        source = sources[item.normalised_url]
+        source_id = source_ids[item.normalised_url]
         link_text = item.link_text[:link_text_max]
-        matches = previous.get(_citation_key(location, source.pk, link_text))
+        matches = previous.get(_citation_key(location, source_id, link_text))
         if matches:
             citation = matches.pop(0)
             before = _written(citation)
         else:
             # Ids rather than objects: a text may cite thousands of links.
             parts = {f"{name}_id": part.pk for name, part in location.items()}
-            citation = Citation(summary_id=summary.pk, source_id=source.pk, **parts)
+            citation = Citation(summary_id=summary.pk, source_id=source_id, **parts)
             before = None
         citation.position = position
         citation.url = item.url
@@ -171,8 +179,21 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
     stale = [c.pk for rows in previous.values() for c in rows]
     Citation.objects.filter(pk__in=stale).delete()
     Citation.objects.bulk_update(changed, _REWRITTEN)
-    Citation.objects.bulk_create(created)
+    _insert_citations(summary, created)
     return sorted(kept + created, key=lambda c: c.position)
+
+
+# What differs between new citations: the rest is the same in all (defaults, the summary).
+_INSERTED = ("chapter_id", "key_point_id", "takeaway_id", "source_id", *_REWRITTEN)
+
+
+def _insert_citations(summary: Summary, citations: list[Citation]) -> None:
+    """Insert new citations (built with their defaults), giving each its id."""
+    columns = {name: [getattr(c, name) for c in citations] for name in _INSERTED}
+    ids = insert_rows(Citation, columns, same={"summary_id": summary.pk})
+    for citation, pk in zip(citations, ids, strict=True):
+        citation.pk = pk
+        citation._state.adding, citation._state.db = False, connection.alias
 
 
 def _extracted_key_phrase(citation: Citation) -> str:
