@@ -42,7 +42,7 @@ def test_a_card_shows_what_readers_scan_a_list_for():
     assert '<a href="/videos/agents/">Agents &amp; tools</a></h3>' in html
     assert '<a class="channel" href="/channels/lab/">Lab</a>' in html
     assert '<time datetime="2026-03-04">Mar 4, 2026</time>' in html
-    assert "Duration </span>34 min</span>" in html
+    assert "Duration </span>34:21</span>" in html
     assert '<abbr class="language" title="English">EN</abbr>' in html
     assert '<p class="blurb">Why agents need tools.</p>' in html
     assert 'class="video-thumb video-thumb--placeholder"' in html

@@ -498,7 +498,7 @@ def test_cards_show_the_stored_image_with_srcset_and_size_or_a_placeholder(clien
     assert elements(other, "img") == []
     assert elements(other, "span", "video-thumb--placeholder")
     # Durations read as durations.
-    assert '<span class="visually-hidden">Duration </span>10 min</span>' in card
+    assert '<span class="visually-hidden">Duration </span>10:00</span>' in card
 
 
 def test_the_summary_page_shows_the_stored_image_not_lazy(client, stored):

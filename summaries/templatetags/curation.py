@@ -32,7 +32,7 @@ def duration(seconds):
 
 @register.filter(name="running_time")
 def running_time_filter(seconds):
-    """A video's length as readers say it (summaries.text.durations.running_time)."""
+    """A video's length as a clock, 34:21 (summaries.text.durations.running_time)."""
     return running_time(seconds)
 
 
