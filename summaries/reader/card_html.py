@@ -124,7 +124,8 @@ def card_html(
         f'  <div class="card-text">{_reasons(reasons)}\n'
         f'    <h{level}><a href="{escape(video["get_absolute_url"])}">'
         f"{escape(video['title'])}</a></h{level}>\n"
-        f'    <p class="video-meta"><a class="channel" href="{escape(channel["get_absolute_url"])}">'
+        '    <p class="video-meta">'
+        f'<a class="channel" href="{escape(channel["get_absolute_url"])}">'
         f"{escape(channel['name'])}</a> · {_day(video['published_on'])}"
         f' · <abbr class="language" title="{escape(_LANGUAGE_NAMES.get(language, language))}">'
         f"{escape(language.upper())}</abbr></p>"
