@@ -89,7 +89,7 @@ def elements(html: str, tag: str, cls: str = "") -> list[dict]:
 def cards(html: str) -> dict[str, str]:
     """Each video card's HTML by the title it links to."""
     found = {}
-    for card in re.findall(r'<article class="video-card">.*?</article>', html, re.S):
+    for card in re.findall(r'<article class="video-card[^"]*">.*?</article>', html, re.S):
         title = re.search(r"<h[23]><a [^>]*>([^<]*)</a>", card).group(1)
         found[title] = card
     return found
