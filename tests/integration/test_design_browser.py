@@ -10,6 +10,7 @@ With SCREENSHOTS_DIR set, the axe pass also saves the first screen of every page
 """
 
 import os
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -94,6 +95,31 @@ def test_home_leads_with_the_latest_summary_above_a_grid_of_cards(open_page, sch
         "cards => cards.map(card => Math.round(card.getBoundingClientRect().top))"
     )
     assert len(tops) >= 2 and tops.count(tops[0]) >= 2  # two cards or more side by side
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_nothing_moves_while_the_home_pages_pictures_load(browser, demo, viewport):
+    """Layout shifts as Chromium reports them to the page, from the first paint, with the
+    pictures arriving late (as on a slow network)."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    page.add_init_script(
+        "window.shifts = []; new PerformanceObserver(list => list.getEntries()"
+        ".forEach(entry => window.shifts.push(entry.value)))"
+        ".observe({type: 'layout-shift', buffered: true});"
+    )
+
+    def late(route):
+        time.sleep(0.3)
+        route.continue_()
+
+    page.route("**/media/**", late)
+    page.goto(demo + "/")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(300)
+    shifts = page.evaluate("window.shifts")
+    context.close()
+    assert sum(shifts) < 0.01
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
