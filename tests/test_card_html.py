@@ -42,7 +42,7 @@ def test_a_card_shows_what_readers_scan_a_list_for():
     assert '<a href="/videos/agents/">Agents &amp; tools</a></h3>' in html
     assert '<a class="channel" href="/channels/lab/">Lab</a>' in html
     assert '<time datetime="2026-03-04">Mar 4, 2026</time>' in html
-    assert "Duration </span>34 min</span>" in html
+    assert "Duration </span>34:21</span>" in html
     assert '<abbr class="language" title="English">EN</abbr>' in html
     assert '<p class="blurb">Why agents need tools.</p>' in html
     assert 'class="video-thumb video-thumb--placeholder"' in html
@@ -102,3 +102,27 @@ def test_lists_choose_the_heading_level_and_search_results_show_their_snippet():
 
 def test_a_card_without_blurb_has_no_empty_paragraph():
     assert '<p class="blurb">' not in card_html(a_card(blurb=""))
+
+
+def test_the_featured_card_loads_its_larger_picture_first_under_an_h2():
+    thumb = StoredThumbnail(
+        src="/t/b.webp", srcset="/t/a.webp 320w, /t/b.webp 640w", width=640, height=360
+    )
+
+    html = card_html(
+        a_card(thumbnail=thumb), heading_level=2, css_class="video-card featured", featured=True
+    )
+
+    assert 'fetchpriority="high"' in html and 'loading="lazy"' not in html
+    assert 'sizes="(max-width: 48rem) calc(100vw - 2rem), 44rem"' in html
+    assert '<h2><a href="/videos/agents/">' in html
+
+
+def test_a_related_card_says_why_inside_it_and_the_length_is_on_the_picture():
+    html = card_html(a_card(), reasons=["also features Ada", "same topic: Agents"])
+
+    reason = html[html.index('<p class="card-reason">') : html.index("<h3>")]
+    assert "Also features Ada · Same topic: Agents" in reason
+    media = html[html.index('<div class="card-media">') : html.index('<div class="card-text">')]
+    assert "Duration </span>34:21</span>" in media
+    assert '<p class="video-meta"><a class="channel" href="/channels/lab/">Lab</a> · <time' in html

@@ -332,7 +332,7 @@ def test_summary_page_names_the_duration_without_aria_label_on_a_span(client):
     video = live_video(channel=ChannelFactory(), published_on=day(10, 1))
     content = client.get(video.get_absolute_url()).content.decode()
     assert not re.search(r"<span[^>]*aria-label", content)
-    assert '<span class="visually-hidden">Duration </span>10 min</span>' in content
+    assert '<span class="visually-hidden">Duration </span>10:00</span>' in content
 
 
 # --- The person page's affiliations ---------------------------------------------------------

@@ -341,4 +341,4 @@ def test_summary_page_with_stored_related_uses_fewer_queries(
     with django_assert_num_queries(len(computed.captured_queries) - 4):
         content = client.get(url).content.decode()
     assert content.index("B Keynote") < content.index("C Benchmarks")
-    assert "also features Sam Altman" in content
+    assert "Also features Sam Altman" in content

@@ -152,7 +152,9 @@ def test_home_page_with_every_cache_off(client, django_assert_num_queries, video
     world(videos)
     with django_assert_num_queries(HOME_QUERIES):
         content = uncached_get(client, reverse("summaries:home"))
-    assert content.count('class="video-card"') == min(20, 2 * videos + 1)
+    # The newest is the featured card, the others the grid's.
+    assert content.count('<article class="video-card') == min(20, 2 * videos + 1)
+    assert content.count('class="video-card video-card--featured"') == 1
 
 
 def test_a_filtered_channel_page_counts_its_list(client, django_assert_num_queries):

@@ -13,7 +13,14 @@ from summaries.editing.save import save_summary
 from summaries.models import Chapter, Citation, Summary, SummaryPage
 from summaries.reader import article
 
-from .factories import ChapterFactory, EditorFactory, SummaryFactory, publish_edit
+from .factories import (
+    ChapterFactory,
+    EditorFactory,
+    KeyPointFactory,
+    SummaryFactory,
+    TakeawayFactory,
+    publish_edit,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -168,3 +175,43 @@ def test_previews_show_unpublished_changes_and_store_nothing(client, summary):
     client.logout()
     content = page(client, summary)
     assert "Old words" in content and "Unpublished words." not in content
+
+
+@pytest.fixture
+def summary_with_linked_parts(summary):
+    KeyPointFactory(
+        summary=summary, title="Faster", body="Read [the post](https://lab.example.org/post)."
+    )
+    TakeawayFactory(summary=summary, text="See [the chart](https://www.charts.example.com/a).")
+    derived.refresh_derived_data(summary=summary)
+    return summary
+
+
+def test_links_in_key_points_and_takeaways_name_their_host_as_chapters_do(
+    client, summary_with_linked_parts
+):
+    content = page(client, summary_with_linked_parts)
+
+    key_points = content[content.index('id="key-points"') : content.index('id="takeaways"')]
+    takeaways = content[content.index('id="takeaways"') : content.index('id="chapters"')]
+    chapters = content[content.index('id="chapters"') :]
+    assert 'the post</a> <span class="link-host">(lab.example.org)</span>' in key_points
+    assert 'the chart</a> <span class="link-host">(charts.example.com)</span>' in takeaways
+    assert 'the lab</a> <span class="link-host">(lab.example.org)</span>' in chapters
+
+
+def test_articles_stored_before_the_host_labels_are_rendered_again(
+    client, summary_with_linked_parts, monkeypatch
+):
+    # Stored by the markup of version 3, which printed the links of key points bare.
+    with monkeypatch.context() as patch:
+        patch.setattr(article, "RENDER_VERSION", 3)
+        page(client, summary_with_linked_parts)
+    SummaryPage.objects.filter(summary=summary_with_linked_parts).update(
+        html="<p>Key points without hosts.</p>"
+    )
+
+    content = page(client, summary_with_linked_parts)
+
+    assert "Key points without hosts." not in content
+    assert 'the post</a> <span class="link-host">(lab.example.org)</span>' in content

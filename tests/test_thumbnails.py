@@ -89,7 +89,7 @@ def elements(html: str, tag: str, cls: str = "") -> list[dict]:
 def cards(html: str) -> dict[str, str]:
     """Each video card's HTML by the title it links to."""
     found = {}
-    for card in re.findall(r'<article class="video-card">.*?</article>', html, re.S):
+    for card in re.findall(r'<article class="video-card[^"]*">.*?</article>', html, re.S):
         title = re.search(r"<h[23]><a [^>]*>([^<]*)</a>", card).group(1)
         found[title] = card
     return found
@@ -498,7 +498,7 @@ def test_cards_show_the_stored_image_with_srcset_and_size_or_a_placeholder(clien
     assert elements(other, "img") == []
     assert elements(other, "span", "video-thumb--placeholder")
     # Durations read as durations.
-    assert '<span class="visually-hidden">Duration </span>10 min</span>' in card
+    assert '<span class="visually-hidden">Duration </span>10:00</span>' in card
 
 
 def test_the_summary_page_shows_the_stored_image_not_lazy(client, stored):

@@ -345,7 +345,7 @@ def test_more_from_this_channel_shows_card_details(client):
     more = content[content.index("More from this channel") :]
     for text in [
         "Local AI",
-        "32 min",  # a length reads as a duration, not a clock time
+        "32:20",  # a length reads as video sites show it
         "EN",
         "Oct 23, 2026",
         "Weighs data control.",

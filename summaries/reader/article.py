@@ -30,7 +30,7 @@ from . import presentation, receipts
 
 # Move it on when includes/summary_article.html, or anything it prints, changes: every
 # stored article is then rendered again when its page is next read.
-RENDER_VERSION = 3
+RENDER_VERSION = 4  # 4: links in key points and takeaways name their host
 
 # The parts the article is made of, without the Markdown sources (it prints the HTML), and
 # the citations (with their sources) that chapters and caveats show beside their claims.
@@ -106,6 +106,7 @@ def render_article(summary) -> Article:
     """The article of `summary`, its parts and citations loaded (PART_PREFETCHES)."""
     digest = transcript_digest(summary)
     receipts.mark_moments(summary, digest)
+    presentation.annotate_part_links(summary)
     html = render_to_string(
         "includes/summary_article.html",
         {

@@ -31,14 +31,33 @@ def escape(value) -> str:
     return html.escape(str(value))
 
 
-def _thumbnail(thumb) -> str:
+# How wide a card's picture is shown: the whole column on a phone, half the page on a
+# tablet, a column of the grid (site.css: .card-grid) beyond; the featured card's is wider.
+CARD_SIZES = "(max-width: 40rem) calc(100vw - 2rem), (max-width: 64rem) 50vw, 24rem"
+FEATURED_SIZES = "(max-width: 48rem) calc(100vw - 2rem), 44rem"
+
+
+def _thumbnail(thumb, *, featured: bool = False) -> str:
     if thumb is None:
         return '<span class="video-thumb video-thumb--placeholder"></span>'
+    # The featured picture is the largest thing in view on the home page: loaded first.
+    loading = 'fetchpriority="high"' if featured else 'loading="lazy"'
     return (
         f'<img class="video-thumb" src="{escape(thumb.src)}" srcset="{escape(thumb.srcset)}"'
-        ' sizes="(max-width: 30rem) 6rem, 9rem"'
+        f' sizes="{FEATURED_SIZES if featured else CARD_SIZES}"'
         f' width="{int(thumb.width)}" height="{int(thumb.height)}"'
-        ' alt="" loading="lazy" decoding="async">'
+        f' alt="" {loading} decoding="async">'
+    )
+
+
+def _duration(seconds) -> str:
+    # On the picture, as video sites show it; named for screen readers.
+    length = running_time(seconds)
+    if not length:
+        return ""
+    return (
+        '<span class="duration"><span class="visually-hidden">Duration </span>'
+        f"{escape(length)}</span>"
     )
 
 
@@ -64,7 +83,15 @@ def _people(appearances: list[dict]) -> str:
         if appearance["organisation"]:
             name += f" · {escape(appearance['organisation']['name'])}"
         names.append(name)
-    return f'\n  <p class="people">{"; ".join(names)}</p>'
+    return f'\n    <p class="people">{"; ".join(names)}</p>'
+
+
+def _reasons(reasons: list[str] | None) -> str:
+    # Why a related video is shown, as a label inside its card.
+    if not reasons:
+        return ""
+    said = " · ".join(escape(reason[:1].upper() + reason[1:]) for reason in reasons)
+    return f'\n    <p class="card-reason"><span class="visually-hidden">Related: </span>{said}</p>'
 
 
 def card_html(
@@ -73,10 +100,16 @@ def card_html(
     heading_level: int = DEFAULT_HEADING_LEVEL,
     css_class: str = "video-card",
     tail: str | None = None,
+    reasons: list[str] | None = None,
+    featured: bool = False,
 ) -> SafeString:
-    """One card (a dict of summaries/reader/cards.py, its people added) as HTML.
+    """One card (a dict of summaries/reader/cards.py, its people added) as HTML: the
+    picture with the length on it, then the title, the channel, date and language, the
+    people and the blurb.
 
     `tail` (HTML, already safe) takes the blurb's place: a search result's snippet.
+    `reasons` (a related video's) are shown as a label above the title. A `featured` card
+    (the home page's first) loads its picture first, at a larger size.
     """
     language = video["language"]
     channel = video["channel"]
@@ -86,17 +119,19 @@ def card_html(
         tail = f'<p class="blurb">{escape(blurb)}</p>' if blurb else ""
     return mark_safe(  # noqa: S308 - every value above is escaped
         f'<article class="{css_class}">\n'
-        f"  {_thumbnail(video['thumbnail'])}\n"
-        '  <p class="video-meta"><span class="duration"><span class="visually-hidden">'
-        f"Duration </span>{escape(running_time(video['duration_seconds']))}</span>"
-        f' <abbr class="language" title="{escape(_LANGUAGE_NAMES.get(language, language))}">'
-        f"{escape(language.upper())}</abbr>\n"
-        f'    <a class="channel" href="{escape(channel["get_absolute_url"])}">'
-        f"{escape(channel['name'])}</a> · {_day(video['published_on'])}</p>\n"
-        f'  <h{level}><a href="{escape(video["get_absolute_url"])}">'
-        f"{escape(video['title'])}</a></h{level}>"
+        f'  <div class="card-media">{_thumbnail(video["thumbnail"], featured=featured)}'
+        f"{_duration(video['duration_seconds'])}</div>\n"
+        f'  <div class="card-text">{_reasons(reasons)}\n'
+        f'    <h{level}><a href="{escape(video["get_absolute_url"])}">'
+        f"{escape(video['title'])}</a></h{level}>\n"
+        '    <p class="video-meta">'
+        f'<a class="channel" href="{escape(channel["get_absolute_url"])}">'
+        f"{escape(channel['name'])}</a> · {_day(video['published_on'])}"
+        f' · <abbr class="language" title="{escape(_LANGUAGE_NAMES.get(language, language))}">'
+        f"{escape(language.upper())}</abbr></p>"
         f"{_people(video['appearances']['all'])}"
-        f"{chr(10) + '  ' + tail if tail else ''}\n"
+        f"{chr(10) + '    ' + tail if tail else ''}\n"
+        "  </div>\n"
         "</article>\n"
     )
 

@@ -47,6 +47,20 @@ def annotate_links(fragment: str, citations_by_url: dict) -> str:
     return _LINK.sub(replace, fragment)
 
 
+def annotate_part_links(summary) -> None:
+    """Give each key point its `body_shown` and each takeaway its `text_shown`: the HTML
+    with each external link's host after it and pointing at the cited phrase, as in
+    chapters. Sets the attributes on the (prefetched) parts themselves, which the article
+    then lists."""
+    citations = list(summary.citations.all())
+    for point in summary.key_points.all():
+        cited = {c.url: c for c in citations if c.key_point_id == point.pk}
+        point.body_shown = mark_safe(annotate_links(point.body_html, cited))  # noqa: S308 - sanitised on save
+    for takeaway in summary.takeaways.all():
+        cited = {c.url: c for c in citations if c.takeaway_id == takeaway.pk}
+        takeaway.text_shown = mark_safe(annotate_links(takeaway.text_html, cited))  # noqa: S308 - sanitised on save
+
+
 def split_blocks(fragment: str) -> list[str]:
     """Top-level blocks of sanitised HTML (a paragraph, a list, a table, ...)."""
     blocks, start, depth = [], 0, 0

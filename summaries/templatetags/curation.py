@@ -32,7 +32,7 @@ def duration(seconds):
 
 @register.filter(name="running_time")
 def running_time_filter(seconds):
-    """A video's length as readers say it (summaries.text.durations.running_time)."""
+    """A video's length as a clock, 34:21 (summaries.text.durations.running_time)."""
     return running_time(seconds)
 
 
@@ -79,6 +79,23 @@ def text_fragment(url, phrase):
     return text_fragment_url(url, phrase) if url else ""
 
 
+# The tints a monogram may take (site.css: .avatar--0 to .avatar--5).
+TINTS = 6
+
+
+@register.filter
+def monogram(name):
+    """The initials a channel or person is shown by where there is no picture: "MB" for
+    Matthew Berman, "O" for OpenAI."""
+    return "".join(word[0] for word in str(name).split()[:2]).upper()
+
+
+@register.filter
+def tint(name):
+    """The same tint for the same name, on every page (0 to TINTS - 1)."""
+    return sum(map(ord, str(name))) % TINTS
+
+
 @register.filter
 def host(value):
     """anthropic.com for www.anthropic.com or a full URL."""
@@ -109,12 +126,21 @@ def video_cards(context, videos):
 
 
 @register.simple_tag
-def video_card(video, snippet=None):
-    """One card; a search result's `snippet` (safe HTML) takes the blurb's place."""
+def video_card(video, snippet=None, reasons=None):
+    """One card; a search result's `snippet` (safe HTML) takes the blurb's place, a
+    related video's `reasons` are its label."""
     if snippet is None:
-        return card_html.card_html(video)
+        return card_html.card_html(video, reasons=reasons)
     return card_html.card_html(
         video,
         css_class="video-card search-result",
         tail=format_html('<p class="snippet">{}</p>', snippet),
+    )
+
+
+@register.simple_tag
+def featured_card(video):
+    """The home page's first card, larger, its picture loaded first, its title an h2."""
+    return card_html.card_html(
+        video, heading_level=2, css_class="video-card video-card--featured", featured=True
     )

@@ -34,20 +34,14 @@ def format_duration(seconds: int) -> str:
 
 
 def running_time(seconds: int | str | None) -> str:
-    """A video's length as readers say it: "26 s", "34 min", "1 h 5 min", "2 h".
+    """A video's length as video sites show it: "0:26", "34:21", "1:02:07"; "" for none.
 
-    Rounded to the nearest minute from a minute on. Positions in a video (chapter starts)
-    stay clock times: see `format_duration`.
+    The same clock as positions in a video (`format_duration`), never rounded: a list
+    reads 25:50, not "26 min".
     """
     if seconds in (None, ""):
         return ""
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    hours, minutes = divmod((seconds + 30) // 60, 60)
-    if not hours:
-        return f"{minutes} min"
-    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return format_duration(int(seconds))
 
 
 class DurationError(ValueError):

@@ -129,7 +129,7 @@ def test_nothing_leaves_the_machine_until_play_then_only_the_embed(open_page, su
     play = player.get_by_role("button", name="Play the video")
     expect(play).to_be_visible()
     expect(player.locator("iframe")).to_have_count(0)
-    expect(page.locator(".duration")).to_have_text("Duration 34 min")
+    expect(page.locator(".duration")).to_have_text("Duration 34:21")
     expect(page.locator(".reading-time")).to_have_text(re.compile(r"^\d+ min read$"))
     save_screens(page, "player-poster")
     assert network.elsewhere() == []
