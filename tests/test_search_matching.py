@@ -241,3 +241,15 @@ def test_a_said_line_is_shown_for_an_apostrophe_only_in_the_transcript(client):
 
     assert titles(response) == ["A talk"]
     assert "Said in the video" in str(response.context["results"][0].snippet)
+
+
+@pytest.mark.parametrize("typed", ["anthropic's", "Anthropic’s", "anthropicʼs", "anthropic`s"])
+@pytest.mark.parametrize("written", ["Anthropic's", "Anthropic’s", "Anthropicʼs"])
+def test_a_word_is_marked_in_snippets_whichever_apostrophe_either_side_has(typed, written):
+    from django.utils.html import escape
+
+    from summaries.reader.search_results import excerpt, highlight
+
+    marked = f"<mark>{escape(written)}</mark>"
+    assert f"{marked} IPO" in highlight(f"{written} IPO filing", [typed])
+    assert marked in excerpt(f"The {written} IPO filing", [typed])

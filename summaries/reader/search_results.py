@@ -23,6 +23,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from summaries.models import Summary
+from summaries.text.apostrophes import APOSTROPHES, fold_apostrophes
 
 from . import cards
 from .search import SEARCH_CONFIG, search_query
@@ -154,8 +155,13 @@ def _pattern(words: list[str]) -> re.Pattern | None:
     if not words:
         return None
     # Longest first, so that "robotics" wins over "robot" at the same place.
-    ordered = sorted({word.lower() for word in words}, key=len, reverse=True)
-    return re.compile("|".join(re.escape(word) for word in ordered), re.IGNORECASE)
+    ordered = sorted({fold_apostrophes(word.lower()) for word in words}, key=len, reverse=True)
+    # An apostrophe typed one way marks the word written with any other.
+    any_apostrophe = f"['{re.escape(APOSTROPHES)}]"
+    return re.compile(
+        "|".join(re.escape(word).replace("'", any_apostrophe) for word in ordered),
+        re.IGNORECASE,
+    )
 
 
 def highlight(text: str, words: list[str]) -> SafeString:
