@@ -116,6 +116,20 @@ def test_no_admin_road_deletes_a_correction(client, reviewer, live):
     assert Correction.objects.filter(pk=correction.pk).exists()
 
 
+def test_not_even_a_superuser_adds_changes_or_deletes_a_correction(admin_client, live):
+    correction = correction_of(live)
+    change = reverse("admin:summaries_correction_change", args=[correction.pk])
+    delete = reverse("admin:summaries_correction_delete", args=[correction.pk])
+    assert admin_client.get(reverse("admin:summaries_correction_add")).status_code == 403
+    assert admin_client.post(change, {"note": "Rewritten."}).status_code == 403
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    correction.refresh_from_db()
+    assert correction.note == "Wrong before."
+    index = admin_client.get(reverse("admin:index")).content.decode()
+    assert reverse("admin:summaries_correction_changelist") in index
+    assert reverse("admin:summaries_correction_add") not in index
+
+
 def test_withdrawing_asks_a_reason_and_records_it(client, reviewer, live):
     correction = correction_of(live)
     url = reverse("admin:summaries_correction_withdraw", args=[correction.pk])
