@@ -130,11 +130,15 @@ class Listener:
             connection.close()
 
 
+APPLICATION_NAME = "curation-listener"  # how its connection shows in pg_stat_activity
+
+
 def _connect() -> Any:
     """A new psycopg connection to the primary database, in autocommit, made the way
     Django makes its own (the same options, the same timeouts)."""
     wrapper = connections.create_connection(DEFAULT_DB_ALIAS)
-    connection = wrapper.get_new_connection(wrapper.get_connection_params())
+    params = {**wrapper.get_connection_params(), "application_name": APPLICATION_NAME}
+    connection = wrapper.get_new_connection(params)
     connection.autocommit = True
     return connection
 
