@@ -35,7 +35,7 @@ def listener(settings, monkeypatch):
     monkeypatch.setattr(listening, "HEARTBEAT", 60.0)
     monkeypatch.setattr(listening, "TRUSTED_FOR", 180.0)
     generation.current()  # the row exists
-    started = listening.listener()
+    started = listening.listen()
     try:
         wait_for(lambda: started.copy() is not None, "the listener's first read")
         yield started
@@ -161,5 +161,18 @@ def test_an_emptied_table_makes_the_copy_read_again(listener, other_process):
 
 def test_listening_can_be_turned_off(settings):
     settings.PAGE_CACHE_LISTEN = False
-    assert listening.listener() is None
+    assert listening.listen() is None
     assert listening.copy() is None
+
+
+def test_only_web_processes_listen(settings, client):
+    """Processes that serve no request (Celery workers, commands) read the row when they
+    need it, rather than holding a connection more each."""
+    settings.PAGE_CACHE_LISTEN = True
+    try:
+        generation.current()
+        assert listening.running() is None
+        client.get("/")
+        assert listening.running() is not None
+    finally:
+        listening.stop()

@@ -7,7 +7,9 @@ it when the transaction that made the change commits. One thread per process lis
 connection of its own: it reads the row once listening, again on every notification, and
 once every `HEARTBEAT` seconds whatever comes (which also proves the connection alive).
 
-Requests use the copy (`copy()`) only while it is confirmed: read less than `TRUSTED_FOR`
+Web processes start it (`listen()`, from the page cache middleware); other processes
+(Celery workers, commands) read the row when they need it. Requests use the copy
+(`copy()`) only while it is confirmed: read less than `TRUSTED_FOR`
 seconds ago by a listener still connected. Otherwise (the connection lost or hanging, the
 database restarting, SQLite, listening turned off for a pooler that cannot keep LISTEN)
 they read the row themselves, as they would with no listener. A request inside a
@@ -151,16 +153,24 @@ def wanted() -> bool:
     return settings.PAGE_CACHE_LISTEN and connections[DEFAULT_DB_ALIAS].vendor == "postgresql"
 
 
-def listener() -> Listener | None:
-    """This process's listener, started on first use (after a fork, a new one)."""
-    global _listener  # noqa: PLW0603 - one listener per process
+def running() -> Listener | None:
+    """This process's listener, if one was started in it (not in the process it was forked
+    from)."""
     found = _listener
     if found is not None and found.pid == os.getpid():
         return found
-    if not wanted():
-        return None
+    return None
+
+
+def listen() -> Listener | None:
+    """Start this process's listener unless it runs (web processes, on each request: a
+    worker forked from another starts its own); None where listening is not wanted."""
+    global _listener  # noqa: PLW0603 - one listener per process
+    found = running()
+    if found is not None or not wanted():
+        return found
     with _starting:
-        if _listener is None or _listener.pid != os.getpid():
+        if running() is None:
             _listener = Listener()
             _listener.start()
         return _listener
@@ -170,7 +180,7 @@ def copy() -> tuple[Any, ...] | None:
     """The row as the listener last confirmed it, or None when a request must read it:
     no listener, the copy not confirmed lately, or a transaction open on the request's
     connection (its own changes are not in the copy)."""
-    found = listener()
+    found = running()
     if found is None or connections[DEFAULT_DB_ALIAS].in_atomic_block:
         return None
     return found.copy()
@@ -178,8 +188,8 @@ def copy() -> tuple[Any, ...] | None:
 
 def refresh() -> None:
     """Read the row again now (after this process committed a change to it)."""
-    found = _listener
-    if found is None or found.pid != os.getpid() or found.row is None:
+    found = running()
+    if found is None or found.row is None:
         return
     ticket = found.ticket()
     try:

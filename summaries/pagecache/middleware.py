@@ -38,7 +38,7 @@ from django.http.response import HttpResponseBase
 
 from summaries.ops import metrics
 
-from . import pages, tokens
+from . import listening, pages, tokens
 from .generation import (
     current,
     read,
@@ -282,6 +282,7 @@ class PageCacheMiddleware:
         self.local = LocalPages(settings.PAGE_CACHE_LOCAL_BYTES)
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        listening.listen()
         with remembered_per_request():
             return self.respond(request)
 
