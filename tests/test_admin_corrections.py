@@ -178,3 +178,28 @@ def test_an_editor_who_may_not_publish_cannot_withdraw(client, live):
     client.post(url, {"reason": "Not mine to say."})
     correction.refresh_from_db()
     assert not correction.is_withdrawn
+
+
+@pytest.mark.parametrize("action", ["publish_now", "schedule"])
+def test_the_list_s_publish_actions_never_publish_changes_without_their_kind(
+    client, reviewer, live, action
+):
+    """The list's actions cannot ask what kind changes are, so they leave them waiting and
+    say where to publish them; a first publication in the same selection goes ahead."""
+    copy, _ids, _made = copies.edit_target(summary=live, user=None)
+    copy.tldr = "Edited words."
+    save.save_summary(summary=copy, parts={}, user=None)
+    draft = SummaryFactory()
+    data = {"action": action, "_selected_action": [live.pk, draft.pk]}
+    if action == "schedule":
+        data.update(apply="1", publish_at="2030-01-01T10:00")
+    response = client.post(reverse("admin:summaries_summary_changelist"), data, follow=True)
+
+    page = response.content.decode()
+    assert "where you say what kind of change they are" in page
+    assert Correction.objects.count() == 0
+    live.refresh_from_db()
+    assert live.tldr == "Live words."
+    assert copies.working_copy_of(live) is not None  # still waiting
+    draft.refresh_from_db()
+    assert draft.status == Summary.Status.PUBLISHED

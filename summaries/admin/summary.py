@@ -820,7 +820,7 @@ class SummaryAdmin(
 
     @admin.action(description="Publish selected summaries now")
     def publish_now(self, request, queryset):
-        self._run_on_each(request, queryset, workflow.publish_summary, "Published")
+        self._run_on_each(request, queryset, _publish_first_versions, "Published")
 
     @admin.action(description="Unpublish selected summaries")
     def unpublish(self, request, queryset):
@@ -837,7 +837,7 @@ class SummaryAdmin(
             self._run_on_each(
                 request,
                 queryset,
-                workflow.publish_summary,
+                _publish_first_versions,
                 "Scheduled",
                 at=form.cleaned_data["publish_at"],
             )
@@ -851,6 +851,18 @@ class SummaryAdmin(
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/summaries/summary/schedule.html", context)
+
+
+def _publish_first_versions(*, summary, **kwargs):
+    """Publish (or schedule) a summary from the list; changes to a live one are refused,
+    since the list's actions cannot ask what kind of change they are (typo fix, update
+    or correction with its note), which readers are told."""
+    if summary.working_copy_of is not None or copies.working_copy_of(summary) is not None:
+        raise ValidationError(
+            "it has changes to its live version: publish them from its page, where you say "
+            "what kind of change they are."
+        )
+    return workflow.publish_summary(summary=summary, **kwargs)
 
 
 def _technical_reasons(details: list[str]):
