@@ -613,6 +613,10 @@ FOLLOW_RATE_EMAIL = env.str("FOLLOW_RATE_EMAIL", default="5/h")
 FOLLOW_DIGEST_EVERY = env.int("FOLLOW_DIGEST_EVERY", default=120)
 FOLLOW_DIGEST_HOUR = env.int("FOLLOW_DIGEST_HOUR", default=7)
 FOLLOW_DIGEST_BATCH = env.int("FOLLOW_DIGEST_BATCH", default=100)
+# An address that has followed nothing (every follow ended, or never confirmed) for this
+# many seconds is deleted, with its follows (beat, hourly); until then its manage link
+# can follow again.
+FOLLOW_FORGET_AFTER = env.int("FOLLOW_FORGET_AFTER", default=30 * 24 * 3600)
 # Thumbnails still missing (a fetch that failed for a while, or was lost) are queued again:
 # at most THUMBNAIL_SWEEP_BATCH a run, each after a wait that doubles with each failure.
 THUMBNAIL_SWEEP_BATCH = env.int("THUMBNAIL_SWEEP_BATCH", default=100)
@@ -638,4 +642,5 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-notifications": _every(NOTIFICATION_SWEEP_EVERY, "sweep_notifications"),
     "sweep-thumbnails": _every(THUMBNAIL_SWEEP_EVERY, "sweep_thumbnails"),
     "send-digests": _every(FOLLOW_DIGEST_EVERY, "send_digests"),
+    "forget-unfollowed-addresses": _every(3600, "forget_unfollowed_addresses"),
 }

@@ -12,7 +12,7 @@ from . import thumbnails
 from .background import TRANSIENT_ERRORS, background_task
 from .checking.tasks import check_source_batch, dispatch_source_checks
 from .editing import copies, derived
-from .following.tasks import send_digests, send_follow_confirmation
+from .following.tasks import forget_unfollowed_addresses, send_digests, send_follow_confirmation
 from .models import Summary, Video
 from .notifications.tasks import (
     send_notification_email,
@@ -29,6 +29,7 @@ __all__ = [
     "deliver_webhook",
     "dispatch_source_checks",
     "fetch_thumbnail",
+    "forget_unfollowed_addresses",
     "publish_due_changes",
     "refresh_list_facets",
     "refresh_related_around",

@@ -685,3 +685,46 @@ def test_only_summaries_of_the_last_eight_days_are_new(mailoutbox):
     digests.send_digests(now=MONDAY)
     (digest,) = mailoutbox
     assert "A day old" in digest.body and "Ten days old" not in digest.body
+
+
+# --- Addresses that follow nothing are forgotten -----------------------------------------
+
+DAY = datetime.timedelta(days=1)
+
+
+def test_an_address_that_has_followed_nothing_for_the_retention_period_is_deleted(
+    settings, celery_eager
+):
+    settings.FOLLOW_FORGET_AFTER = 30 * 24 * 3600
+    gone = follower("gone@example.com", at=MONDAY - 60 * DAY)
+    signup.unsubscribe(subscriber_id=gone.pk, now=MONDAY - 31 * DAY)
+    recent = follower("recent@example.com", at=MONDAY - 60 * DAY)
+    signup.unsubscribe(subscriber_id=recent.pk, now=MONDAY - 5 * DAY)  # may follow again
+    follower("active@example.com", at=MONDAY - 60 * DAY)
+    never_confirmed = signup.Target(kind="all")
+    signup.request_subscription(
+        email="pending@example.com",
+        target=never_confirmed,
+        frequency="daily",
+        now=MONDAY - 40 * DAY,
+    )
+    Subscriber.objects.filter(email="pending@example.com").update(confirmation_sent_at=None)
+    bounced = follower("bounced@example.com", at=MONDAY - 60 * DAY)
+    signup.record_bounce(email=bounced.email, now=MONDAY - 45 * DAY)
+
+    with time_machine.travel(MONDAY, tick=False):
+        tasks.forget_unfollowed_addresses.delay()  # run eagerly, as a worker would
+
+    left = set(Subscriber.objects.values_list("email", flat=True))
+    assert left == {"recent@example.com", "active@example.com"}
+    assert not Subscription.objects.filter(subscriber__email="gone@example.com").exists()
+    assert signup.forget_unfollowed(now=MONDAY) == 0  # nothing twice
+
+
+def test_a_forgotten_address_can_sign_up_again(client, settings, mailoutbox):
+    settings.FOLLOW_FORGET_AFTER = 0
+    gone = follower("again@example.com", at=MONDAY - 60 * DAY)
+    signup.unsubscribe(subscriber_id=gone.pk, now=MONDAY - 31 * DAY)
+    assert signup.forget_unfollowed(now=MONDAY) == 1
+    assert sign_up(client, email="again@example.com").status_code == 200
+    assert Subscriber.objects.filter(email="again@example.com").exists()

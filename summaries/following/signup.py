@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from summaries.background import queue_after_commit
@@ -216,3 +217,30 @@ def follows_of(*, subscriber_id: int):
         .select_related("channel", "person", "topic")
         .order_by("kind", "id")
     )
+
+
+def forget_unfollowed(*, now: datetime | None = None) -> int:
+    """Delete the addresses that follow nothing any more: every follow ended (or never
+    confirmed) more than FOLLOW_FORGET_AFTER seconds ago, and no sign-up or confirmation
+    since. Their follows and digest records go with them. Returns how many were deleted.
+
+    Kept that long so that a reader who unsubscribed by mistake can follow again from
+    the same manage link, and so that bounces still stop mail to an address meanwhile.
+    """
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.FOLLOW_FORGET_AFTER)
+    recent = Q(state=State.ACTIVE) | Q(created_at__gte=cutoff) | Q(ended_at__gte=cutoff)
+    still_wanted = Subscription.objects.filter(recent, subscriber=OuterRef("pk"))
+    forgotten = (
+        Subscriber.objects.filter(created_at__lt=cutoff)
+        .exclude(confirmation_sent_at__gte=cutoff)
+        .exclude(Exists(still_wanted))
+    )
+    with transaction.atomic():
+        # Locked: a sign-up for one of these addresses waits, then finds it gone and
+        # creates it again.
+        ids = list(forgotten.select_for_update(skip_locked=True).values_list("pk", flat=True))
+        _, per_model = Subscriber.objects.filter(pk__in=ids).delete()
+    count = per_model.get(Subscriber._meta.label, 0)
+    if count:
+        logger.info("Forgot %d addresses that follow nothing", count)
+    return count

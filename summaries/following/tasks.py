@@ -32,3 +32,12 @@ def send_digests() -> None:
     from . import digests
 
     digests.send_digests()
+
+
+@background_task(name="summaries.tasks.forget_unfollowed_addresses", soft_time_limit=300)
+def forget_unfollowed_addresses() -> None:
+    """Delete the addresses that have followed nothing for FOLLOW_FORGET_AFTER seconds
+    (celery beat, hourly)."""
+    from . import signup
+
+    signup.forget_unfollowed()
