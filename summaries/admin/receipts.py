@@ -46,6 +46,7 @@ from summaries.models import (
 from summaries.text.durations import format_duration
 
 from . import chapter_suggestions
+from .base import ReadOnlyAdmin
 
 if TYPE_CHECKING:
     from django.contrib.admin import AdminSite
@@ -766,7 +767,7 @@ class VideoTranscriptsMixin(AdminMixin):
 
 
 @admin.register(Transcript)
-class TranscriptAdmin(VersionAdmin):
+class TranscriptAdmin(ReadOnlyAdmin, VersionAdmin):
     """Transcripts as imported: read only (a new one is imported from its video's page or
     its summary's), with the history of each import."""
 
@@ -797,15 +798,6 @@ class TranscriptAdmin(VersionAdmin):
     def has_view_permission(self, request, obj=None):
         # Whoever reads summaries reads the transcripts their statements are pinned to.
         return request.user.is_active and request.user.has_perm("summaries.view_summary")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="Video")
     def video_link(self, transcript):

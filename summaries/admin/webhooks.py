@@ -32,6 +32,8 @@ from summaries.models import (
 from summaries.models.webhooks import SUBSCRIBABLE_EVENT_TYPES, manages_all_endpoints
 from summaries.webhooks import endpoints as services
 
+from .base import ReadOnlyAdmin
+
 # How many of an endpoint's deliveries its page lists (the delivery log has them all).
 RECENT_DELIVERIES = 20
 
@@ -372,7 +374,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         messages.success(request, f"Turned off {turned} endpoint(s).")
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class LogAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     """Rows the service writes: viewed here, never added or changed.
 
     Not deleted either: the log is the record of what was sent (and a delivery being sent
@@ -380,18 +382,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     after WEBHOOK_KEEP_DAYS, and deleting an endpoint deletes its deliveries.
     """
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdmin):
+class WebhookDeliveryAdmin(LogAdmin):
     class Media:
         css = {"all": ["summaries/css/admin.css"]}
 
@@ -583,7 +576,7 @@ class DeliveryOfEventInline(admin.TabularInline):
 
 
 @admin.register(WebhookEvent)
-class WebhookEventAdmin(ReadOnlyAdmin):
+class WebhookEventAdmin(LogAdmin):
     list_display = ["id", "event_type", "created_at", "key"]
     list_filter = ["type"]
     search_fields = ["id", "key"]

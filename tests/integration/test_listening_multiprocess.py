@@ -7,7 +7,6 @@ content generation in memory, current by a listener of its own
 one worker or by another process must still reach every worker before its next answer.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -19,18 +18,19 @@ import pytest
 
 from summaries.pagecache.listening import APPLICATION_NAME
 
-from .test_defaults_multiprocess import (
-    API_SUMMARY,
+# Two of the zero-configuration defaults' tests run here again with this module's `site`,
+# each worker keeping the generation from its listener: an unpublish answered by one worker
+# reaches the other, and check results recorded by another process reach both.
+from .test_defaults_multiprocess import (  # noqa: F401 - the two tests
     BASE_DIR,
-    CHECKER,
     PAGE,
     Site,
-    _editor,
     _environment,
     _manage,
-    _run,
     _summary,
     gunicorn,
+    test_an_unpublished_summary_is_gone_from_every_worker,
+    test_check_results_recorded_by_another_process_reach_every_worker,
 )
 
 pytestmark = [
@@ -94,40 +94,10 @@ def _listeners(site: Site) -> int:
         ).fetchone()[0]
 
 
-def test_every_worker_listens_and_an_unpublish_reaches_the_other_at_once(site):
+def test_every_worker_listens(site):
     with gunicorn(site) as server:
         server.warm(PAGE)
         assert _listeners(site) == 2  # one per worker
-
-        # Answered by one worker; the other learns it only from the notification.
-        unpublished = server.request("POST", f"{API_SUMMARY}unpublish/", _editor(site))
-        assert unpublished.status == 200, unpublished.body[:500]
-
-        answers = server.get_many(PAGE, 20)
-        assert [a.status for a in answers] == [404] * 20, (
-            f"(worker, status) after unpublishing: {_summary(answers)}"
-        )
-        assert len({a.pid for a in answers}) == 2, _summary(answers)
-
-
-def test_a_change_committed_by_another_process_reaches_every_worker(site):
-    with gunicorn(site) as server:
-        before = server.warm(PAGE)
-        assert all(b"Not checked yet" in a.body for a in before if a.status == 200)
-
-        # What the Celery worker does after checking links: another process, no request.
-        report = json.loads(
-            _run(
-                {**site.env, "CHECKER_SECONDS": "0", "CHECKER_STATES": "broken"},
-                "-c",
-                CHECKER,
-            )
-        )
-        assert report["recorded"] > 0 and not report["errors"], report
-
-        answers = server.get_many(PAGE, 20)
-        assert all(b"Unavailable when last checked" in a.body for a in answers), _summary(answers)
-        assert len({a.pid for a in answers}) == 2, _summary(answers)
 
 
 def test_listeners_cut_off_listen_again_and_miss_no_change_made_meanwhile(site):
