@@ -53,19 +53,28 @@ def _found_citations(summary: Summary) -> Iterator[tuple[Location, FoundCitation
             yield {"chapter": chapter}, found
 
 
-def _source_ids(urls: set[str]) -> dict[str, int]:
+def _source_ids(urls: set[str], *, claim_new: bool = False) -> dict[str, int]:
     """The id of the Source row of each normalised URL, created when new (one per URL,
-    shared). Only ids are read: a citation needs no more, and a text may cite thousands."""
+    shared). Only ids are read: a citation needs no more, and a text may cite thousands.
+
+    With `claim_new`, new sources are inserted claimed for a check, queued on commit
+    (checking.claims_for_new_sources): what checking.queue_checks_for_summary would do
+    with them, without an UPDATE of every new row.
+    """
     existing = _existing_source_ids(urls)
     # Sorted: saves that create the same sources meanwhile insert them in the same order.
     missing = sorted(urls - set(existing))
+    columns = {"url": missing, "host": [urlsplit(url).hostname or "" for url in missing]}
+    claims = checking.claims_for_new_sources(len(missing)) if claim_new and missing else None
+    same = {}
+    if claims is not None:
+        columns["check_token"] = claims.tokens
+        same["claimed_until"] = claims.until
     # A source another save created meanwhile is "updated" to itself: its id comes back
     # with the others, with no second query.
-    created = insert_rows(
-        Source,
-        {"url": missing, "host": [urlsplit(url).hostname or "" for url in missing]},
-        unique="url",
-    )
+    created = insert_rows(Source, columns, same=same, unique="url")
+    if claims is not None:
+        checking.queue_new_sources(claims=claims, ids=created)
     return existing | dict(zip(missing, created, strict=True))
 
 
@@ -121,12 +130,13 @@ def lock_citations(*, summary_ids: Iterable[int]) -> None:
 
 
 @transaction.atomic
-def sync_citations(*, summary: Summary) -> list[Citation]:
+def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list[Citation]:
     """Make the summary's citations match the links in its text.
 
     A citation that is still in the text keeps its row (and so an editor's key phrase and,
     later, confirmations); new links get new rows, removed links lose theirs. Sources are
-    shared by normalised URL and never deleted here (other summaries may cite them). The
+    shared by normalised URL and never deleted here (other summaries may cite them); with
+    `claim_new_sources`, the new ones are claimed and their checks queued on commit. The
     summary's citations are locked as they are read (`lock_citations`).
     """
     # A URL too long to store cannot be checked either; it is left out.
@@ -145,7 +155,9 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
             citation.link_text,
         )
         previous[key].append(citation)
-    source_ids = _source_ids({item.normalised_url for _, item in found})
+    source_ids = _source_ids(
+        {item.normalised_url for _, item in found}, claim_new=claim_new_sources
+    )
 
     link_text_max, key_phrase_max = _field_max("link_text"), _field_max("key_phrase")
     kept: list[Citation] = []
@@ -317,10 +329,11 @@ def page_changed(*, summary_id: int) -> None:
 
 
 @transaction.atomic
-def refresh_derived_data(*, summary: Summary) -> Summary:
+def refresh_derived_data(*, summary: Summary, claim_new_sources: bool = False) -> Summary:
     """After a summary or its parts were saved: rebuild its citations and search text, and
-    have its page's stored article rendered again."""
-    sync_citations(summary=summary)
+    have its page's stored article rendered again. With `claim_new_sources`, sources cited
+    for the first time are checked after the commit (sync_citations)."""
+    sync_citations(summary=summary, claim_new_sources=claim_new_sources)
     update_search_document(summary=summary)
     page_changed(summary_id=summary.pk)
     return summary
