@@ -9,6 +9,7 @@ from collections import Counter
 import markdown
 import nh3
 import pytest
+from django.db import connection
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -30,6 +31,7 @@ from summaries.models import (
     Topic,
     Video,
 )
+from summaries.tasks import check_source_batch
 
 from .counting import calls_made
 from .factories import (
@@ -762,3 +764,39 @@ def test_citable_url_policy(url, allowed):
     from summaries.editing.rules import citable_url_problem
 
     assert (citable_url_problem(url) is None) is allowed, citable_url_problem(url)
+
+
+# Queries of a create of a summary whose one chapter cites only new sources, by database
+# (PostgreSQL locks rows that SQLite, which locks the whole database, does not): the same
+# for any number of links and of check batches, as long as SQLite takes the rows in one
+# INSERT (bulk_create splits them past 999 parameters: about 50 sources).
+CREATE_QUERIES = {"sqlite": 97, "postgresql": 97}
+
+
+@pytest.mark.parametrize("links", [20, 40])
+def test_a_create_citing_new_sources_takes_a_fixed_number_of_queries(
+    api, catalogue, settings, django_assert_num_queries, django_capture_on_commit_callbacks, links
+):
+    """The new sources are inserted claimed for their checks, in batches of
+    FETCH_BATCH_SIZE queued on commit: no UPDATE per batch to claim them after."""
+    settings.FETCH_BATCH_SIZE = 10
+    warm = api.post(LIST_URL, payload_with_links(3, "warm-up"), format="json")
+    assert warm.status_code == 201, warm.json()
+    slug = f"links{links}"
+
+    with (
+        django_capture_on_commit_callbacks() as callbacks,
+        django_assert_num_queries(CREATE_QUERIES[connection.vendor]),
+    ):
+        response = api.post(LIST_URL, payload_with_links(links, slug), format="json")
+
+    assert response.status_code == 201, response.json()
+    checks = check_source_batch.name
+    batches = [c.args for c in callbacks if getattr(getattr(c, "task", None), "name", "") == checks]
+    assert [len(ids) for ids, _ in batches] == [10] * (links // 10)
+    sources = Source.objects.filter(citations__summary__video__slug=slug)
+    assert sorted(pk for ids, _ in batches for pk in ids) == sorted(s.pk for s in sources)
+    for ids, token in batches:
+        assert {
+            (s.check_token, s.claimed_until > timezone.now()) for s in sources.filter(pk__in=ids)
+        } == {(token, True)}
