@@ -800,3 +800,60 @@ def test_a_create_citing_new_sources_takes_a_fixed_number_of_queries(
         assert {
             (s.check_token, s.claimed_until > timezone.now()) for s in sources.filter(pk__in=ids)
         } == {(token, True)}
+
+
+def assert_answered_as_read(api, answer, url):
+    """A write's answer is the representation a GET of `url` then gives (its warnings
+    aside), with the same ETag and Last-Modified."""
+    assert answer.status_code in (200, 201), answer.json()
+    read = api.get(url)
+    shown = answer.json()
+    shown.pop("warnings")
+    assert shown == read.json()
+    assert (answer["ETag"], answer["Last-Modified"]) == (read["ETag"], read["Last-Modified"])
+
+
+def test_the_citations_of_a_write_answer_are_those_a_get_reads(api, catalogue):
+    """Created, kept and rebuilt citations, in chapters, key points and takeaways, of new
+    and of checked sources, with verdicts and confirmations: shown as written (not read
+    back), exactly as a GET shows them, on a draft and on a published summary's changes."""
+    slug = demo_data.MAIN_VIDEO["slug"]
+    payload = example_payload()
+    payload["takeaways"][0]["text"] += " [Shared](https://example.org/shared)"
+    payload["key_points"][0]["body"] += " [Shared too](https://example.org/shared)"
+    created = api.post(LIST_URL, payload, format="json")
+    assert_answered_as_read(api, created, detail_url(slug))
+    assert {c["key_point"] for c in created.json()["citations"]} > {None}
+
+    checked = timezone.now() - datetime.timedelta(hours=1)
+    Source.objects.filter(url="https://example.org/shared").update(
+        state=Source.State.REDIRECTED,
+        status_code=200,
+        final_url="https://example.org/moved",
+        title="Moved",
+        redirect_chain=[["https://example.org/shared", 301]],
+        response_ms=120,
+        last_checked_at=checked,
+    )
+    Citation.objects.filter(summary__video__slug=slug, link_text="Shared").update(
+        verdict=Citation.Verdict.SUPPORTED, verdict_excerpt="x", verdict_checked_at=checked
+    )
+    chapters = created.json()["chapters"]
+    sent = [{"id": c["id"], "title": c["title"], "body": c["body"]} for c in chapters]
+    sent[0]["body"] = "New [link](https://example.org/new) first. " + sent[0]["body"]
+    patched = api.patch(
+        detail_url(slug), {"chapters": sent}, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
+    assert_answered_as_read(api, patched, detail_url(slug))
+
+    act(api, slug, "publish")  # the next write goes to the summary's unpublished changes
+    sent[1]["body"] += " [Another](https://example.org/another)"
+    rewritten = [{"title": c["title"], "body": c["body"]} for c in sent[::-1]]
+    changed = api.patch(
+        detail_url(slug),
+        {"chapters": rewritten, "caveats": []},
+        format="json",
+        HTTP_IF_MATCH=current_tag(api, slug),
+    )
+    assert changed.json()["url"].endswith("/working-copy/")
+    assert_answered_as_read(api, changed, f"{detail_url(slug)}working-copy/")

@@ -3,6 +3,8 @@
 import operator
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeAlias
 from urllib.parse import urlsplit
 
@@ -38,6 +40,26 @@ from . import gate
 Location: TypeAlias = dict[str, KeyPoint | Takeaway | Chapter]
 # The parts of a citation that identify it across saves (see sync_citations).
 CitationKey: TypeAlias = tuple[int | None, int | None, int | None, int, str]
+
+
+# Within recording_citations(): what sync_citations left each summary with, by its id.
+_recorded: ContextVar[dict[int, list[Citation]] | None] = ContextVar(
+    "recorded_citations", default=None
+)
+
+
+@contextmanager
+def recording_citations() -> Iterator[dict[int, list[Citation]]]:
+    """Within the block, `sync_citations` records the citations it leaves each summary
+    with, by summary id, in reading order: the rows as written (without their sources),
+    for an answer that shows them without reading them back. Only what sync_citations
+    wrote is recorded: a block must write no citation after the sync it shows."""
+    recorded: dict[int, list[Citation]] = {}
+    token = _recorded.set(recorded)
+    try:
+        yield recorded
+    finally:
+        _recorded.reset(token)
 
 
 def _found_citations(summary: Summary) -> Iterator[tuple[Location, FoundCitation]]:
@@ -192,7 +214,11 @@ def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list
     Citation.objects.filter(pk__in=stale).delete()
     Citation.objects.bulk_update(changed, _REWRITTEN)
     _insert_citations(summary, created)
-    return sorted(kept + created, key=lambda c: c.position)
+    citations = sorted(kept + created, key=lambda c: c.position)
+    recorded = _recorded.get()
+    if recorded is not None:
+        recorded[summary.pk] = citations
+    return citations
 
 
 # What differs between new citations: the rest is the same in all (defaults, the summary).
