@@ -136,21 +136,25 @@ def summary_details(queryset, *, citations: bool = True):
 _CITED_PARTS = (("chapter", "chapters"), ("key_point", "key_points"), ("takeaway", "takeaways"))
 
 
-def with_written_citations(summary: Summary, citations: list[Citation]) -> Summary:
-    """The summary (read by `summary_details` without citations) showing `citations`, its
-    citations as a save just wrote them (editing.derived.recording_citations), as the
-    detail query would read them: each with its source and the position of its part.
+def with_written_citations(summary: Summary, written: derived.WrittenCitations) -> Summary:
+    """The summary (read by `summary_details` without citations) showing its citations as
+    a save just wrote them (editing.derived.recording_citations), as the detail query
+    would read them: each with its source and the position of its part.
 
     A save of a long chapter writes thousands of citations: reading them back took a
-    tenth of its time. Their sources are read in one query (a check may have changed
-    them), the positions taken from the summary's parts.
+    tenth of its time. When the save inserted every source they cite, those are shown as
+    written; otherwise the sources are read in one query (a check may have changed them).
+    The positions are taken from the summary's parts.
     """
+    citations = written.citations
     positions = {
         name: {part.pk: part.position for part in getattr(summary, parts).all()}
         for name, parts in _CITED_PARTS
     }
-    cited = Citation.objects.filter(summary=summary).values("source_id")
-    sources = {source.pk: source for source in Source.objects.filter(pk__in=cited).order_by()}
+    sources = written.new_sources
+    if any(citation.source_id not in sources for citation in citations):
+        cited = Citation.objects.filter(summary=summary).values("source_id")
+        sources = {source.pk: source for source in Source.objects.filter(pk__in=cited).order_by()}
     for citation in citations:
         citation.source = sources[citation.source_id]
         for name, _parts in _CITED_PARTS:
@@ -292,7 +296,8 @@ class SummaryViewSet(
 
     def _details(self, summary, citations=None):
         """The summary (or working copy) loaded with everything its representation shows;
-        with `citations` (its citations as just written) shown rather than read back."""
+        with `citations` (what a save just wrote for it: derived.WrittenCitations) shown
+        rather than read back."""
         read = citations is None
         if not summary.is_working_copy:
             queryset = summary_details(self._summaries(), citations=read)

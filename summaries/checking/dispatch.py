@@ -133,17 +133,17 @@ def claims_for_new_sources(count: int, *, now: datetime | None = None) -> NewSou
     return NewSourceClaims(tokens=tokens, until=now + lease())
 
 
-def queue_new_sources(*, claims: NewSourceClaims, ids: Sequence[int]) -> list[int]:
+def queue_new_sources(*, claims: NewSourceClaims, ids: Sequence[int | None]) -> list[int]:
     """Queue a check batch, on commit, of the sources inserted with `claims` (`ids` in the
     order of its tokens). Returns the ids queued.
 
-    A row another save inserted first keeps that save's claim (the insert gives its id back,
-    not a row of ours): its worker skips it as not claimed with this batch's token, and it
-    is claimed like any existing source (queue_checks_for_summary) when it is due.
+    None stands for a row another save inserted first: it keeps that save's claim, and is
+    claimed like any existing source (queue_checks_for_summary) when it is due.
     """
     batches: defaultdict[str, list[int]] = defaultdict(list)
     for token, pk in zip(claims.tokens, ids, strict=True):
-        batches[token].append(pk)
+        if pk is not None:
+            batches[token].append(pk)
     for token, batch in batches.items():
         _queue(token, sorted(batch))
     return [pk for batch in batches.values() for pk in sorted(batch)]

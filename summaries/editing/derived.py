@@ -5,6 +5,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TypeAlias
 from urllib.parse import urlsplit
 
@@ -24,7 +25,7 @@ from summaries.models import (
     Takeaway,
 )
 from summaries.models.base import max_length
-from summaries.models.rows import insert_rows
+from summaries.models.rows import insert_rows, insert_written_rows
 from summaries.pagecache.generation import content_changed
 from summaries.text.apostrophes import searchable
 from summaries.text.citations import (
@@ -42,19 +43,28 @@ Location: TypeAlias = dict[str, KeyPoint | Takeaway | Chapter]
 CitationKey: TypeAlias = tuple[int | None, int | None, int | None, int, str]
 
 
-# Within recording_citations(): what sync_citations left each summary with, by its id.
-_recorded: ContextVar[dict[int, list[Citation]] | None] = ContextVar(
+@dataclass(frozen=True)
+class WrittenCitations:
+    """A summary's citations as sync_citations left them, in reading order (without their
+    sources), and the sources it inserted, as written, by id (when it claimed them)."""
+
+    citations: list[Citation]
+    new_sources: dict[int, Source]
+
+
+# Within recording_citations(): what sync_citations wrote for each summary, by its id.
+_recorded: ContextVar[dict[int, WrittenCitations] | None] = ContextVar(
     "recorded_citations", default=None
 )
 
 
 @contextmanager
-def recording_citations() -> Iterator[dict[int, list[Citation]]]:
-    """Within the block, `sync_citations` records the citations it leaves each summary
-    with, by summary id, in reading order: the rows as written (without their sources),
-    for an answer that shows them without reading them back. Only what sync_citations
-    wrote is recorded: a block must write no citation after the sync it shows."""
-    recorded: dict[int, list[Citation]] = {}
+def recording_citations() -> Iterator[dict[int, WrittenCitations]]:
+    """Within the block, `sync_citations` records what it writes for each summary, by
+    summary id: for an answer that shows the rows without reading them back. Only what
+    sync_citations wrote is recorded: a block must change no citation nor new source
+    after the sync it shows."""
+    recorded: dict[int, WrittenCitations] = {}
     token = _recorded.set(recorded)
     try:
         yield recorded
@@ -75,29 +85,38 @@ def _found_citations(summary: Summary) -> Iterator[tuple[Location, FoundCitation
             yield {"chapter": chapter}, found
 
 
-def _source_ids(urls: set[str], *, claim_new: bool = False) -> dict[str, int]:
+def _source_ids(
+    urls: set[str], *, claim_new: bool = False
+) -> tuple[dict[str, int], dict[int, Source]]:
     """The id of the Source row of each normalised URL, created when new (one per URL,
     shared). Only ids are read: a citation needs no more, and a text may cite thousands.
 
     With `claim_new`, new sources are inserted claimed for a check, queued on commit
     (checking.claims_for_new_sources): what checking.queue_checks_for_summary would do
-    with them, without an UPDATE of every new row.
+    with them, without an UPDATE of every new row; the sources inserted come back as
+    written, by id (the second item, otherwise empty).
     """
     existing = _existing_source_ids(urls)
     # Sorted: saves that create the same sources meanwhile insert them in the same order.
     missing = sorted(urls - set(existing))
     columns = {"url": missing, "host": [urlsplit(url).hostname or "" for url in missing]}
-    claims = checking.claims_for_new_sources(len(missing)) if claim_new and missing else None
-    same = {}
-    if claims is not None:
-        columns["check_token"] = claims.tokens
-        same["claimed_until"] = claims.until
     # A source another save created meanwhile is "updated" to itself: its id comes back
     # with the others, with no second query.
-    created = insert_rows(Source, columns, same=same, unique="url")
-    if claims is not None:
-        checking.queue_new_sources(claims=claims, ids=created)
-    return existing | dict(zip(missing, created, strict=True))
+    if not (claim_new and missing):
+        created = insert_rows(Source, columns, unique="url")
+        return existing | dict(zip(missing, created, strict=True)), {}
+    claims = checking.claims_for_new_sources(len(missing))
+    columns["check_token"] = claims.tokens
+    # The tokens are new: a source another save created keeps its own (and its claim).
+    written = insert_written_rows(
+        Source, columns, same={"claimed_until": claims.until}, unique="url", mark="check_token"
+    )
+    new_sources = {pk: source for pk, source in written if source is not None}
+    checking.queue_new_sources(
+        claims=claims, ids=[pk if pk in new_sources else None for pk, _ in written]
+    )
+    ids = [pk for pk, _source in written]
+    return existing | dict(zip(missing, ids, strict=True)), new_sources
 
 
 def _existing_source_ids(urls: set[str]) -> dict[str, int]:
@@ -177,7 +196,7 @@ def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list
             citation.link_text,
         )
         previous[key].append(citation)
-    source_ids = _source_ids(
+    source_ids, new_sources = _source_ids(
         {item.normalised_url for _, item in found}, claim_new=claim_new_sources
     )
 
@@ -217,7 +236,7 @@ def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list
     citations = sorted(kept + created, key=lambda c: c.position)
     recorded = _recorded.get()
     if recorded is not None:
-        recorded[summary.pk] = citations
+        recorded[summary.pk] = WrittenCitations(citations, new_sources)
     return citations
 
 
