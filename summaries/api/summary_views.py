@@ -160,9 +160,11 @@ def with_written_citations(summary: Summary, written: derived.WrittenCitations) 
         for name, _parts in _CITED_PARTS:
             part_id = getattr(citation, f"{name}_id")
             setattr(citation, f"{name}_position", positions[name].get(part_id))
+    # As prefetch_related leaves a relation: a queryset that answers from its rows.
     rows = Citation.objects.filter(summary=summary)
-    rows._result_cache, rows._prefetch_done = citations, True  # as prefetch_related leaves it
-    summary._prefetched_objects_cache["citations"] = rows
+    rows._result_cache = citations
+    rows._prefetch_done = True  # type: ignore[attr-defined]  # Django's, not in the stubs
+    summary._prefetched_objects_cache["citations"] = rows  # type: ignore[attr-defined]
     return summary
 
 
