@@ -837,7 +837,10 @@ def test_the_citations_of_a_write_answer_are_those_a_get_reads(api, catalogue):
         last_checked_at=checked,
     )
     Citation.objects.filter(summary__video__slug=slug, link_text="Shared").update(
-        verdict=Citation.Verdict.SUPPORTED, verdict_excerpt="x", verdict_checked_at=checked
+        verdict=Citation.Verdict.SUPPORTED,
+        verdict_excerpt="x",
+        verdict_checked_at=checked,
+        confirmed_at=checked,
     )
     chapters = created.json()["chapters"]
     sent = [{"id": c["id"], "title": c["title"], "body": c["body"]} for c in chapters]
