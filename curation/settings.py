@@ -240,6 +240,11 @@ PAGE_CACHE_LOCAL_BYTES = env.int(
 # cached like pages (summaries/pagecache/fragments.py). Off only to measure a page with no
 # cache at all (bench/render_uncached.py, the "cold" runs of bench/run_pages.py).
 PAGE_CACHE_FRAGMENTS = _bool("PAGE_CACHE_FRAGMENTS", True)
+# On PostgreSQL each web process keeps a copy of the content generation that LISTEN/NOTIFY
+# keeps current, so a cached page needs no query (summaries/pagecache/listening.py). Off
+# behind a pooler that cannot keep LISTEN (PgBouncer in transaction mode): every request
+# then reads the generation itself.
+PAGE_CACHE_LISTEN = _bool("PAGE_CACHE_LISTEN", True)
 
 # --- Celery -----------------------------------------------------------------------------
 if REDIS_URL:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The full test suite, twice: on the zero-config defaults (SQLite, file-system broker) and on
-# PostgreSQL + Redis. Both runs include the integration tests (real worker, real browser).
+# PostgreSQL + Redis. Both runs include the integration tests (real worker, real browser),
+# except the browser tests named tests/integration/*_browser.py: they run in the PostgreSQL
+# run only, the stack production runs, rather than taking their time twice.
 #
 # Each run is split into lanes that run at the same time, each a pytest process with a
 # database and a Redis database of its own, so that a machine with two cores is kept busy
@@ -9,16 +11,18 @@
 #   beside them, each run's integration tests that mostly wait (WAITING, SERVICES: workers
 #   killed and restarted, machines, a replica, Redis servers stopped and restarted);
 #   once a run's unit tests are done, its other integration tests (one process: it shares
-#   a Celery worker and a browser between its tests); the PostgreSQL run's browser tests in
-#   a lane of their own, started as soon as either run's unit tests are done.
+#   a Celery worker and a browser between its tests); the *_browser.py tests, of the
+#   PostgreSQL run only, in a lane of their own started as soon as either run's unit tests
+#   are done.
 # Output of each lane goes to test-artifacts/logs/<lane>.log and is printed when the lane
 # ends; the time of each lane and stage is printed with it.
 #
 # With arguments (`bash scripts/test.sh -k admin`), the two runs go one after the other with
-# those arguments, unsplit. Fails when a run fails or no test of a run passed; without
-# arguments also when coverage falls under the floor. Coverage is measured on the
-# PostgreSQL + Redis run, the stack production runs (tracing costs about a third more CPU,
-# and measuring the other run too adds 0.4 points, 2026-12-05 at 049d141).
+# those arguments, unsplit (both run the browser tests the arguments select). Fails when a
+# run fails or no test of a run passed; without arguments also when coverage falls under
+# the floor. Coverage is measured on the PostgreSQL + Redis run, the stack production runs
+# (tracing costs about a third more CPU, and measuring the other run too adds 0.4 points,
+# 2026-12-05 at 049d141).
 # Used by `make test`, which creates the virtualenv first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,8 +58,8 @@ SERVICES=(
     tests/integration/test_page_cache_redis.py
 )
 IGNORE_SERVICES=("${SERVICES[@]/#/--ignore=}")
-# The PostgreSQL run's browser tests: a lane of their own beside its other integration tests,
-# on the cores the unit tests no longer use.
+# The *_browser.py tests: in the PostgreSQL run only, a lane of their own beside its other
+# integration tests, on the cores the unit tests no longer use; the SQLite run ignores them.
 BROWSER=(tests/integration/*_browser.py)
 IGNORE_BROWSER=("${BROWSER[@]/#/--ignore=}")
 mkdir -p "$REPORTS" "$LOGS"
@@ -156,7 +160,8 @@ run_lanes() {
         echo
         echo "=== ${name%-unit} integration tests ($((SECONDS - begun))s so far) ==="
         if [ "$name" = sqlite-unit ]; then
-            start sqlite-integration "${SQLITE_ENV[@]}" -- -m integration "${IGNORE_SERVICES[@]}"
+            start sqlite-integration "${SQLITE_ENV[@]}" -- \
+                -m integration "${IGNORE_SERVICES[@]}" "${IGNORE_BROWSER[@]}"
         else
             start postgres-integration "${POSTGRES_ENV[@]}" REDIS_URL="$REDIS_BASE/15" -- \
                 -m integration "${IGNORE_SERVICES[@]}" "${IGNORE_BROWSER[@]}"

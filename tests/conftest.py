@@ -68,6 +68,10 @@ def pytest_configure(config):
             "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
         },
         CACHES=_LOCMEM_CACHES,
+        # No listener thread holding a connection to the test database (which must be
+        # dropped at the end): tests that listen start and stop one of their own
+        # (tests/test_generation_listening.py). Servers the tests start listen as usual.
+        PAGE_CACHE_LISTEN=False,
     ).enable()
     # WhiteNoise warns about a missing STATIC_ROOT; tests serve static files from the finders.
     Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)

@@ -116,6 +116,45 @@ def test_no_admin_road_deletes_a_correction(client, reviewer, live):
     assert Correction.objects.filter(pk=correction.pk).exists()
 
 
+@pytest.mark.parametrize("road", ["delete page", "bulk delete"])
+def test_a_summary_with_corrections_cannot_be_deleted_with_them(admin_client, live, road):
+    """Deleting the summary would take its corrections from /corrections/ and the feeds
+    without a trace: refused on every road (unpublishing stays open)."""
+    correction_of(live)
+    if road == "delete page":
+        url = reverse("admin:summaries_summary_delete", args=[live.pk])
+        page = admin_client.post(url, {"post": "yes"})
+    else:
+        url = reverse("admin:summaries_summary_changelist")
+        bulk = {"action": "delete_selected", "_selected_action": [live.pk], "post": "yes"}
+        page = admin_client.post(url, bulk)
+    assert page.status_code in (200, 403)
+    assert Summary.objects.filter(pk=live.pk).exists()
+    assert Correction.objects.filter(summary=live).count() == 1
+
+
+def test_the_database_keeps_corrections_from_being_deleted_with_their_summary(live):
+    from django.db.models import ProtectedError
+
+    correction_of(live)
+    with pytest.raises(ProtectedError):
+        live.delete()
+
+
+def test_not_even_a_superuser_adds_changes_or_deletes_a_correction(admin_client, live):
+    correction = correction_of(live)
+    change = reverse("admin:summaries_correction_change", args=[correction.pk])
+    delete = reverse("admin:summaries_correction_delete", args=[correction.pk])
+    assert admin_client.get(reverse("admin:summaries_correction_add")).status_code == 403
+    assert admin_client.post(change, {"note": "Rewritten."}).status_code == 403
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    correction.refresh_from_db()
+    assert correction.note == "Wrong before."
+    index = admin_client.get(reverse("admin:index")).content.decode()
+    assert reverse("admin:summaries_correction_changelist") in index
+    assert reverse("admin:summaries_correction_add") not in index
+
+
 def test_withdrawing_asks_a_reason_and_records_it(client, reviewer, live):
     correction = correction_of(live)
     url = reverse("admin:summaries_correction_withdraw", args=[correction.pk])

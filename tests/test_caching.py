@@ -198,6 +198,33 @@ def test_a_page_stored_by_an_earlier_release_is_rendered_again(client):
     assert "Current words." in response.content.decode()
 
 
+def test_a_page_stored_by_a_release_with_other_static_files_is_not_served(
+    client, local_copies, monkeypatch
+):
+    """Pages link to hashed static names: a page kept from the release before would ask
+    for stylesheets a new release's static folder may no longer hold."""
+    summary = SummaryFactory(live=True, tldr="Words.")
+    url = summary.get_absolute_url()
+    monkeypatch.setattr(middleware, "release", lambda: "manifest-a")
+    client.get(url)
+    Summary.objects.filter(pk=summary.pk).update(tldr="Changed behind the cache.")
+    assert "Words." in client.get(url).content.decode()  # the stored page
+
+    monkeypatch.setattr(middleware, "release", lambda: "manifest-b")
+    assert "Changed behind the cache." in client.get(url).content.decode()
+
+
+def test_the_release_is_the_static_manifest_s_hash(monkeypatch):
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    middleware.release.cache_clear()
+    monkeypatch.setattr(staticfiles_storage, "manifest_hash", "abc123", raising=False)
+    try:
+        assert middleware.release() == "abc123"
+    finally:
+        middleware.release.cache_clear()
+
+
 # --- What may be stored: the pages a view serves, each under one spelling ---------------
 # Anyone can add a query string or spell the host differently; none of that may add
 # entries to the cache (20 s of random query strings filled Redis).

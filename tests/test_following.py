@@ -635,6 +635,25 @@ def test_there_is_no_admin_page_of_one_follow(client):
     assert "a@example.com" not in page.content.decode()
 
 
+def test_not_even_a_superuser_adds_changes_or_deletes_a_follow(admin_client, admin_user, rf):
+    from django.contrib import admin
+
+    follower("a@example.com")
+    follow = Subscription.objects.get()
+    request = rf.get("/admin/")
+    request.user = admin_user
+    model_admin = admin.site.get_model_admin(Subscription)
+    assert not model_admin.has_add_permission(request)
+    assert not model_admin.has_change_permission(request, follow)
+    assert not model_admin.has_delete_permission(request, follow)
+    listing = reverse("admin:summaries_subscription_changelist")
+    bulk = {"action": "delete_selected", "_selected_action": [follow.pk], "post": "yes"}
+    admin_client.post(listing, bulk)
+    admin_client.post(f"{listing}{follow.pk}/delete/", {"post": "yes"})
+    assert Subscription.objects.filter(pk=follow.pk).exists()
+    assert "delete_selected" not in admin_client.get(listing).content.decode()
+
+
 def test_unsubscribe_tokens_never_expire():
     token = tokens.unsubscribe_token(5, [3, 1])
     assert tokens.read_unsubscribe_token(token) == tokens.Unsubscribe(5, (1, 3))

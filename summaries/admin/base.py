@@ -22,3 +22,21 @@ class ContentAdmin(VersionAdmin):
     def delete_queryset(self, request, queryset):
         super().delete_queryset(request, queryset)
         content_changed()
+
+
+class ReadOnlyAdmin:
+    """A mixin for a ModelAdmin of records written elsewhere: nobody adds, changes or
+    deletes one in the admin, whatever their permissions (superusers too).
+
+    Put it before admin.ModelAdmin in the bases. Without the delete permission the delete
+    view answers 403 and the "Delete selected" action is not offered.
+    """
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -19,6 +19,8 @@ from summaries.models import Correction
 from summaries.models.corrections import NOTE_CHARS
 from summaries.reader.corrections import what_changed_html
 
+from .base import ReadOnlyAdmin
+
 WITHDRAW_TEMPLATE = "admin/summaries/correction/withdraw.html"
 # What a record's page shows, all read-only.
 SHOWN = (
@@ -43,7 +45,7 @@ class WithdrawForm(forms.Form):
 
 
 @admin.register(Correction)
-class CorrectionAdmin(admin.ModelAdmin):
+class CorrectionAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     list_display = [
         "published_at",
         "kind",
@@ -60,21 +62,13 @@ class CorrectionAdmin(admin.ModelAdmin):
     readonly_fields = SHOWN
     actions = None  # no bulk delete; withdrawal is one at a time, with its reason
 
-    # Who sees them: whoever edits summaries. Nobody adds, changes or deletes one.
+    # Who sees them: whoever edits summaries. Nobody adds, changes or deletes one
+    # (ReadOnlyAdmin).
     def has_module_permission(self, request):
         return gate.may(request.user, gate.CHANGE)
 
     def has_view_permission(self, request, obj=None):
         return gate.may(request.user, gate.CHANGE)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="summary", ordering="summary")
     def summary_changes(self, correction):

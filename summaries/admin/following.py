@@ -12,20 +12,13 @@ from django.urls import path, reverse
 from summaries.following import counts
 from summaries.models import Subscription
 
+from .base import ReadOnlyAdmin
+
 ADDRESSES_PER_PAGE = 100
 
 
 @admin.register(Subscription)
-class SubscriptionAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
+class SubscriptionAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     def get_urls(self):
         # The counts page only: no page of one follow (it would show its address).
         changelist = self.admin_site.admin_view(self.changelist_view)

@@ -6,51 +6,35 @@ address belongs to anyone: every valid form gets the same "check your e-mail" pa
 the e-mail is sent by a worker (summaries.notifications.password_reset), so the answer
 takes as long whether or not there is someone to write to. Requests are limited per
 client address and per e-mail address asked for (PASSWORD_RESET_RATE_IP,
-PASSWORD_RESET_RATE_EMAIL; django-ratelimit counters in the default cache); past either
-the form answers 429, counting alike for known and unknown addresses.
+PASSWORD_RESET_RATE_EMAIL; summaries.ops.ratelimits); past either the form answers 429,
+counting alike for known and unknown addresses.
 """
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponseRedirect
 from django.urls import path
-from django_ratelimit.core import is_ratelimited
-from rest_framework.throttling import BaseThrottle
 
 from summaries.background import queue_after_commit
+from summaries.ops import ratelimits
 
 RESET_TASK = "summaries.tasks.send_password_reset"
 TOO_MANY = "Too many password reset requests. Please try again later."
 
 
-def client_address(group, request) -> str:
-    """The client's address as the API's throttles see it (API_NUM_PROXIES): behind a
-    proxy, REMOTE_ADDR is the proxy's."""
-    return BaseThrottle().get_ident(request) or ""
-
-
-def asked_address(group, request) -> str:
+def asked_address(request) -> str:
     return request.POST.get("email", "").strip().lower()[:254]
 
 
 class PasswordResetView(auth_views.PasswordResetView):
     def post(self, request, *args, **kwargs):
-        # Both counters move on every request, so neither limit depends on the other.
-        limited = [
-            is_ratelimited(
-                request,
-                group=f"password-reset-{name}",
-                key=key,
-                rate=rate,
-                method="POST",
-                increment=True,
-            )
-            for name, key, rate in (
-                ("ip", client_address, settings.PASSWORD_RESET_RATE_IP),
-                ("email", asked_address, settings.PASSWORD_RESET_RATE_EMAIL),
-            )
-        ]
-        if any(limited):
+        if ratelimits.limited(
+            request,
+            group="password-reset",
+            client_rate=settings.PASSWORD_RESET_RATE_IP,
+            address=asked_address(request),
+            address_rate=settings.PASSWORD_RESET_RATE_EMAIL,
+        ):
             form = self.get_form()
             form.is_valid()
             form.add_error("email", TOO_MANY)

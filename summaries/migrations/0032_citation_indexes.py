@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("summaries", "0031_search"),
+        ("summaries", "0033_correction_protect"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -41,8 +41,10 @@ class Correction(models.Model):
         UPDATE = "update", "Update"
         CORRECTION = "correction", "Correction"
 
+    # PROTECT: a summary with published changes is unpublished, never deleted with them
+    # (its corrections would leave /corrections/ and the feeds without a trace).
     summary = models.ForeignKey(
-        "summaries.Summary", on_delete=models.CASCADE, related_name="corrections"
+        "summaries.Summary", on_delete=models.PROTECT, related_name="corrections"
     )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     note = models.TextField(

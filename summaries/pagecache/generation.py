@@ -8,8 +8,10 @@ goes live on every page on time with no periodic job.
 The number lives in the database (models.ContentGeneration, one row), not in the cache:
 `content_changed()` moves it in the same transaction as the change, so it moves exactly
 when the change commits, and a cache that restarts from an old snapshot (or loses writes)
-can only bring back values stored under numbers the database has moved past. Reading it is
-one query by primary key, made once per request (`remembered_per_request`).
+can only bring back values stored under numbers the database has moved past. On
+PostgreSQL each process keeps a copy that LISTEN/NOTIFY keeps current (listening.py), so a
+request reads it from memory; otherwise reading it is one query by primary key, made once
+per request (`remembered_per_request`).
 """
 
 import contextlib
@@ -28,13 +30,14 @@ from django.utils import timezone
 
 from summaries.models import ContentGeneration, Summary
 
+from . import listening
+
 logger = logging.getLogger(__name__)
 
 PAGE_TTL = 300  # seconds; the generation makes stale pages unreachable anyway
 
 _TABLE = ContentGeneration._meta.db_table
 _ROW = ContentGeneration.ROW_ID
-_READ = f"SELECT content, checks, changed_at FROM {_TABLE} WHERE id = {_ROW}"  # noqa: S608
 
 
 class Current(NamedTuple):
@@ -74,11 +77,12 @@ def remembered_per_request() -> Iterator[None]:
 
 def current() -> Current:
     """The content and checks generations and the last change time, from the primary
-    database (never a replica: a lagging one would confirm stale values)."""
+    database (never a replica: a lagging one would confirm stale values), or from this
+    process's copy of it while a listener keeps that current."""
     remembered = _remembered.get()
     if remembered:
         return remembered["current"]
-    found = _read_row()
+    found = listening.copy() or _read_row()
     value = Current(int(found[0]), int(found[1]), float(found[2]))
     if remembered is not None:
         remembered["current"] = value
@@ -93,7 +97,7 @@ def _read_row() -> tuple[Any, ...]:
     """The row's columns (created first if it is missing)."""
     for _ in range(2):
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-            cursor.execute(_READ)
+            cursor.execute(listening.READ)
             found: tuple[Any, ...] | None = cursor.fetchone()
         if found is not None:
             return found
@@ -131,6 +135,8 @@ def create_row_after_migrate(
         return
     if router.allow_migrate_model(using, model):
         _create_row(model, using)
+        if using == DEFAULT_DB_ALIAS:
+            listening.refresh()
 
 
 def _move(column: str, *, dated: bool) -> None:
@@ -155,6 +161,8 @@ def _move(column: str, *, dated: bool) -> None:
     remembered = _remembered.get()
     if remembered:
         remembered.clear()
+    if not dated:
+        transaction.on_commit(listening.refresh)
 
 
 def _date_change() -> None:
@@ -164,6 +172,7 @@ def _date_change() -> None:
         ContentGeneration.objects.filter(id=_ROW).update(changed_at=time.time())
     except DatabaseError:
         logger.warning("Could not record when content changed", exc_info=True)
+    listening.refresh()
 
 
 def content_changed() -> None:

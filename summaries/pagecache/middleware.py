@@ -2,11 +2,11 @@
 
 Views opt in with `CachedPageMixin` or `cached_page`; `PageCacheMiddleware`, placed right
 after WhiteNoise, answers anonymous readers from the cache before the rest of the middleware
-stack, URL resolution and the view run: one query reads the content generation from the
-database (generation.py), and a stored page is served only if it was stored under that
-number. Each process also keeps copies of the pages it served lately
-(`PAGE_CACHE_LOCAL_BYTES`), so that a hit on one costs that query and no cache round trip;
-otherwise the page is one round trip to the shared cache. A page is stored only under the
+stack, URL resolution and the view run: a stored page is served only if it was stored
+under the current content generation (generation.py; on PostgreSQL a copy in memory that
+LISTEN/NOTIFY keeps current, else one query). Each process also keeps copies of the pages
+it served lately (`PAGE_CACHE_LOCAL_BYTES`), so that a hit on one costs no cache round
+trip; otherwise the page is one round trip to the shared cache. A page is stored only under the
 query string and host spelling the view served, so made-up parameters add nothing to the
 cache.
 
@@ -14,6 +14,8 @@ Each page is stored twice, as sent with and without gzip (summaries/pagecache/pa
 encodings, ETag and Last-Modified, lifetimes, BREACH), compressed once when rendered; a
 hit reads only the one its client accepts, and a conditional request for a page in the
 cache is answered 304 from it, with no rendering and no query but the generation's.
+Keys carry the release's static files (`release`): pages stored by a release whose
+stylesheets and scripts had other hashed names are not served by the next one.
 """
 
 import functools
@@ -27,6 +29,7 @@ from urllib.parse import urlencode
 
 import cachetools
 from django.conf import settings
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.exceptions import SuspiciousOperation
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
@@ -35,7 +38,7 @@ from django.http.response import HttpResponseBase
 
 from summaries.ops import metrics
 
-from . import pages, tokens
+from . import listening, pages, tokens
 from .generation import (
     current,
     read,
@@ -97,18 +100,26 @@ def page_key(
 ) -> str | None:
     """The cache key of the page a request asks for, or None when it may not be cached.
 
-    The key is the scheme, the host, the path and the canonical query string: the scheme
-    and the host because pages carry absolute canonical URLs (behind a TLS proxy the scheme
-    is what SECURE_PROXY_SSL_HEADER says); and the content coding the request accepts (by
-    default).
+    The key is the release (`release`), the scheme, the host, the path and the canonical
+    query string: the scheme and the host because pages carry absolute canonical URLs
+    (behind a TLS proxy the scheme is what SECURE_PROXY_SSL_HEADER says); and the content
+    coding the request accepts (by default).
     """
     if query is None:
         query = request_query(request)
     if query is None or not _is_canonical_host(request):
         return None
-    address = f"{request.scheme}://{request.get_host()}{request.path}?{query}"
+    address = f"{release()} {request.scheme}://{request.get_host()}{request.path}?{query}"
     encoding = encoding or pages.preferred_encoding(request)
     return f"page:{hashlib.sha256(address.encode()).hexdigest()}:{encoding}"
+
+
+@functools.cache
+def release() -> str:
+    """What tells this release's pages from another's: the hash of the static files'
+    manifest (their hashed names, which pages link to), "" where there is none (DEBUG).
+    Read once per process: collectstatic runs before a release starts."""
+    return str(getattr(staticfiles_storage, "manifest_hash", "") or "")
 
 
 def _other_encoding_key(key: str, encoding: str) -> str:
@@ -271,6 +282,7 @@ class PageCacheMiddleware:
         self.local = LocalPages(settings.PAGE_CACHE_LOCAL_BYTES)
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        listening.listen()
         with remembered_per_request():
             return self.respond(request)
 

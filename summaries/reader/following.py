@@ -22,11 +22,10 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
-from django_ratelimit.core import is_ratelimited
-from rest_framework.throttling import BaseThrottle
 
 from summaries.following import signup, tokens
 from summaries.models import Subscription
+from summaries.ops import ratelimits
 
 Frequency = Subscription.Frequency
 
@@ -51,32 +50,13 @@ class FollowForm(forms.Form):
         return data
 
 
-def client_address(group, request) -> str:
-    """The client's address as the API's throttles see it (API_NUM_PROXIES)."""
-    return BaseThrottle().get_ident(request) or ""
-
-
-def asked_address(group, request) -> str:
-    return signup.normalise_email(request.POST.get("email", ""))[:254]
-
-
 def _limited(request: HttpRequest) -> bool:
-    # Both counters move on every request, so neither limit depends on the other.
-    return any(
-        [
-            is_ratelimited(
-                request,
-                group=f"follow-{name}",
-                key=key,
-                rate=rate,
-                method="POST",
-                increment=True,
-            )
-            for name, key, rate in (
-                ("ip", client_address, settings.FOLLOW_RATE_IP),
-                ("email", asked_address, settings.FOLLOW_RATE_EMAIL),
-            )
-        ]
+    return ratelimits.limited(
+        request,
+        group="follow",
+        client_rate=settings.FOLLOW_RATE_IP,
+        address=signup.normalise_email(request.POST.get("email", ""))[:254],
+        address_rate=settings.FOLLOW_RATE_EMAIL,
     )
 
 

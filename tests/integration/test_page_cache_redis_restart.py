@@ -24,6 +24,7 @@ from django.db import connections
 from django.test import Client
 
 from summaries.editing import workflow
+from summaries.pagecache import listening
 from tests.factories import SummaryFactory
 
 pytestmark = [
@@ -135,6 +136,22 @@ def own_redis(tmp_path, settings):
         server.close()
 
 
+@pytest.fixture(params=["read per request", "listened for"])
+def generation_kept(request, settings):
+    """Requests read the content generation from the database, or (PostgreSQL) from this
+    process's copy that a listener keeps (summaries/pagecache/listening.py)."""
+    if request.param == "read per request":
+        yield
+        return
+    if connections["default"].vendor != "postgresql":
+        pytest.skip("LISTEN/NOTIFY: PostgreSQL")
+    settings.PAGE_CACHE_LISTEN = True
+    try:
+        yield
+    finally:
+        listening.stop()
+
+
 @dataclass
 class Answer:
     started_at: float
@@ -240,7 +257,7 @@ def assert_none_stale(group: Readers, changed_at: float, restarted_at: float) ->
 
 
 def test_an_unpublish_made_while_redis_was_stopped_is_never_undone_by_its_snapshot(
-    transactional_db, own_redis, readers
+    transactional_db, own_redis, readers, generation_kept
 ):
     summary, group = live_summary_and_readers(readers)
     assert own_redis.keys() > 0  # the pages (and what they were stored with) are in Redis
@@ -258,7 +275,7 @@ def test_an_unpublish_made_while_redis_was_stopped_is_never_undone_by_its_snapsh
 
 
 def test_an_unpublish_made_after_the_last_snapshot_survives_a_redis_crash(
-    transactional_db, own_redis, readers
+    transactional_db, own_redis, readers, generation_kept
 ):
     summary, group = live_summary_and_readers(readers)
     own_redis.snapshot()
