@@ -9,6 +9,7 @@ from collections import Counter
 import markdown
 import nh3
 import pytest
+from django.db import connection
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -30,6 +31,7 @@ from summaries.models import (
     Topic,
     Video,
 )
+from summaries.tasks import check_source_batch
 
 from .counting import calls_made
 from .factories import (
@@ -762,3 +764,100 @@ def test_citable_url_policy(url, allowed):
     from summaries.editing.rules import citable_url_problem
 
     assert (citable_url_problem(url) is None) is allowed, citable_url_problem(url)
+
+
+# Queries of a create of a summary whose one chapter cites only new sources, by database
+# (PostgreSQL locks rows that SQLite, which locks the whole database, does not, and returns
+# what the sources' INSERT wrote, which SQLite reads again): the same for any number of
+# links and of check batches, as long as SQLite takes the rows in one INSERT (bulk_create
+# splits them past 999 parameters: about 50 sources). The answer reads no source back.
+CREATE_QUERIES = {"sqlite": 97, "postgresql": 96}
+
+
+@pytest.mark.parametrize("links", [20, 40])
+def test_a_create_citing_new_sources_takes_a_fixed_number_of_queries(
+    api, catalogue, settings, django_assert_num_queries, django_capture_on_commit_callbacks, links
+):
+    """The new sources are inserted claimed for their checks, in batches of
+    FETCH_BATCH_SIZE queued on commit: no UPDATE per batch to claim them after."""
+    settings.FETCH_BATCH_SIZE = 10
+    warm = api.post(LIST_URL, payload_with_links(3, "warm-up"), format="json")
+    assert warm.status_code == 201, warm.json()
+    slug = f"links{links}"
+
+    with (
+        django_capture_on_commit_callbacks() as callbacks,
+        django_assert_num_queries(CREATE_QUERIES[connection.vendor]),
+    ):
+        response = api.post(LIST_URL, payload_with_links(links, slug), format="json")
+
+    assert response.status_code == 201, response.json()
+    checks = check_source_batch.name
+    batches = [c.args for c in callbacks if getattr(getattr(c, "task", None), "name", "") == checks]
+    assert [len(ids) for ids, _ in batches] == [10] * (links // 10)
+    sources = Source.objects.filter(citations__summary__video__slug=slug)
+    assert sorted(pk for ids, _ in batches for pk in ids) == sorted(s.pk for s in sources)
+    for ids, token in batches:
+        assert {
+            (s.check_token, s.claimed_until > timezone.now()) for s in sources.filter(pk__in=ids)
+        } == {(token, True)}
+
+
+def assert_answered_as_read(api, answer, url):
+    """A write's answer is the representation a GET of `url` then gives (its warnings
+    aside), with the same ETag and Last-Modified."""
+    assert answer.status_code in (200, 201), answer.json()
+    read = api.get(url)
+    shown = answer.json()
+    shown.pop("warnings")
+    assert shown == read.json()
+    assert (answer["ETag"], answer["Last-Modified"]) == (read["ETag"], read["Last-Modified"])
+
+
+def test_the_citations_of_a_write_answer_are_those_a_get_reads(api, catalogue):
+    """Created, kept and rebuilt citations, in chapters, key points and takeaways, of new
+    and of checked sources, with verdicts and confirmations: shown as written (not read
+    back), exactly as a GET shows them, on a draft and on a published summary's changes."""
+    slug = demo_data.MAIN_VIDEO["slug"]
+    payload = example_payload()
+    payload["takeaways"][0]["text"] += " [Shared](https://example.org/shared)"
+    payload["key_points"][0]["body"] += " [Shared too](https://example.org/shared)"
+    created = api.post(LIST_URL, payload, format="json")
+    assert_answered_as_read(api, created, detail_url(slug))
+    assert {c["key_point"] for c in created.json()["citations"]} > {None}
+
+    checked = timezone.now() - datetime.timedelta(hours=1)
+    Source.objects.filter(url="https://example.org/shared").update(
+        state=Source.State.REDIRECTED,
+        status_code=200,
+        final_url="https://example.org/moved",
+        title="Moved",
+        redirect_chain=[["https://example.org/shared", 301]],
+        response_ms=120,
+        last_checked_at=checked,
+    )
+    Citation.objects.filter(summary__video__slug=slug, link_text="Shared").update(
+        verdict=Citation.Verdict.SUPPORTED,
+        verdict_excerpt="x",
+        verdict_checked_at=checked,
+        confirmed_at=checked,
+    )
+    chapters = created.json()["chapters"]
+    sent = [{"id": c["id"], "title": c["title"], "body": c["body"]} for c in chapters]
+    sent[0]["body"] = "New [link](https://example.org/new) first. " + sent[0]["body"]
+    patched = api.patch(
+        detail_url(slug), {"chapters": sent}, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
+    assert_answered_as_read(api, patched, detail_url(slug))
+
+    act(api, slug, "publish")  # the next write goes to the summary's unpublished changes
+    sent[1]["body"] += " [Another](https://example.org/another)"
+    rewritten = [{"title": c["title"], "body": c["body"]} for c in sent[::-1]]
+    changed = api.patch(
+        detail_url(slug),
+        {"chapters": rewritten, "caveats": []},
+        format="json",
+        HTTP_IF_MATCH=current_tag(api, slug),
+    )
+    assert changed.json()["url"].endswith("/working-copy/")
+    assert_answered_as_read(api, changed, f"{detail_url(slug)}working-copy/")

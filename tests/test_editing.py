@@ -286,11 +286,33 @@ def test_a_source_created_by_another_save_meanwhile_is_used_not_duplicated(monke
     raced = Source.objects.create(url="https://example.org/raced", host="example.org")
     monkeypatch.setattr(derived, "_existing_source_ids", lambda urls: {})
 
-    ids = derived._source_ids({"https://example.org/raced", "https://example.org/new"})
+    ids, _ = derived._source_ids({"https://example.org/raced", "https://example.org/new"})
 
     assert ids["https://example.org/raced"] == raced.pk
     assert ids["https://example.org/new"] == Source.objects.get(url="https://example.org/new").pk
     assert Source.objects.count() == 2
+
+
+def test_new_sources_inserted_claimed_leave_a_source_another_save_created_alone(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    """A raced source keeps its own claim (none here): queue_checks_for_summary claims it
+    like any existing source; only the rows this save inserted are claimed by it."""
+    raced = Source.objects.create(url="https://example.org/raced", host="example.org")
+    monkeypatch.setattr(derived, "_existing_source_ids", lambda urls: {})
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        ids, written = derived._source_ids(
+            {"https://example.org/raced", "https://example.org/new"}, claim_new=True
+        )
+
+    ((queued, token),) = [callback.args for callback in callbacks]
+    new = Source.objects.get(url="https://example.org/new")
+    assert queued == [new.pk] and ids["https://example.org/raced"] == raced.pk
+    assert (new.check_token, new.claimed_until > timezone.now()) == (token, True)
+    assert list(written) == [new.pk]  # as written: the raced row is not
+    raced.refresh_from_db()
+    assert (raced.check_token, raced.claimed_until) == ("", None)
 
 
 def test_a_save_that_changes_no_citation_writes_none():

@@ -1,11 +1,13 @@
 """insert_rows: many rows in one statement, the same rows bulk_create would write."""
 
+import datetime
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from summaries.models import Citation, Source
-from summaries.models.rows import insert_rows
+from summaries.models.rows import insert_rows, insert_written_rows
 
 from .factories import ChapterFactory, SummaryFactory
 
@@ -69,3 +71,28 @@ def test_no_rows_no_query_and_an_unknown_field_is_an_error():
     assert len(queries) == 0
     with pytest.raises(ValueError, match="no fields"):
         insert_rows(Source, {"address": ["https://example.org/"]})
+
+
+def test_written_rows_are_the_rows_as_read_but_another_writers():
+    """Each inserted row comes back as an instance equal, field by field, to the row read
+    from the database; a row whose unique value another writer had stored comes back as
+    its id alone (its mark, a new token, is not the one sent)."""
+    before = Source.objects.create(url="https://example.org/old", host="old.example.org")
+    urls = ["https://example.org/new", "https://example.org/old", "https://example.org/z"]
+    columns = {"url": urls, "host": ["example.org"] * 3, "check_token": ["t1", "t1", "t2"]}
+    claimed = datetime.datetime(2026, 12, 6, 1, 2, 3, 456789, tzinfo=datetime.UTC)
+
+    with CaptureQueriesContext(connection) as queries:
+        written = insert_written_rows(
+            Source, columns, same={"claimed_until": claimed}, unique="url", mark="check_token"
+        )
+
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    assert [pk for pk, _ in written][1] == before.pk and written[1][1] is None
+    rows = Source.objects.in_bulk([pk for pk, _ in written])
+    for pk, row in (written[0], written[2]):
+        assert row.pk == pk and not row._state.adding
+        assert _fields(row) == _fields(rows[pk])
+    assert written[0][1].redirect_chain is not written[2][1].redirect_chain  # each its own
+    with pytest.raises(ValueError, match="mark"):
+        insert_written_rows(Source, {"url": urls, "host": urls}, unique="url", mark="check_token")

@@ -17,7 +17,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from summaries import checking
-from summaries.editing import copies, review, rules, save, video_changes, workflow
+from summaries.editing import copies, derived, review, rules, save, video_changes, workflow
 from summaries.editing.revisions import compare_live_and_changes
 from summaries.models import (
     Appearance,
@@ -25,6 +25,7 @@ from summaries.models import (
     Chapter,
     Citation,
     KeyPoint,
+    Source,
     Summary,
     Takeaway,
 )
@@ -122,9 +123,49 @@ def _with_video(queryset):
     )
 
 
-def summary_details(queryset):
-    """Everything a summary's representation shows, in a fixed number of queries."""
-    return _with_video(queryset).prefetch_related(*_part_prefetches().values())
+def summary_details(queryset, *, citations: bool = True):
+    """Everything a summary's representation shows, in a fixed number of queries; without
+    its citations when `citations` is False (see `with_written_citations`)."""
+    prefetches = _part_prefetches()
+    if not citations:
+        del prefetches["citations"]
+    return _with_video(queryset).prefetch_related(*prefetches.values())
+
+
+# A citation's part, and the summary's prefetched parts of that kind.
+_CITED_PARTS = (("chapter", "chapters"), ("key_point", "key_points"), ("takeaway", "takeaways"))
+
+
+def with_written_citations(summary: Summary, written: derived.WrittenCitations) -> Summary:
+    """The summary (read by `summary_details` without citations) showing its citations as
+    a save just wrote them (editing.derived.recording_citations), as the detail query
+    would read them: each with its source and the position of its part.
+
+    A save of a long chapter writes thousands of citations: reading them back took a
+    tenth of its time. When the save inserted every source they cite, those are shown as
+    written; otherwise the sources are read in one query (a check may have changed them).
+    The positions are taken from the summary's parts.
+    """
+    citations = written.citations
+    positions = {
+        name: {part.pk: part.position for part in getattr(summary, parts).all()}
+        for name, parts in _CITED_PARTS
+    }
+    sources = written.new_sources
+    if any(citation.source_id not in sources for citation in citations):
+        cited = Citation.objects.filter(summary=summary).values("source_id")
+        sources = {source.pk: source for source in Source.objects.filter(pk__in=cited).order_by()}
+    for citation in citations:
+        citation.source = sources[citation.source_id]
+        for name, _parts in _CITED_PARTS:
+            part_id = getattr(citation, f"{name}_id")
+            setattr(citation, f"{name}_position", positions[name].get(part_id))
+    # As prefetch_related leaves a relation: a queryset that answers from its rows.
+    rows = Citation.objects.filter(summary=summary)
+    rows._result_cache = citations
+    rows._prefetch_done = True  # type: ignore[attr-defined]  # Django's, not in the stubs
+    summary._prefetched_objects_cache["citations"] = rows  # type: ignore[attr-defined]
+    return summary
 
 
 def _count_of(model):
@@ -204,17 +245,20 @@ class SummaryViewSet(
     default_ordering = "-publish_at"
 
     def get_queryset(self):
-        if can_see_unpublished(self.request.user):
-            # Drafts have no publish time; they sort by when they were created.
-            summaries = Summary.objects.originals().annotate(
-                publish_order=Coalesce("publish_at", "created_at"),
-                has_working_copy=Exists(Summary.objects.filter(working_copy_of=OuterRef("pk"))),
-            )
-        else:
-            summaries = Summary.objects.published().annotate(publish_order=F("publish_at"))
+        summaries = self._summaries()
         if self.action == "list":
             return summary_list_items(summaries, self._expand())
         return summary_details(summaries)
+
+    def _summaries(self):
+        """The summaries the user may read, with what lists and details sort by."""
+        if can_see_unpublished(self.request.user):
+            # Drafts have no publish time; they sort by when they were created.
+            return Summary.objects.originals().annotate(
+                publish_order=Coalesce("publish_at", "created_at"),
+                has_working_copy=Exists(Summary.objects.filter(working_copy_of=OuterRef("pk"))),
+            )
+        return Summary.objects.published().annotate(publish_order=F("publish_at"))
 
     def _expand(self) -> tuple[str, ...]:
         """The parts named in ?expand= (comma-separated), or a 400 naming `expand`."""
@@ -252,11 +296,20 @@ class SummaryViewSet(
 
     # --- Reading -----------------------------------------------------------------------
 
-    def _details(self, summary):
-        """The summary (or working copy) loaded with everything its representation shows."""
+    def _details(self, summary, citations=None):
+        """The summary (or working copy) loaded with everything its representation shows;
+        with `citations` (what a save just wrote for it: derived.WrittenCitations) shown
+        rather than read back."""
+        read = citations is None
         if not summary.is_working_copy:
-            return get_object_or_404(self.get_queryset(), pk=summary.pk)
-        copy = get_object_or_404(summary_details(Summary.objects.all()), pk=summary.pk)
+            queryset = summary_details(self._summaries(), citations=read)
+            fresh = get_object_or_404(queryset, pk=summary.pk)
+            return fresh if read else with_written_citations(fresh, citations)
+        copy = get_object_or_404(
+            summary_details(Summary.objects.all(), citations=read), pk=summary.pk
+        )
+        if not read:
+            with_written_citations(copy, citations)
         live = get_object_or_404(self.get_queryset(), pk=summary.working_copy_of_id)
         # In memory only, for the representation: the copy is about its summary's video,
         # as its changes would make it.
@@ -274,10 +327,11 @@ class SummaryViewSet(
             )
         return data
 
-    def _respond(self, summary, status_code=status.HTTP_200_OK, headers=None):
+    def _respond(self, summary, status_code=status.HTTP_200_OK, headers=None, citations=None):
         """The summary (or its working copy) after a write: as the detail endpoint shows it
-        (with its ETag and Last-Modified), plus the editor's warnings, as the admin shows them."""
-        fresh = self._details(summary)
+        (with its ETag and Last-Modified), plus the editor's warnings, as the admin shows them.
+        `citations`: its citations as the write left them (see `_details`)."""
+        fresh = self._details(summary, citations)
         data = self._data(fresh)
         warnings = [asdict(warning) for warning in rules.summary_warnings(summary=fresh)]
         response = Response({**data, "warnings": warnings}, status=status_code, headers=headers)
@@ -325,18 +379,20 @@ class SummaryViewSet(
         payload.is_valid(raise_exception=True)
         # The answer is built before the commit: a request that fails or is cut short
         # while answering has saved nothing. Each text is converted once for both.
-        with transaction.atomic(), remembering():
+        # The citations the save wrote are shown as written, not read back.
+        with transaction.atomic(), remembering(), derived.recording_citations() as written:
             summary = save.create_summary(data=payload.validated_data, user=request.user)
             url = reverse("api:summary-detail", kwargs={"slug": summary.video.slug})
             return self._respond(
                 summary,
                 status.HTTP_201_CREATED,
                 headers={"Location": request.build_absolute_uri(url)},
+                citations=written.get(summary.pk),
             )
 
     def _update(self, request, *, partial):
-        # Answered before the commit, as create.
-        with transaction.atomic(), remembering():
+        # Answered before the commit, as create, with the citations as written.
+        with transaction.atomic(), remembering(), derived.recording_citations() as written:
             summary = self._locked()
             edited = self._edited(summary)
             check_if_match(request, self._current_tag(edited), required=True)
@@ -351,7 +407,7 @@ class SummaryViewSet(
                 )
                 if copies.drop_if_unchanged(copy=edited, made=made):
                     edited = summary  # nothing changed: no unpublished changes to review
-            return self._respond(edited)
+            return self._respond(edited, citations=written.get(edited.pk))
 
     @extend_schema(request=SummaryInput, responses=SummaryWrittenSerializer, parameters=[IF_MATCH])
     def update(self, request, *args, **kwargs):

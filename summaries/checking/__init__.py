@@ -8,7 +8,8 @@ per-host limit between processes, `tasks` are the Celery tasks. The flow:
    `dispatch_due_checks` (celery beat, also the sweeper) *claim* sources: each claimed
    source gets the batch's token and a lease (`claimed_until`), in one conditional UPDATE,
    so two racing saves or a duplicate beat tick never claim a source twice. The batch is
-   then queued with `delay_on_commit`.
+   then queued with `delay_on_commit`. A save inserts the sources it is the first to cite
+   already claimed (`claims_for_new_sources`, `queue_new_sources`): no UPDATE after.
 2. `check_source_batch` (the worker task and `check_sources` command) fetches the claimed
    sources through `run_checks` and `record_results` writes the results in bulk: the latest
    result on the Source, one SourceCheck history row per source and batch token (a batch
@@ -18,11 +19,14 @@ per-host limit between processes, `tasks` are the Celery tasks. The flow:
 """
 
 from .dispatch import (
+    NewSourceClaims,
     claim_sources,
+    claims_for_new_sources,
     dispatch_due_checks,
     extend_claim,
     ignore_source,
     queue_checks_for_summary,
+    queue_new_sources,
     request_checks,
     request_summary_checks,
     sweep_sources,
@@ -40,14 +44,17 @@ from .record import (
 __all__ = [
     "READABLE_STATES",
     "BatchOutcome",
+    "NewSourceClaims",
     "check_source_batch",
     "claim_sources",
+    "claims_for_new_sources",
     "confirm_citation",
     "dispatch_due_checks",
     "extend_claim",
     "give_up_batch",
     "ignore_source",
     "queue_checks_for_summary",
+    "queue_new_sources",
     "record_results",
     "request_checks",
     "request_summary_checks",

@@ -347,7 +347,7 @@ def _go_live(
         live.save()
         _join_history(copy=copy, live=live)
         copy.delete()
-        refresh_derived_data(summary=live)
+        refresh_derived_data(summary=live, claim_new_sources=True)
         checking.queue_checks_for_summary(summary=live)
         reversion.add_to_revision(live)
         if user is not None and user.is_authenticated:

@@ -3,6 +3,9 @@
 import operator
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TypeAlias
 from urllib.parse import urlsplit
 
@@ -22,7 +25,7 @@ from summaries.models import (
     Takeaway,
 )
 from summaries.models.base import max_length
-from summaries.models.rows import insert_rows
+from summaries.models.rows import insert_rows, insert_written_rows
 from summaries.pagecache.generation import content_changed
 from summaries.text.apostrophes import searchable
 from summaries.text.citations import (
@@ -40,6 +43,35 @@ Location: TypeAlias = dict[str, KeyPoint | Takeaway | Chapter]
 CitationKey: TypeAlias = tuple[int | None, int | None, int | None, int, str]
 
 
+@dataclass(frozen=True)
+class WrittenCitations:
+    """A summary's citations as sync_citations left them, in reading order (without their
+    sources), and the sources it inserted, as written, by id (when it claimed them)."""
+
+    citations: list[Citation]
+    new_sources: dict[int, Source]
+
+
+# Within recording_citations(): what sync_citations wrote for each summary, by its id.
+_recorded: ContextVar[dict[int, WrittenCitations] | None] = ContextVar(
+    "recorded_citations", default=None
+)
+
+
+@contextmanager
+def recording_citations() -> Iterator[dict[int, WrittenCitations]]:
+    """Within the block, `sync_citations` records what it writes for each summary, by
+    summary id: for an answer that shows the rows without reading them back. Only what
+    sync_citations wrote is recorded: a block must change no citation nor new source
+    after the sync it shows."""
+    recorded: dict[int, WrittenCitations] = {}
+    token = _recorded.set(recorded)
+    try:
+        yield recorded
+    finally:
+        _recorded.reset(token)
+
+
 def _found_citations(summary: Summary) -> Iterator[tuple[Location, FoundCitation]]:
     """(location, FoundCitation) for every link in the summary's parts, in reading order."""
     for key_point in summary.key_points.all():
@@ -53,20 +85,38 @@ def _found_citations(summary: Summary) -> Iterator[tuple[Location, FoundCitation
             yield {"chapter": chapter}, found
 
 
-def _source_ids(urls: set[str]) -> dict[str, int]:
+def _source_ids(
+    urls: set[str], *, claim_new: bool = False
+) -> tuple[dict[str, int], dict[int, Source]]:
     """The id of the Source row of each normalised URL, created when new (one per URL,
-    shared). Only ids are read: a citation needs no more, and a text may cite thousands."""
+    shared). Only ids are read: a citation needs no more, and a text may cite thousands.
+
+    With `claim_new`, new sources are inserted claimed for a check, queued on commit
+    (checking.claims_for_new_sources): what checking.queue_checks_for_summary would do
+    with them, without an UPDATE of every new row; the sources inserted come back as
+    written, by id (the second item, otherwise empty).
+    """
     existing = _existing_source_ids(urls)
     # Sorted: saves that create the same sources meanwhile insert them in the same order.
     missing = sorted(urls - set(existing))
+    columns = {"url": missing, "host": [urlsplit(url).hostname or "" for url in missing]}
     # A source another save created meanwhile is "updated" to itself: its id comes back
     # with the others, with no second query.
-    created = insert_rows(
-        Source,
-        {"url": missing, "host": [urlsplit(url).hostname or "" for url in missing]},
-        unique="url",
+    if not (claim_new and missing):
+        created = insert_rows(Source, columns, unique="url")
+        return existing | dict(zip(missing, created, strict=True)), {}
+    claims = checking.claims_for_new_sources(len(missing))
+    columns["check_token"] = claims.tokens
+    # The tokens are new: a source another save created keeps its own (and its claim).
+    written = insert_written_rows(
+        Source, columns, same={"claimed_until": claims.until}, unique="url", mark="check_token"
     )
-    return existing | dict(zip(missing, created, strict=True))
+    new_sources = {pk: source for pk, source in written if source is not None}
+    checking.queue_new_sources(
+        claims=claims, ids=[pk if pk in new_sources else None for pk, _ in written]
+    )
+    ids = [pk for pk, _source in written]
+    return existing | dict(zip(missing, ids, strict=True)), new_sources
 
 
 def _existing_source_ids(urls: set[str]) -> dict[str, int]:
@@ -121,12 +171,13 @@ def lock_citations(*, summary_ids: Iterable[int]) -> None:
 
 
 @transaction.atomic
-def sync_citations(*, summary: Summary) -> list[Citation]:
+def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list[Citation]:
     """Make the summary's citations match the links in its text.
 
     A citation that is still in the text keeps its row (and so an editor's key phrase and,
     later, confirmations); new links get new rows, removed links lose theirs. Sources are
-    shared by normalised URL and never deleted here (other summaries may cite them). The
+    shared by normalised URL and never deleted here (other summaries may cite them); with
+    `claim_new_sources`, the new ones are claimed and their checks queued on commit. The
     summary's citations are locked as they are read (`lock_citations`).
     """
     # A URL too long to store cannot be checked either; it is left out.
@@ -145,7 +196,9 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
             citation.link_text,
         )
         previous[key].append(citation)
-    source_ids = _source_ids({item.normalised_url for _, item in found})
+    source_ids, new_sources = _source_ids(
+        {item.normalised_url for _, item in found}, claim_new=claim_new_sources
+    )
 
     link_text_max, key_phrase_max = _field_max("link_text"), _field_max("key_phrase")
     kept: list[Citation] = []
@@ -180,7 +233,11 @@ def sync_citations(*, summary: Summary) -> list[Citation]:
     Citation.objects.filter(pk__in=stale).delete()
     Citation.objects.bulk_update(changed, _REWRITTEN)
     _insert_citations(summary, created)
-    return sorted(kept + created, key=lambda c: c.position)
+    citations = sorted(kept + created, key=lambda c: c.position)
+    recorded = _recorded.get()
+    if recorded is not None:
+        recorded[summary.pk] = WrittenCitations(citations, new_sources)
+    return citations
 
 
 # What differs between new citations: the rest is the same in all (defaults, the summary).
@@ -317,10 +374,11 @@ def page_changed(*, summary_id: int) -> None:
 
 
 @transaction.atomic
-def refresh_derived_data(*, summary: Summary) -> Summary:
+def refresh_derived_data(*, summary: Summary, claim_new_sources: bool = False) -> Summary:
     """After a summary or its parts were saved: rebuild its citations and search text, and
-    have its page's stored article rendered again."""
-    sync_citations(summary=summary)
+    have its page's stored article rendered again. With `claim_new_sources`, sources cited
+    for the first time are checked after the commit (sync_citations)."""
+    sync_citations(summary=summary, claim_new_sources=claim_new_sources)
     update_search_document(summary=summary)
     page_changed(summary_id=summary.pk)
     return summary

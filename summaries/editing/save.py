@@ -376,8 +376,9 @@ def save_summary(
             if model in parts:
                 _save_parts(model, parts[model], summary)
         receipts.refresh_pins(summary=summary)
-        refresh_derived_data(summary=summary)
-        # Checks of new or due sources go to the workers once this transaction commits.
+        # Checks of new or due sources go to the workers once this transaction commits:
+        # new sources are inserted claimed for it, the others claimed after.
+        refresh_derived_data(summary=summary, claim_new_sources=True)
         checking.queue_checks_for_summary(summary=summary)
         if not summary.is_working_copy:  # readers never see a copy
             content_changed()

@@ -7,11 +7,14 @@ varying column as one array and each other column's value once; elsewhere (SQLit
 `bulk_create`.
 """
 
+import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connection, models
 from django.db.models.fields import NOT_PROVIDED
+
+M = TypeVar("M", bound=models.Model)
 
 
 def insert_rows(
@@ -34,6 +37,33 @@ def insert_rows(
     wait for each other and never fail). Rows given in the same order by every writer lock
     the index entries in the same order.
     """
+    return [pk for pk, _row in _inserted(model, columns, same, unique, mark=None)]
+
+
+def insert_written_rows(
+    model: type[M],
+    columns: Mapping[str, Sequence[Any]],
+    *,
+    same: Mapping[str, Any] | None = None,
+    unique: str,
+    mark: str,
+) -> list[tuple[int, M | None]]:
+    """`insert_rows` with `unique`, each row also as an instance holding what was written
+    (its id, the values given, every other field's default and auto_now time): for showing
+    the rows without reading them back. (id, None) for a row another writer had inserted.
+
+    `mark` is the attname of a column of `columns` whose value in each row no stored row
+    has (a new random token): a row that comes back with another value was not written
+    here, and only its id is known.
+    """
+    if mark not in columns:
+        raise ValueError(f"the mark {mark!r} must be one of the columns")
+    if any(f.generated or f.db_default is not NOT_PROVIDED for f in model._meta.concrete_fields):
+        raise ValueError(f"{model.__name__} has values the database computes: read its rows")
+    return _inserted(model, columns, same, unique, mark=mark)
+
+
+def _inserted(model, columns, same, unique, *, mark) -> list[tuple[int, Any]]:
     count = len(next(iter(columns.values()), ()))
     if not count:
         return []
@@ -42,17 +72,23 @@ def insert_rows(
     if unknown := (set(columns) | set(given)) - fields:
         raise ValueError(f"{model.__name__} has no fields {sorted(unknown)}")
     if connection.vendor != "postgresql":
-        return _bulk_created(model, columns, given, count, unique)
-    return _unnest_inserted(model, columns, given, unique)
+        return _bulk_created(model, columns, given, count, unique, mark)
+    return _unnest_inserted(model, columns, given, unique, mark)
 
 
-def _bulk_created(model, columns, same, count, unique) -> list[int]:
+def _bulk_created(model, columns, same, count, unique, mark) -> list[tuple[int, Any]]:
     rows = [
         model(**same, **{name: values[n] for name, values in columns.items()}) for n in range(count)
     ]
     conflicts = {"update_conflicts": True, "unique_fields": [unique], "update_fields": [unique]}
     model._default_manager.bulk_create(rows, **(conflicts if unique else {}))
-    return [row.pk for row in rows]
+    if mark is None:
+        return [(row.pk, None) for row in rows]
+    # bulk_create gives an existing row's id with this row's values: the stored mark tells.
+    stored = dict(
+        model._default_manager.filter(pk__in=[row.pk for row in rows]).values_list("pk", mark)
+    )
+    return [(row.pk, row if stored[row.pk] == getattr(row, mark) else None) for row in rows]
 
 
 # Fields whose get_db_prep_save gives a value of this type (or None) back unchanged.
@@ -82,7 +118,7 @@ def _base_type(field: models.Field) -> str:
     return str(field.db_type(connection)).split("(")[0]
 
 
-def _unnest_inserted(model, columns, same, unique) -> list[int]:
+def _unnest_inserted(model, columns, same, unique, mark) -> list[tuple[int, Any]]:
     quote = connection.ops.quote_name
     template = model(**same)  # what a new row holds, as bulk_create would write it
     names: list[str] = []  # the columns written, in the order of `selected`
@@ -117,6 +153,43 @@ def _unnest_inserted(model, columns, same, unique) -> list[int]:
         column = quote(model._meta.get_field(unique).column)
         sql += f" ON CONFLICT ({column}) DO UPDATE SET {column} = EXCLUDED.{column}"
     sql += f" RETURNING {quote(model._meta.pk.column)}"
+    if mark is not None:
+        sql += f", {quote(model._meta.get_field(mark).column)}"
     with connection.cursor() as cursor:
         cursor.execute(sql, [*values, *arrays])
-        return [pk for (pk,) in cursor.fetchall()]
+        returned = cursor.fetchall()
+    if mark is None:
+        return [(pk, None) for (pk,) in returned]
+    return _as_written(model, template, columns, same, returned, mark)
+
+
+def _as_written(model, template, columns, same, returned, mark) -> list[tuple[int, Any]]:
+    """(id, instance) of each row as the template and its columns wrote it; (id, None) for a
+    row whose mark came back different (another writer's row)."""
+    fields = model._meta.concrete_fields
+    base = [getattr(template, field.attname) for field in fields]
+    varying = [(n, columns[f.attname]) for n, f in enumerate(fields) if f.attname in columns]
+    # A list or dict (a JSONField's default) is each row's own, as read from the database.
+    mutable = [
+        (n, field)
+        for n, (field, value) in enumerate(zip(fields, base, strict=True))
+        if isinstance(value, list | dict) and field.attname not in columns
+    ]
+    pk_index = next(n for n, field in enumerate(fields) if field.primary_key)
+    marks = columns[mark]
+    written: list[tuple[int, Any]] = []
+    for row, (pk, stored_mark) in enumerate(returned):
+        if stored_mark != marks[row]:
+            written.append((pk, None))
+            continue
+        values = list(base)
+        for n, column in varying:
+            values[n] = column[row]
+        for n, field in mutable:
+            given = field.attname in same
+            values[n] = copy.deepcopy(values[n]) if given else field.get_default()
+        values[pk_index] = pk
+        instance = model(*values)  # as Model.from_db builds a row it read
+        instance._state.adding, instance._state.db = False, connection.alias
+        written.append((pk, instance))
+    return written
