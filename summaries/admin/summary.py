@@ -853,7 +853,7 @@ class SummaryAdmin(
         return TemplateResponse(request, "admin/summaries/summary/schedule.html", context)
 
 
-def _publish_first_versions(*, summary, **kwargs):
+def _publish_first_versions(*, summary, user, **kwargs):
     """Publish (or schedule) a summary from the list; changes to a live one are refused,
     since the list's actions cannot ask what kind of change they are (typo fix, update
     or correction with its note), which readers are told."""
@@ -862,7 +862,7 @@ def _publish_first_versions(*, summary, **kwargs):
             "it has changes to its live version: publish them from its page, where you say "
             "what kind of change they are."
         )
-    return workflow.publish_summary(summary=summary, **kwargs)
+    return workflow.publish_summary(summary=summary, user=user, **kwargs)
 
 
 def _technical_reasons(details: list[str]):
