@@ -811,7 +811,9 @@ def analyse() -> None:
             cursor.execute(f"VACUUM ANALYZE {_table(model)}")
 
 
-def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> int:
+def generate(
+    videos: int, seed: int, reset: bool, workers: int, batch: int, related_lists: bool = True
+) -> int:
     started = time.perf_counter()
     existing = generated_video_count()
     if existing and not reset:
@@ -859,8 +861,9 @@ def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> i
     counts["Source (new)"] = sources.created
     written = time.perf_counter() - started
     analyse()
-    store_related(context, workers)
-    analyse()
+    if related_lists:
+        store_related(context, workers)
+        analyse()
     # bulk_create sends no signals: make cached pages stale, and stored filter choices.
     content_changed()
     facets.forget_all()
@@ -905,12 +908,22 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", type=int, default=os.cpu_count() or 1, help="Markdown rendering processes"
     )
     parser.add_argument("--batch", type=int, default=500, help="videos per database batch")
+    parser.add_argument(
+        "--no-related", action="store_true", help="leave the related lists unstored"
+    )
     args = parser.parse_args(argv)
     if args.videos < 1:
         parser.error("--videos must be at least 1")
     db = connection.settings_dict
     print(f"database: {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}")
-    return generate(args.videos, args.seed, args.reset, max(1, args.workers), args.batch)
+    return generate(
+        args.videos,
+        args.seed,
+        args.reset,
+        max(1, args.workers),
+        args.batch,
+        related_lists=not args.no_related,
+    )
 
 
 if __name__ == "__main__":

@@ -187,19 +187,32 @@ def _join(names: list[str]) -> str:
 
 def _reasons(candidate: Video, shared: _Shared, sources: int, keywords: list[str]) -> list[str]:
     """Why `candidate` is related, strongest first (from its prefetched people and topics)."""
+    return reasons_for(
+        people=[a.person.name for a in candidate.appearances.all() if a.person_id in shared.people],
+        sources=sources,
+        host=candidate.shared_source_host,
+        topics=[t.name for t in candidate.topics.all() if t.pk in shared.topics],
+        title=candidate.title,
+        keywords=keywords,
+    )
+
+
+def reasons_for(
+    *, people: list[str], sources: int, host: str | None, topics: list[str], title: str, keywords
+) -> list[str]:
+    """Why a candidate is related, strongest first: the names of the people and topics it
+    shares (in its own order), how many cited sources it shares (with the host of one, shown
+    when it shares exactly one), and its title, searched for the video's keywords."""
     reasons = []
-    people = [a.person.name for a in candidate.appearances.all() if a.person_id in shared.people]
     if people:
         reasons.append(f"also features {_join(people)}")
     if sources == 1:
-        host = candidate.shared_source_host
         reasons.append(f"cites the same source ({host})" if host else "cites the same source")
     elif sources > 1:
         reasons.append(f"cites {sources} of the same sources")
-    topics = [t.name for t in candidate.topics.all() if t.pk in shared.topics]
     if topics:
         reasons.append(f"same topic{'s' if len(topics) > 1 else ''}: {_join(topics)}")
-    title = candidate.title.lower()
+    title = title.lower()
     words = [f"“{word}”" for word in keywords if word in title]
     if words:
         reasons.append(f"title also mentions {_join(words)}")
