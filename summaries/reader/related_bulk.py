@@ -12,7 +12,7 @@ stores for each video (tests/test_related_bulk.py checks it).
 """
 
 import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -32,7 +32,6 @@ from .related import (
     W_TEXT,
     W_TITLE_WORD,
     W_TOPIC,
-    _text_similarity,
     _words,
     reasons_for,
     title_keywords,
@@ -55,16 +54,30 @@ class Catalogue:
     topics: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # by name
     sources: dict[int, set[int]] = field(default_factory=dict)
     hosts: dict[int, str] = field(default_factory=dict)
+    # Person, topic and source to the live videos that have it, each video repeated as
+    # many times as its weight (W_PERSON, W_TOPIC, W_SOURCE), so that counting is scoring.
     by_person: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     by_topic: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     by_source: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     _words: dict[int, set[str]] = field(default_factory=dict)
+    _titled: dict[str, set[int]] = field(default_factory=dict)
+    _lower: list[tuple[int, str]] = field(default_factory=list)
 
     def words(self, pk: int) -> set[str]:
         """The words text similarity compares, computed once per video."""
         found = self._words.get(pk)
         if found is None:
             found = self._words[pk] = set(_words(self.texts[pk], 3))
+        return found
+
+    def titled(self, word: str) -> set[int]:
+        """Live videos whose title contains `word` (a lowercase title keyword), as
+        title__icontains finds them; computed once per word."""
+        found = self._titled.get(word)
+        if found is None:
+            if not self._lower:
+                self._lower = [(pk, title.lower()) for pk, title in self.titles.items()]
+            found = self._titled[word] = {pk for pk, title in self._lower if word in title}
         return found
 
 
@@ -94,7 +107,7 @@ def load_catalogue(now) -> Catalogue:
     )
     for video_id, person_id, name in appearances.iterator(chunk_size=5000):
         catalogue.people[video_id].append((person_id, name))
-        catalogue.by_person[person_id].append(video_id)
+        catalogue.by_person[person_id].extend([video_id] * W_PERSON)
 
     names = dict(Topic.objects.values_list("pk", "name"))
     order = {
@@ -103,7 +116,7 @@ def load_catalogue(now) -> Catalogue:
     links = _VideoTopic.objects.filter(video__in=live).values_list("video_id", "topic_id")
     for video_id, topic_id in links.iterator(chunk_size=5000):
         catalogue.topics[video_id].append((topic_id, names[topic_id]))
-        catalogue.by_topic[topic_id].append(video_id)
+        catalogue.by_topic[topic_id].extend([video_id] * W_TOPIC)
     for topics in catalogue.topics.values():
         topics.sort(key=lambda topic: order[topic[0]])
 
@@ -115,51 +128,49 @@ def load_catalogue(now) -> Catalogue:
     )
     for video_id, source_id in cited.iterator(chunk_size=5000):
         catalogue.sources[video_id].add(source_id)
-        catalogue.by_source[source_id].append(video_id)
+        catalogue.by_source[source_id].extend([video_id] * W_SOURCE)
     used = Source.objects.filter(citations__summary__video__in=live).order_by().distinct()
     catalogue.hosts = dict(used.values_list("pk", "host").iterator(chunk_size=5000))
     return catalogue
 
 
-def _base_scores(catalogue: Catalogue, pk: int) -> tuple[dict[int, int], dict[int, int]]:
-    """Score from shared people, topics and sources of every candidate of `pk`, and how
-    many sources each shares. A candidate shares at least one of them."""
-    scores: dict[int, int] = defaultdict(int)
+def _scores(catalogue: Catalogue, pk: int, keywords: list[str]) -> Counter[int]:
+    """The database's score of every candidate of `pk`: each video sharing a person, topic
+    or cited source with it (weighted per shared item), plus W_TITLE_WORD per keyword in its
+    title. Counted by Counter.update over the weighted index lists, which runs in C."""
+    scores: Counter[int] = Counter()
     for person_id, _ in catalogue.people[pk]:
-        for other in catalogue.by_person[person_id]:
-            scores[other] += W_PERSON
+        scores.update(catalogue.by_person[person_id])
     for topic_id, _ in catalogue.topics[pk]:
-        for other in catalogue.by_topic[topic_id]:
-            scores[other] += W_TOPIC
-    shared_sources: dict[int, int] = defaultdict(int)
+        scores.update(catalogue.by_topic[topic_id])
     for source_id in catalogue.sources[pk]:
-        for other in catalogue.by_source[source_id]:
-            shared_sources[other] += 1
-    for other, n in shared_sources.items():
-        scores[other] += W_SOURCE * n
+        scores.update(catalogue.by_source[source_id])
     scores.pop(pk, None)
-    return scores, shared_sources
+    for word in keywords:
+        for other in scores.keys() & catalogue.titled(word):
+            scores[other] += W_TITLE_WORD
+    return scores
 
 
-def _pool(catalogue: Catalogue, pk: int, keywords: list[str]) -> list[tuple[int, int]]:
-    """The CANDIDATE_POOL best candidates as (pk, score), ordered as the database's ranking
-    (score, then newer, then lower id), title words included."""
-    scores, _ = _base_scores(catalogue, pk)
-    titles = catalogue.titles
-    # A candidate can gain at most len(keywords) from its title: those whose score from the
-    # rest stays below the pool's worst score even with every word cannot enter the pool.
-    floor = None
+def _pool(catalogue: Catalogue, scores: Counter[int]) -> list[tuple[int, int]]:
+    """The CANDIDATE_POOL best candidates as (pk, score), ordered as the database ranks
+    them: score, then newer, then lower id."""
+    days = catalogue.days
     if len(scores) > CANDIDATE_POOL:
-        floor = heapq.nlargest(CANDIDATE_POOL, scores.values())[-1] - W_TITLE_WORD * len(keywords)
-    scored = []
-    for other, score in scores.items():
-        if floor is not None and score < floor:
-            continue
-        if keywords:
-            title = titles[other].lower()
-            score += W_TITLE_WORD * sum(1 for word in keywords if word in title)
-        scored.append((-score, -catalogue.days[other], other))
-    return [(other, -score) for score, _, other in heapq.nsmallest(CANDIDATE_POOL, scored)]
+        worst = heapq.nlargest(CANDIDATE_POOL, scores.values())[-1]
+        rows = [(-score, -days[pk], pk) for pk, score in scores.items() if score >= worst]
+    else:
+        rows = [(-score, -days[pk], pk) for pk, score in scores.items()]
+    rows.sort()
+    return [(pk, -score) for score, _, pk in rows[:CANDIDATE_POOL]]
+
+
+def _similarity(a: set[str], b: set[str]) -> float:
+    """related._text_similarity (the same division), without building the union."""
+    if not (a and b):
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 def rank(catalogue: Catalogue, pk: int, limit: int = STORED_COUNT) -> list[tuple]:
@@ -168,14 +179,14 @@ def rank(catalogue: Catalogue, pk: int, limit: int = STORED_COUNT) -> list[tuple
     if not (catalogue.people[pk] or catalogue.topics[pk] or catalogue.sources[pk]):
         return []
     keywords = title_keywords(catalogue.titles[pk])
-    pool = _pool(catalogue, pk, keywords)
+    pool = _pool(catalogue, _scores(catalogue, pk, keywords))
     if not pool:
         return []
     mine = catalogue.words(pk)
     ranked = sorted(
         (
             (
-                round(score + W_TEXT * _text_similarity(mine, catalogue.words(other)), 4),
+                round(score + W_TEXT * _similarity(mine, catalogue.words(other)), 4),
                 catalogue.days[other],
                 other,
             )
@@ -183,21 +194,31 @@ def rank(catalogue: Catalogue, pk: int, limit: int = STORED_COUNT) -> list[tuple
         ),
         key=lambda row: (-row[0], -row[1], row[2]),
     )[:limit]
-    return [(other, score, _reasons(catalogue, pk, other, keywords)) for score, _, other in ranked]
+    why = _Reasons(catalogue, pk, keywords)
+    return [(other, score, why.of(other)) for score, _, other in ranked]
 
 
-def _reasons(catalogue: Catalogue, pk: int, other: int, keywords: list[str]) -> list[str]:
-    people = {person_id for person_id, _ in catalogue.people[pk]}
-    topics = {topic_id for topic_id, _ in catalogue.topics[pk]}
-    sources = catalogue.sources[pk] & catalogue.sources[other]
-    return reasons_for(
-        people=[name for person_id, name in catalogue.people[other] if person_id in people],
-        sources=len(sources),
-        host=min(catalogue.hosts[source_id] for source_id in sources) if sources else None,
-        topics=[name for topic_id, name in catalogue.topics[other] if topic_id in topics],
-        title=catalogue.titles[other],
-        keywords=keywords,
-    )
+class _Reasons:
+    """Why candidates are related to one video: what they share with it."""
+
+    def __init__(self, catalogue: Catalogue, pk: int, keywords: list[str]):
+        self.catalogue = catalogue
+        self.people = {person_id for person_id, _ in catalogue.people[pk]}
+        self.topics = {topic_id for topic_id, _ in catalogue.topics[pk]}
+        self.sources = catalogue.sources[pk]
+        self.keywords = keywords
+
+    def of(self, other: int) -> list[str]:
+        catalogue = self.catalogue
+        sources = self.sources & catalogue.sources[other]
+        return reasons_for(
+            people=[name for pk, name in catalogue.people[other] if pk in self.people],
+            sources=len(sources),
+            host=min(catalogue.hosts[pk] for pk in sources) if sources else None,
+            topics=[name for pk, name in catalogue.topics[other] if pk in self.topics],
+            title=catalogue.titles[other],
+            keywords=self.keywords,
+        )
 
 
 def refresh_all_related(
