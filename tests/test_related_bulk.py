@@ -118,3 +118,30 @@ def test_command_all_recomputes_every_live_list_in_bulk(monkeypatch):
     assert calls == []
     assert f"Refreshed the related videos of {live} videos" in out.getvalue()
     assert Video.objects.filter(related_refreshed_at__isnull=False).count() == live
+
+
+def test_beat_refreshes_many_old_lists_in_bulk_and_stores_the_same(monkeypatch):
+    videos = catalogue(seed=13, videos=40)
+    now = timezone.now()
+    Summary.objects.filter(publish_at__gt=now).update(publish_at=now + 10 * related.MAX_AGE)
+    for video in videos:
+        refresh_related(video=video, now=now)
+    one_by_one = stored()
+    later = now + related.MAX_AGE * 2
+    Video.objects.filter(related_refreshed_at__isnull=False).update(related_refreshed_at=now)
+    bulk = []
+    monkeypatch.setattr(related, "BULK_FROM", 5)
+    monkeypatch.setattr(
+        related_bulk,
+        "refresh_all_related",
+        lambda **kwargs: bulk.append(kwargs) or refresh_all_related(**kwargs),
+    )
+    monkeypatch.setattr(related, "refresh_related", None)  # never one by one
+
+    refreshed = related.refresh_stale_related(limit=1000, now=later)
+
+    live = sorted(Video.objects.published(later).values_list("pk", flat=True))
+    assert refreshed == live and bulk == [{"ids": live, "now": later}]
+    links, times = stored()
+    assert links == one_by_one[0]
+    assert {times[pk] for pk in live} == {later}

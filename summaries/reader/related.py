@@ -435,16 +435,26 @@ def refresh_related_around(*, video: Video, now=None) -> list[int]:
     return refreshed
 
 
+# Old lists a beat run recomputes together in bulk (reader.related_bulk) from this many on:
+# loading what the ranking reads of every live video costs about as much as ranking fifty
+# videos one by one.
+BULK_FROM = 50
+
+
 def refresh_stale_related(*, limit: int = 200, now=None) -> list[int]:
     """Refresh live videos whose list is missing or old, about `limit` lists a run (beat).
 
     A live video with no list has just gone live (at its scheduled time: publishing one
     for later refreshes nothing) or was never refreshed; the lists of its neighbours may
-    now include it, so they are refreshed with it. Returns the ids refreshed, in order.
+    now include it, so they are refreshed with it. Old lists are refreshed after those,
+    together in bulk when there are BULK_FROM or more. Returns the ids refreshed, in order.
     """
+    from .related_bulk import refresh_all_related  # it ranks with this module's functions
+
     refreshed: dict[int, None] = {}  # ordered set
+    old: dict[int, Video] = {}
     for pk in stale_videos(limit=limit, now=now):
-        if len(refreshed) >= limit:
+        if len(refreshed) + len(old) >= limit:
             break
         if pk in refreshed:  # already refreshed as a neighbour
             continue
@@ -454,6 +464,12 @@ def refresh_stale_related(*, limit: int = 200, now=None) -> list[int]:
         if video.related_refreshed_at is None:
             refreshed.update(dict.fromkeys(refresh_related_around(video=video, now=now)))
         else:
+            old[pk] = video
+    old = {pk: video for pk, video in old.items() if pk not in refreshed}
+    if len(old) >= BULK_FROM:
+        refresh_all_related(ids=list(old), now=now)
+    else:
+        for video in old.values():
             refresh_related(video=video, now=now)
-            refreshed[pk] = None
+    refreshed.update(dict.fromkeys(old))
     return list(refreshed)
