@@ -21,6 +21,7 @@ from django.db.models.functions import Substr
 from django.utils import timezone
 
 from summaries.models import Appearance, Citation, RelatedLink, Source, Topic, Video
+from summaries.models.rows import insert_rows
 from summaries.pagecache.generation import content_changed
 
 from .related import (
@@ -249,15 +250,20 @@ def refresh_all_related(
 
 
 def _store(catalogue: Catalogue, batch: list[int], now) -> None:
+    """One transaction: the batch's old entries deleted, its new ones inserted in one
+    statement (models.rows: each column sent as one array on PostgreSQL), its videos'
+    refresh times set, and cached pages made stale."""
     live = [pk for pk in batch if pk in catalogue.titles]
-    links = [
-        RelatedLink(video_id=pk, related_id=other, position=n, score=score, reasons=reasons)
+    rows = [
+        (pk, other, n, score, reasons)
         for pk in live
         for n, (other, score, reasons) in enumerate(rank(catalogue, pk), start=1)
     ]
     with transaction.atomic():
         RelatedLink.objects.filter(video__in=batch).delete()
-        RelatedLink.objects.bulk_create(links, batch_size=2000)
+        if rows:
+            names = ("video_id", "related_id", "position", "score", "reasons")
+            insert_rows(RelatedLink, dict(zip(names, zip(*rows, strict=True), strict=True)))
         Video.objects.filter(pk__in=live).update(related_refreshed_at=now)
         offline = sorted(set(batch) - set(live))
         if offline:
