@@ -11,6 +11,7 @@ refresh_related --all`: reader.related_bulk.refresh_all_related over every live 
 loading, ranking and writing) is timed. At the smallest size the per-video path
 (reader.related.refresh_related for every live video, one after the other, what the command
 did before) is timed first, and the lists both store are compared: they must be identical.
+Last, the publish path: refresh_related_around for one video (its list and its neighbours').
 
 Target: 10,000 videos in at most 60 s. Generation takes about a minute per 1,000 videos on
 two busy cores (--skip-larger-than skips sizes whose database would have to be generated
@@ -79,7 +80,7 @@ def measure(old: bool) -> dict:
     from django.utils import timezone
 
     from summaries.models import RelatedLink, Video
-    from summaries.reader.related import refresh_related
+    from summaries.reader.related import refresh_related, refresh_related_around
     from summaries.reader.related_bulk import refresh_all_related
 
     def stored() -> list[tuple]:
@@ -103,6 +104,11 @@ def measure(old: bool) -> dict:
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if old:
         result["identical"] = stored() == one_by_one
+    # The publish path: a video in the middle of the catalogue and its neighbours' lists.
+    video = live[len(live) // 2]
+    started = time.perf_counter()
+    result["publish_lists"] = len(refresh_related_around(video=video, now=now))
+    result["publish_seconds"] = time.perf_counter() - started
     return result
 
 
@@ -121,7 +127,7 @@ def run_size(args, size: int, old: bool) -> dict | None:
 
 
 def report(results: dict[int, dict]) -> None:
-    print("\nvideos  live   bulk s  ms/video  peak RSS MB  per-video path")
+    print("\nvideos  live   bulk s  ms/video  peak RSS MB  publish  per-video path")
     for size, r in results.items():
         old = ""
         if "old_seconds" in r:
@@ -131,7 +137,7 @@ def report(results: dict[int, dict]) -> None:
         ms = 1000 * r["seconds"] / max(1, r["videos"])
         print(
             f"{size:>6}  {r['videos']:>5}  {r['seconds']:>6.1f}  {ms:>8.2f}"
-            f"  {r['peak_rss_mb']:>11.0f}  {old}"
+            f"  {r['peak_rss_mb']:>11.0f}  {r['publish_seconds']:.1f} s/{r['publish_lists']}  {old}"
         )
     if TARGET_SIZE in results:
         seconds = results[TARGET_SIZE]["seconds"]
