@@ -49,6 +49,9 @@ def ensure_database(name: str, videos: int, env: dict, limit: int | None) -> boo
     """Create, migrate and fill `name` with `videos` generated videos; False when it would
     have to be generated and `videos` is over `limit`."""
     if not psql("postgres", "SELECT 1 FROM pg_database WHERE datname = :'name'", name=name):
+        if limit is not None and videos > limit:
+            print(f"{name}: missing, {videos} videos wanted: skipped", flush=True)
+            return False
         subprocess.run(["createdb", "-h", HOST, "-U", "postgres", name], check=True)
     subprocess.run(
         [PYTHON, "manage.py", "migrate", "--noinput", "--skip-checks", "-v", "0"],
