@@ -8,7 +8,7 @@ search text) is loaded once, in a few queries, into inverted indexes (person, to
 source to the videos that have them); each video's candidates are then scored in Python from
 those, with the same weights, the same candidate pool, the same text similarity and the same
 reasons, and the lists are written in batches. The result is exactly what refresh_related
-stores for each video (tests/test_related_bulk.py checks it).
+stores for each video (tests/test_related_bulk.py checks it): change one, change both.
 """
 
 import heapq
@@ -73,7 +73,8 @@ class Catalogue:
 
     def titled(self, word: str) -> set[int]:
         """Live videos whose title contains `word` (a lowercase title keyword), as
-        title__icontains finds them; computed once per word."""
+        title__icontains finds them (alike for every title in ASCII: the databases ignore
+        the case of other letters in their own ways); computed once per word."""
         found = self._titled.get(word)
         if found is None:
             if not self._lower:
@@ -83,9 +84,10 @@ class Catalogue:
 
 
 def load_catalogue(now) -> Catalogue:
-    """Five queries: live videos, their appearances, topics and cited sources, and the
-    hosts of those sources. Rows come in the order the per-video ranking shows them
-    (appearances by position, topics by name), so that reasons list names alike."""
+    """Six queries: live videos, their appearances, every topic, live videos' topics and
+    cited sources, and the hosts of those sources. Rows come in the order the per-video
+    ranking shows them (appearances by position, topics by name in the database's
+    collation), so that reasons list names alike."""
     catalogue = Catalogue()
     live = Video.objects.published(now).values("pk")
     rows = (
@@ -110,10 +112,9 @@ def load_catalogue(now) -> Catalogue:
         catalogue.people[video_id].append((person_id, name))
         catalogue.by_person[person_id].extend([video_id] * W_PERSON)
 
-    names = dict(Topic.objects.values_list("pk", "name"))
-    order = {
-        pk: n for n, pk in enumerate(Topic.objects.order_by("name").values_list("pk", flat=True))
-    }
+    named = Topic.objects.order_by("name").values_list("pk", "name")  # the database's collation
+    names = dict(named)
+    order = {pk: n for n, pk in enumerate(names)}
     links = _VideoTopic.objects.filter(video__in=live).values_list("video_id", "topic_id")
     for video_id, topic_id in links.iterator(chunk_size=5000):
         catalogue.topics[video_id].append((topic_id, names[topic_id]))
