@@ -235,7 +235,9 @@ def related_videos(
     and sources; the database's ranking (at most CANDIDATE_POOL rows); the pool's text for
     similarity; the best `limit` videos with what a card shows (video and channel, people
     with organisations, topics). One query in all when the video has no people, topics or
-    sources, two when nothing published shares any.
+    sources, two when nothing published shares any. reader.related_bulk ranks every video
+    at once the same way, in memory: a change here is a change there
+    (tests/test_related_bulk.py compares them).
     """
     if limit <= 0:
         return []
