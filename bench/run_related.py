@@ -8,7 +8,7 @@ missing, migrated, and filled by bench/generate_data.py --reset --no-related whe
 fewer generated videos than N, as bench/run_pages.py does). In that database, in a process
 of its own, the bulk recomputation every related list goes through (`manage.py
 refresh_related --all`: reader.related_bulk.refresh_all_related over every live video,
-loading, ranking and writing) is timed. At the smallest size the per-video path
+loading, ranking and writing) is timed. At --old-size (1,000) the per-video path
 (reader.related.refresh_related for every live video, one after the other, what the command
 did before) is timed first, and the lists both store are compared: they must be identical.
 Last, the publish path: refresh_related_around for one video (its list and its neighbours').
@@ -156,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip-larger-than", type=int, default=None, help="generate no database above this"
     )
+    parser.add_argument(
+        "--old-size", type=int, default=1000, help="time the per-video path at this size too"
+    )
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--old", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -165,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = sorted(int(size) for size in args.sizes.split(","))
     results = {}
     for size in sizes:
-        found = run_size(args, size, old=size == sizes[0])
+        found = run_size(args, size, old=size == args.old_size)
         if found is not None:
             results[size] = found
             print(f"{size}: {json.dumps(found)}", flush=True)
