@@ -66,7 +66,7 @@ from summaries.models import (  # noqa: E402
     Video,
 )
 from summaries.pagecache.generation import content_changed  # noqa: E402
-from summaries.reader import facets, related  # noqa: E402
+from summaries.reader import facets, related_bulk  # noqa: E402
 from summaries.text import platforms  # noqa: E402
 from summaries.text.citations import extract_citations  # noqa: E402
 from summaries.text.markdown import html_to_text, render_inline_markdown, render_markdown  # noqa: E402
@@ -811,7 +811,9 @@ def analyse() -> None:
             cursor.execute(f"VACUUM ANALYZE {_table(model)}")
 
 
-def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> int:
+def generate(
+    videos: int, seed: int, reset: bool, workers: int, batch: int, related_lists: bool = True
+) -> int:
     started = time.perf_counter()
     existing = generated_video_count()
     if existing and not reset:
@@ -859,8 +861,9 @@ def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> i
     counts["Source (new)"] = sources.created
     written = time.perf_counter() - started
     analyse()
-    store_related(context, workers)
-    analyse()
+    if related_lists:
+        store_related()
+        analyse()
     # bulk_create sends no signals: make cached pages stale, and stored filter choices.
     content_changed()
     facets.forget_all()
@@ -874,25 +877,16 @@ def generate(videos: int, seed: int, reset: bool, workers: int, batch: int) -> i
     return 0
 
 
-def _refresh_related(ids: list[int]) -> int:
-    for video in Video.objects.filter(pk__in=ids):
-        related.refresh_related(video=video)
-    connections.close_all()
-    return len(ids)
-
-
-def store_related(context, workers: int) -> None:
-    """Store every generated video's related list, as publishing and beat would."""
+def store_related() -> None:
+    """Store every generated video's related list, as `manage.py refresh_related --all`."""
     started = time.perf_counter()
     ids = list(Video.objects.filter(slug__startswith=PREFIX).values_list("pk", flat=True))
-    chunks = [ids[i : i + 100] for i in range(0, len(ids), 100)]
-    connections.close_all()  # each forked process opens its own connection
-    done = 0
-    with context.Pool(workers) as pool:
-        for n in pool.imap_unordered(_refresh_related, chunks):
-            done += n
-            if done % 2000 < n:
-                print(f"  related: {done}/{len(ids)}, {time.perf_counter() - started:.0f} s")
+
+    def progress(done: int, total: int) -> None:
+        if done % 5000 < 500 or done == total:
+            print(f"  related: {done}/{total}, {time.perf_counter() - started:.0f} s")
+
+    done = related_bulk.refresh_all_related(ids=ids, progress=progress)
     print(f"stored related videos of {done} videos in {time.perf_counter() - started:.1f} s")
 
 
@@ -905,12 +899,22 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", type=int, default=os.cpu_count() or 1, help="Markdown rendering processes"
     )
     parser.add_argument("--batch", type=int, default=500, help="videos per database batch")
+    parser.add_argument(
+        "--no-related", action="store_true", help="leave the related lists unstored"
+    )
     args = parser.parse_args(argv)
     if args.videos < 1:
         parser.error("--videos must be at least 1")
     db = connection.settings_dict
     print(f"database: {db['ENGINE'].rsplit('.', 1)[-1]} {db['NAME']}")
-    return generate(args.videos, args.seed, args.reset, max(1, args.workers), args.batch)
+    return generate(
+        args.videos,
+        args.seed,
+        args.reset,
+        max(1, args.workers),
+        args.batch,
+        related_lists=not args.no_related,
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from summaries.linkcheck import CheckResult, State
 from summaries.models import Channel, Person, Source, Summary, Video
 from summaries.pagecache import generation
 from summaries.pagecache.generation import content_changed, current_generation
-from summaries.reader import related
+from summaries.reader import related, related_bulk
 
 from .admin_forms import form_fields
 from .factories import (
@@ -180,6 +180,11 @@ def service_refresh_related(client, api):
     related.refresh_related_around(video=summary.video)
 
 
+def service_refresh_all_related(client, api):
+    SummaryFactory(live=True)
+    related_bulk.refresh_all_related()
+
+
 def command_load_demo(client, api):
     load_demo()
 
@@ -205,6 +210,7 @@ WRITES = [
     service_confirm_citation,
     service_record_changed_check,
     service_refresh_related,
+    service_refresh_all_related,
     command_load_demo,
 ]
 

@@ -295,7 +295,8 @@ class Video(TimestampedModel):
 
 
 class RelatedLink(models.Model):
-    """One stored "Related" entry of a video, computed by `related.refresh_related`.
+    """One stored "Related" entry of a video, computed by `related.refresh_related` (one
+    video) or `related_bulk.refresh_all_related` (many at once, the same entries).
 
     Precomputed so that a summary page does not rank the catalogue on every request; pages
     still show only the entries whose video is live when the page is read.

@@ -187,19 +187,32 @@ def _join(names: list[str]) -> str:
 
 def _reasons(candidate: Video, shared: _Shared, sources: int, keywords: list[str]) -> list[str]:
     """Why `candidate` is related, strongest first (from its prefetched people and topics)."""
+    return reasons_for(
+        people=[a.person.name for a in candidate.appearances.all() if a.person_id in shared.people],
+        sources=sources,
+        host=candidate.shared_source_host,
+        topics=[t.name for t in candidate.topics.all() if t.pk in shared.topics],
+        title=candidate.title,
+        keywords=keywords,
+    )
+
+
+def reasons_for(
+    *, people: list[str], sources: int, host: str | None, topics: list[str], title: str, keywords
+) -> list[str]:
+    """Why a candidate is related, strongest first: the names of the people and topics it
+    shares (in its own order), how many cited sources it shares (with the host of one, shown
+    when it shares exactly one), and its title, searched for the video's keywords."""
     reasons = []
-    people = [a.person.name for a in candidate.appearances.all() if a.person_id in shared.people]
     if people:
         reasons.append(f"also features {_join(people)}")
     if sources == 1:
-        host = candidate.shared_source_host
         reasons.append(f"cites the same source ({host})" if host else "cites the same source")
     elif sources > 1:
         reasons.append(f"cites {sources} of the same sources")
-    topics = [t.name for t in candidate.topics.all() if t.pk in shared.topics]
     if topics:
         reasons.append(f"same topic{'s' if len(topics) > 1 else ''}: {_join(topics)}")
-    title = candidate.title.lower()
+    title = title.lower()
     words = [f"“{word}”" for word in keywords if word in title]
     if words:
         reasons.append(f"title also mentions {_join(words)}")
@@ -222,7 +235,9 @@ def related_videos(
     and sources; the database's ranking (at most CANDIDATE_POOL rows); the pool's text for
     similarity; the best `limit` videos with what a card shows (video and channel, people
     with organisations, topics). One query in all when the video has no people, topics or
-    sources, two when nothing published shares any.
+    sources, two when nothing published shares any. reader.related_bulk ranks every video
+    at once the same way, in memory: a change here is a change there
+    (tests/test_related_bulk.py compares them).
     """
     if limit <= 0:
         return []
@@ -422,16 +437,26 @@ def refresh_related_around(*, video: Video, now=None) -> list[int]:
     return refreshed
 
 
+# Old lists a beat run recomputes together in bulk (reader.related_bulk) from this many on:
+# loading what the ranking reads of every live video costs about as much as ranking fifty
+# videos one by one.
+BULK_FROM = 50
+
+
 def refresh_stale_related(*, limit: int = 200, now=None) -> list[int]:
     """Refresh live videos whose list is missing or old, about `limit` lists a run (beat).
 
     A live video with no list has just gone live (at its scheduled time: publishing one
     for later refreshes nothing) or was never refreshed; the lists of its neighbours may
-    now include it, so they are refreshed with it. Returns the ids refreshed, in order.
+    now include it, so they are refreshed with it. Old lists are refreshed after those,
+    together in bulk when there are BULK_FROM or more. Returns the ids refreshed, in order.
     """
+    from .related_bulk import refresh_all_related  # it ranks with this module's functions
+
     refreshed: dict[int, None] = {}  # ordered set
+    old: dict[int, Video] = {}
     for pk in stale_videos(limit=limit, now=now):
-        if len(refreshed) >= limit:
+        if len(refreshed) + len(old) >= limit:
             break
         if pk in refreshed:  # already refreshed as a neighbour
             continue
@@ -441,6 +466,12 @@ def refresh_stale_related(*, limit: int = 200, now=None) -> list[int]:
         if video.related_refreshed_at is None:
             refreshed.update(dict.fromkeys(refresh_related_around(video=video, now=now)))
         else:
+            old[pk] = video
+    old = {pk: video for pk, video in old.items() if pk not in refreshed}
+    if len(old) >= BULK_FROM:
+        refresh_all_related(ids=list(old), now=now)
+    else:
+        for video in old.values():
             refresh_related(video=video, now=now)
-            refreshed[pk] = None
+    refreshed.update(dict.fromkeys(old))
     return list(refreshed)

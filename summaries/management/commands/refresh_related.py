@@ -1,13 +1,14 @@
 from django.core.management.base import BaseCommand
 
 from summaries.models import Video
-from summaries.reader import related
+from summaries.reader import related, related_bulk
 
 
 class Command(BaseCommand):
     help = (
         "Recompute the stored related videos: missing or day-old lists (as celery beat does), "
-        "or every live video's with --all (after an import or a change of the ranking)."
+        "or every live video's with --all (after an import, a topic merge or a change of the "
+        "ranking), computed in bulk."
     )
 
     def add_arguments(self, parser):
@@ -18,11 +19,19 @@ class Command(BaseCommand):
 
     def handle(self, *args, all=False, limit=1000, **options):
         if all:
-            ids = list(Video.objects.published().order_by("pk").values_list("pk", flat=True))
+            count = related_bulk.refresh_all_related(progress=self._progress)
         else:
-            ids = related.stale_videos(limit=limit)
+            count = self._refresh_stale(limit)
+        self.stdout.write(f"Refreshed the related videos of {count} videos.")
+
+    def _progress(self, done: int, total: int) -> None:
+        if done < total:
+            self.stdout.write(f"  {done}/{total}")
+
+    def _refresh_stale(self, limit: int) -> int:
+        ids = related.stale_videos(limit=limit)
         for n, video in enumerate(Video.objects.filter(pk__in=ids).order_by("pk").iterator(), 1):
             related.refresh_related(video=video)
             if n % 500 == 0:
-                self.stdout.write(f"  {n}/{len(ids)}")
-        self.stdout.write(f"Refreshed the related videos of {len(ids)} videos.")
+                self._progress(n, len(ids))
+        return len(ids)

@@ -1,0 +1,180 @@
+"""Recomputing every related list: seconds and ms per video at 1,000, 10,000 and 50,000 videos.
+
+    .venv/bin/python bench/run_related.py [--sizes 1000,10000,50000] [--db curation_related]
+        [--redis-db 14]
+
+For each size N, a PostgreSQL database `<--db>_<N>` on 127.0.0.1 (created with createdb if
+missing, migrated, and filled by bench/generate_data.py --reset --no-related when it holds
+fewer generated videos than N, as bench/run_pages.py does). In that database, in a process
+of its own, the bulk recomputation every related list goes through (`manage.py
+refresh_related --all`: reader.related_bulk.refresh_all_related over every live video,
+loading, ranking and writing) is timed. At --old-size (1,000) the per-video path
+(reader.related.refresh_related for every live video, one after the other, what the command
+did before) is timed first, and the lists both store are compared: they must be identical.
+Last, the publish path: refresh_related_around for one video (its list and its neighbours').
+
+Target: 10,000 videos in at most 60 s. Generation takes about a minute per 1,000 videos on
+two busy cores (--skip-larger-than skips sizes whose database would have to be generated
+beyond that many videos). Not a test: nothing here runs in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+HOST = "127.0.0.1"
+TARGET_SIZE, TARGET_SECONDS = 10_000, 60.0
+PREFIX = "bench-"  # generate_data.py's slug prefix
+
+
+def psql(db: str, sql: str, **variables: str) -> str:
+    """Run SQL with psql; `:'name'` in the SQL is the quoted value of variable `name`."""
+    command = ["psql", "-h", HOST, "-U", "postgres", "-d", db, "-v", "ON_ERROR_STOP=1", "-At"]
+    for name, value in variables.items():
+        command += ["-v", f"{name}={value}"]
+    completed = subprocess.run(command, check=True, text=True, input=sql, capture_output=True)
+    return completed.stdout.strip()
+
+
+def ensure_database(name: str, videos: int, env: dict, limit: int | None) -> bool:
+    """Create, migrate and fill `name` with `videos` generated videos; False when it would
+    have to be generated and `videos` is over `limit`."""
+    if not psql("postgres", "SELECT 1 FROM pg_database WHERE datname = :'name'", name=name):
+        if limit is not None and videos > limit:
+            print(f"{name}: missing, {videos} videos wanted: skipped", flush=True)
+            return False
+        subprocess.run(["createdb", "-h", HOST, "-U", "postgres", name], check=True)
+    subprocess.run(
+        [PYTHON, "manage.py", "migrate", "--noinput", "--skip-checks", "-v", "0"],
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
+    generated = "SELECT count(*) FROM summaries_video WHERE slug LIKE :'prefix' || '%'"
+    count = int(psql(name, generated, prefix=PREFIX))
+    if count >= videos:
+        print(f"{name}: {count} generated videos present, reusing them", flush=True)
+        return True
+    if limit is not None and videos > limit:
+        print(f"{name}: {count} generated videos, {videos} wanted: skipped", flush=True)
+        return False
+    print(f"{name}: generating {videos} videos", flush=True)
+    generate = [PYTHON, "bench/generate_data.py", "--videos", str(videos), "--reset"]
+    subprocess.run([*generate, "--no-related"], check=True, env=env, cwd=ROOT)
+    return True
+
+
+def measure(old: bool) -> dict:
+    """In the database of DATABASE_URL: the timings, as one JSON-able dictionary."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
+    import django
+
+    django.setup()
+    from django.utils import timezone
+
+    from summaries.models import RelatedLink, Video
+    from summaries.reader.related import refresh_related, refresh_related_around
+    from summaries.reader.related_bulk import refresh_all_related
+
+    def stored() -> list[tuple]:
+        rows = RelatedLink.objects.order_by("video_id", "position")
+        return list(rows.values_list("video_id", "related_id", "position", "score", "reasons"))
+
+    now = timezone.now()
+    live = list(Video.objects.published(now).order_by("pk"))
+    result: dict = {"videos": len(live)}
+    if old:
+        started = time.perf_counter()
+        for video in live:
+            refresh_related(video=video, now=now)
+        result["old_seconds"] = time.perf_counter() - started
+        one_by_one = stored()
+        RelatedLink.objects.all().delete()
+    started = time.perf_counter()
+    result["lists"] = refresh_all_related(now=now)
+    result["seconds"] = time.perf_counter() - started
+    result["links"] = RelatedLink.objects.count()
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if old:
+        result["identical"] = stored() == one_by_one
+    # The publish path: a video in the middle of the catalogue and its neighbours' lists.
+    video = live[len(live) // 2]
+    started = time.perf_counter()
+    result["publish_lists"] = len(refresh_related_around(video=video, now=now))
+    result["publish_seconds"] = time.perf_counter() - started
+    return result
+
+
+def run_size(args, size: int, old: bool) -> dict | None:
+    name = f"{args.db}_{size}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://postgres@{HOST}:5432/{name}",
+        "REDIS_URL": f"redis://{HOST}:6379/{args.redis_db}",
+    }
+    if not ensure_database(name, size, env, args.skip_larger_than):
+        return None
+    command = [PYTHON, __file__, "--measure", *(["--old"] if old else [])]
+    out = subprocess.run(command, check=True, env=env, cwd=ROOT, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def report(results: dict[int, dict]) -> None:
+    print("\nvideos  live   bulk s  ms/video  peak RSS MB  publish  per-video path")
+    for size, r in results.items():
+        old = ""
+        if "old_seconds" in r:
+            old_ms = 1000 * r["old_seconds"] / r["videos"]
+            same = "identical lists" if r["identical"] else "LISTS DIFFER"
+            old = f"{r['old_seconds']:.1f} s, {old_ms:.1f} ms/video ({same})"
+        ms = 1000 * r["seconds"] / max(1, r["videos"])
+        print(
+            f"{size:>6}  {r['videos']:>5}  {r['seconds']:>6.1f}  {ms:>8.2f}"
+            f"  {r['peak_rss_mb']:>11.0f}  {r['publish_seconds']:.1f} s/{r['publish_lists']}  {old}"
+        )
+    if TARGET_SIZE in results:
+        seconds = results[TARGET_SIZE]["seconds"]
+        verdict = "met" if seconds <= TARGET_SECONDS else "MISSED"
+        print(f"target {TARGET_SIZE} videos <= {TARGET_SECONDS:.0f} s: {seconds:.1f} s, {verdict}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,50000", help="comma-separated")
+    parser.add_argument("--db", default="curation_related", help="database name prefix")
+    parser.add_argument("--redis-db", type=int, default=14, help="a spare Redis database")
+    parser.add_argument(
+        "--skip-larger-than", type=int, default=None, help="generate no database above this"
+    )
+    parser.add_argument(
+        "--old-size", type=int, default=1000, help="time the per-video path at this size too"
+    )
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--old", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.measure:
+        print(json.dumps(measure(args.old)))
+        return 0
+    sizes = sorted(int(size) for size in args.sizes.split(","))
+    results = {}
+    for size in sizes:
+        found = run_size(args, size, old=size == args.old_size)
+        if found is not None:
+            results[size] = found
+            print(f"{size}: {json.dumps(found)}", flush=True)
+    report(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
