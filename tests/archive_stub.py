@@ -167,7 +167,8 @@ class ArchiveStub(_Server):
     def _timestamp(self) -> str:
         # Captures taken now, a second apart, so each has its own timestamp.
         with self.lock:
-            self._last = max(self._last + timedelta(seconds=1), datetime.now(UTC) - timedelta(hours=1))
+            an_hour_ago = datetime.now(UTC) - timedelta(hours=1)
+            self._last = max(self._last + timedelta(seconds=1), an_hour_ago)
             return self._last.strftime("%Y%m%d%H%M%S")
 
     # Answers.
@@ -175,9 +176,11 @@ class ArchiveStub(_Server):
     def save(self, url: str) -> tuple[int, dict, dict]:
         outcome = self.behaviour.get(url, "ok")
         if outcome == "rate_limited":
-            return 429, {"status": "error", "message": "Too many requests"}, {
-                "Retry-After": self.retry_after
-            }
+            return (
+                429,
+                {"status": "error", "message": "Too many requests"},
+                {"Retry-After": self.retry_after},
+            )
         if outcome == "server_error":
             return 502, {}, {}
         job_id = "spn2-" + uuid.uuid4().hex
@@ -260,7 +263,9 @@ class _ArchiveHandler(_Quiet):
         stamp, _, url = rest.partition("/")
         capture = self.server.copy(stamp.removesuffix("id_"), url)
         if capture is None:
-            return self.send(404, "<title>Wayback Machine</title>Hrm. The Wayback Machine has "
-                             "not archived that URL.")
+            return self.send(
+                404,
+                "<title>Wayback Machine</title>Hrm. The Wayback Machine has not archived that URL.",
+            )
         extra = {"Location": capture.location} if capture.location else {}
         return self.send(capture.status, capture.body, **extra)

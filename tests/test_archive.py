@@ -201,9 +201,7 @@ def test_a_rate_limited_archive_is_left_alone_for_its_retry_after(site, stub, qu
     posts = [(seen.at, parse_qs(seen.body)["url"][0]) for seen in stub.requests if seen.body]
     # After each 429 nothing at all was sent for the second the archive asked for.
     gaps = [
-        later - at
-        for (at, url), (later, _) in zip(posts, posts[1:], strict=False)
-        if url == link
+        later - at for (at, url), (later, _) in zip(posts, posts[1:], strict=False) if url == link
     ]
     assert len(gaps) == settings.ARCHIVE_MAX_ATTEMPTS - 1
     assert min(gaps) >= 0.95, gaps

@@ -76,7 +76,7 @@ def test_dead_and_drifted_sources_get_only_good_verified_copies(
     assert captured == sum(fate(n)[1] != "fail" for n in range(PAGES))
     assert ArchiveCapture.objects.filter(state="failed").count() == PAGES - captured
 
-    for n, link in enumerate(links):
+    for n in range(PAGES):
         site, path = sites[n % HOSTS], f"/page/{n}"
         later = fate(n)[0]
         if later == "dies":
