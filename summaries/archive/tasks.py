@@ -17,7 +17,7 @@ def review_archived_copies(source_ids: list[int]) -> None:
     copies.review_sources(source_ids=source_ids)
 
 
-@background_task(name="summaries.tasks.advance_archive_capture", soft_time_limit=120, max_retries=5)
+@background_task(name="summaries.tasks.advance_archive_capture", soft_time_limit=120)
 def advance_archive_capture(capture_id: int) -> None:
     """One step of a capture (request, or status); queued again for the next step."""
     from . import captures
@@ -32,7 +32,6 @@ def advance_archive_capture(capture_id: int) -> None:
     soft_time_limit=300,
     autoretry_for=(*TRANSIENT_ERRORS, ArchiveUnavailable),
     retry_backoff=60,
-    max_retries=5,
 )
 def find_archived_copy(citation_id: int) -> None:
     """Look up and verify an archived copy for a citation whose page fails it."""
