@@ -17,11 +17,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from .claims import find_phrase
 from .deliver import post
-from .fetch import fetch, parse_retry_after
+from .fetch import DEFAULT_USER_AGENT, fetch, parse_retry_after
 from .policy import Blocked, IPNetwork, parse_networks, parse_target
 from .result import CheckResult, State
 from .transport import NetError, Resolver, default_resolver, vetted_addresses
@@ -52,12 +53,29 @@ class Archive:
     secret_key: str = ""
     allowed_networks: tuple[IPNetwork, ...] = ()
     deadline: float = 30.0
-    user_agent: str = ""
+    user_agent: str = DEFAULT_USER_AGENT
     resolver: Resolver = default_resolver
 
     @classmethod
-    def of(cls, endpoint: str, *, allowed_networks: Iterable[str | IPNetwork] = (), **kw):
-        return cls(endpoint.rstrip("/"), allowed_networks=parse_networks(allowed_networks), **kw)
+    def of(
+        cls,
+        endpoint: str,
+        *,
+        allowed_networks: Iterable[str | IPNetwork] = (),
+        access_key: str = "",
+        secret_key: str = "",
+        deadline: float = 30.0,
+        user_agent: str = DEFAULT_USER_AGENT,
+    ) -> Archive:
+        """An Archive from settings-like values (CIDR strings allowed)."""
+        return cls(
+            endpoint.rstrip("/"),
+            access_key=access_key,
+            secret_key=secret_key,
+            allowed_networks=parse_networks(allowed_networks),
+            deadline=deadline,
+            user_agent=user_agent,
+        )
 
     def snapshot_url(self, timestamp: str, original: str, *, raw: bool = False) -> str:
         """The copy of `original` taken at `timestamp`: as readers open it, or `raw`
@@ -142,7 +160,7 @@ def request_capture(url: str, *, archive: Archive) -> CaptureAnswer:
         resolver=archive.resolver,
         allowed_networks=archive.allowed_networks,
         deadline=archive.deadline,
-        **_agent(archive),
+        user_agent=archive.user_agent,
     )
     if answer.status is None:
         return CaptureAnswer(error=answer.error or "no answer", transient=True)
@@ -214,7 +232,7 @@ def read_copy(timestamp: str, original: str, *, archive: Archive, max_body: int)
         timeout=archive.deadline,
         max_body=max_body,
         retries=1,
-        **_agent(archive),
+        user_agent=archive.user_agent,
     )
 
 
@@ -251,15 +269,11 @@ def _get(url: str, archive: Archive) -> CheckResult:
         timeout=archive.deadline,
         retries=1,
         accept="application/json",
-        **_agent(archive),
+        user_agent=archive.user_agent,
     )
 
 
-def _agent(archive: Archive) -> dict[str, str]:
-    return {"user_agent": archive.user_agent} if archive.user_agent else {}
-
-
-def _json(text: str) -> dict:
+def _json(text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError:
@@ -267,7 +281,7 @@ def _json(text: str) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _json_rows(text: str) -> list[list]:
+def _json_rows(text: str) -> list[list[Any]]:
     try:
         data = json.loads(text)
     except ValueError:
