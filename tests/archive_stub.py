@@ -29,12 +29,24 @@ from urllib.parse import parse_qs, unquote, urlsplit
 SOFT_404 = "<html><head><title>Page not found</title></head><body>Sorry, 404 not found.</body>"
 
 
+def soft_404(also: str = "") -> str:
+    """An error page answered with 200, which may quote other pages (a "popular" list)."""
+    return (
+        "<html><head><title>Page not found</title></head><body><p>Sorry, 404 not found.</p>"
+        f"<p>Popular: {also}</p></body></html>"
+    )
+
+
 @dataclass
 class Capture:
     timestamp: str
     status: int
     body: str
     location: str = ""
+    listed: int = 0  # the status the index lists (a capture served otherwise: an archive fault)
+
+    def __post_init__(self) -> None:
+        self.listed = self.listed or self.status
 
 
 @dataclass
@@ -138,11 +150,19 @@ class ArchiveStub(_Server):
     # What tests set up and read.
 
     def add_capture(
-        self, url: str, when: datetime, *, status: int = 200, body: str = "", location: str = ""
+        self,
+        url: str,
+        when: datetime,
+        *,
+        status: int = 200,
+        body: str = "",
+        location: str = "",
+        listed: int = 0,
     ) -> str:
         timestamp = when.astimezone(UTC).strftime("%Y%m%d%H%M%S")
+        capture = Capture(timestamp, status, body, location, listed)
         with self.lock:
-            self.captures.setdefault(url, []).append(Capture(timestamp, status, body, location))
+            self.captures.setdefault(url, []).append(capture)
             self.captures[url].sort(key=lambda c: c.timestamp)
         return timestamp
 
@@ -201,10 +221,13 @@ class ArchiveStub(_Server):
             job.timestamp = self._timestamp()
             when = datetime.strptime(job.timestamp, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
             status, body, location = self.page_now(job.url)
-            if job.outcome == "error_page":
-                status, body, location = 200, SOFT_404, ""
-            elif job.outcome == "redirect":
-                status, body, location = 302, "", job.url + "-elsewhere"
+            if job.outcome == "error_page":  # quoting the page's own words
+                status, body, location = 200, soft_404(body), ""
+            elif job.outcome == "redirect":  # to a copy of another page that quotes it
+                elsewhere = job.url + "-elsewhere"
+                self.add_capture(elsewhere, when, body=body)
+                status, location = 302, f"{self.base}/web/{job.timestamp}id_/{elsewhere}"
+                body = ""
             self.add_capture(job.url, when, status=status, body=body, location=location)
         return {"status": "success", "timestamp": job.timestamp, "original_url": job.url}
 
@@ -213,9 +236,9 @@ class ArchiveStub(_Server):
         to = query.get("to", ["99999999999999"])[0].ljust(14, "9")
         wanted = query.get("filter", [""])[0]
         rows = [
-            [c.timestamp, url, str(c.status)]
+            [c.timestamp, url, str(c.listed)]
             for c in self.captures.get(url, [])
-            if c.timestamp <= to and (wanted != "statuscode:200" or c.status == 200)
+            if c.timestamp <= to and (wanted != "statuscode:200" or c.listed == 200)
         ]
         limit = int(query.get("limit", ["0"])[0] or 0)
         if limit < 0:

@@ -27,7 +27,7 @@ from summaries.models import (
     WebhookEvent,
 )
 from summaries.reader import presentation
-from tests.archive_stub import SOFT_404, ArchiveStub, SiteServer
+from tests.archive_stub import ArchiveStub, SiteServer, soft_404
 from tests.conftest import NO_ARCHIVE
 from tests.factories import ChapterFactory
 
@@ -269,7 +269,7 @@ def test_a_dead_source_gets_the_closest_good_copy_before_confirmation(site, stub
     confirmed = timezone.now() - timedelta(days=10)
     confirm_all(summary, confirmed)
     good = stub.add_capture(link, confirmed - timedelta(days=3), body=page("It is 2.5x faster"))
-    stub.add_capture(link, confirmed - timedelta(days=1), body=SOFT_404)  # soft 404
+    stub.add_capture(link, confirmed - timedelta(days=1), body=soft_404("2.5x faster"))
     stub.add_capture(link, confirmed - timedelta(hours=1), status=302, location=link + "x")
     stub.add_capture(link, confirmed + timedelta(days=1), body=page("It is 2.5x faster."))
     site.set("/a", status=404)
@@ -289,9 +289,15 @@ def test_a_dead_source_gets_the_closest_good_copy_before_confirmation(site, stub
 def test_error_and_redirect_captures_are_never_accepted(site, stub, queued):
     link = site.set("/a", "It is 2.5 times faster.")
     summary, _ = cite(link)
-    stub.add_capture(link, timezone.now() - timedelta(days=3), body=SOFT_404)
-    stub.add_capture(link, timezone.now() - timedelta(days=2), status=302, location=link + "x")
-    stub.add_capture(link, timezone.now() - timedelta(days=1), body=page("Nothing said here"))
+    days = [timezone.now() - timedelta(days=n) for n in range(6)]
+    stub.add_capture(link, days[5], body=soft_404("It is 2.5x faster"))
+    # Listed as 200 by the index, answered 503 with the words: the archive's own trouble.
+    stub.add_capture(link, days[4], status=503, listed=200, body=page("2.5x faster"))
+    stub.add_capture(link, days[3], body=page("Nothing said here"))
+    # Our own capture of the page was a redirect, to a copy elsewhere that holds the words.
+    stub.behaviour[link] = "redirect"
+    review_and_run(check_all(), queued)
+    assert capture_of(Source.objects.get(url=link)).state == "success"
     site.set("/a", "The page was rewritten.")
 
     review_and_run(check_all(), queued)
