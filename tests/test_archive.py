@@ -289,10 +289,11 @@ def test_a_dead_source_gets_the_closest_good_copy_before_confirmation(site, stub
 def test_error_and_redirect_captures_are_never_accepted(site, stub, queued):
     link = site.set("/a", "It is 2.5 times faster.")
     summary, _ = cite(link)
-    days = [timezone.now() - timedelta(days=n) for n in range(6)]
-    stub.add_capture(link, days[5], body=soft_404("It is 2.5x faster"))
-    # Listed as 200 by the index, answered 503 with the words: the archive's own trouble.
-    stub.add_capture(link, days[4], status=503, listed=200, body=page("2.5x faster"))
+    days = [timezone.now() - timedelta(days=n) for n in range(7)]
+    stub.add_capture(link, days[6], body=soft_404("It is 2.5x faster"))
+    # Listed as 200 by the index, answered otherwise with the words: the archive's trouble.
+    stub.add_capture(link, days[5], status=503, listed=200, body=page("2.5x faster"))
+    stub.add_capture(link, days[4], status=203, listed=200, body=page("2.5x faster"))
     stub.add_capture(link, days[3], body=page("Nothing said here"))
     # Our own capture of the page was a redirect, to a copy elsewhere that holds the words.
     stub.behaviour[link] = "redirect"
