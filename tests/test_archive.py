@@ -381,3 +381,66 @@ def test_a_shown_copy_is_dropped_as_soon_as_a_check_finds_the_page_again(site, s
     citation.archived_at = datetime(2026, 12, 3, 12, tzinfo=UTC)
     presentation.label_sources([citation])
     assert citation.source_label.label == "Archived copy, 3 Dec 2026"
+
+
+# --- Tasks, the admin -------------------------------------------------------------------
+
+
+def test_recorded_checks_queue_the_review_after_commit(
+    site, stub, django_capture_on_commit_callbacks
+):
+    link = site.set("/a", "It is 2.5 times faster.")
+    cite(link)
+    with django_capture_on_commit_callbacks() as callbacks:
+        ids = check_all()
+    reviews = [c.args for c in callbacks if getattr(c, "task", None) is not None]
+    names = [c.task.name for c in callbacks if getattr(c, "task", None) is not None]
+    assert ("summaries.tasks.review_archived_copies" in names) and ([ids] in map(list, reviews))
+
+
+def test_the_tasks_take_ids_and_call_their_service(site, stub, django_capture_on_commit_callbacks):
+    from summaries import tasks
+
+    link = site.set("/a", "It is 2.5 times faster.")
+    _, [citation] = cite(link)
+    ids = check_all()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        tasks.review_archived_copies(ids)
+    [capture] = ArchiveCapture.objects.all()
+    assert [c.args for c in callbacks] == [(capture.pk,)]
+    tasks.find_archived_copy(citation.pk)  # its page holds the claim: nothing to do
+    tasks.find_archived_copy(10**9)  # gone: nothing to do
+    assert not ArchivedCopy.objects.exists()
+
+
+def test_an_unreadable_index_is_retried_by_the_task(site, stub, settings):
+    from summaries import tasks
+
+    link = site.set("/a", "It is 2.5 times faster.")
+    _, [citation] = cite(link)
+    site.set("/a", status=404)
+    check_all()
+    settings.ARCHIVE_ENDPOINT = NO_ARCHIVE.replace("127.0.0.1", "127.0.0.2")  # nobody there
+    with pytest.raises(copies.ArchiveUnavailable):
+        copies.find_copy(citation_id=citation.pk)
+    assert copies.ArchiveUnavailable in tasks.find_archived_copy.autoretry_for
+    assert not ArchivedCopy.objects.exists()
+
+
+def test_editors_see_which_citations_rely_on_an_archived_copy(site, stub, queued, admin_client):
+    link = site.set("/a", "It is 2.5 times faster.")
+    cite(link)
+    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("2.5x faster"))
+    site.set("/a", status=404)
+    review_and_run(check_all(), queued)
+    copy = ArchivedCopy.objects.get()
+    assert copy.shown
+
+    listing = admin_client.get(reverse("admin:summaries_archivedcopy_changelist") + "?shown=1")
+    assert listing.status_code == 200 and copy.url in listing.text
+    sources = admin_client.get(reverse("admin:summaries_source_changelist") + "?archived=shown")
+    assert sources.status_code == 200 and link in sources.text
+    captures_page = admin_client.get(reverse("admin:summaries_archivecapture_changelist"))
+    assert captures_page.status_code == 200
+    detail = admin_client.get(reverse("admin:summaries_archivedcopy_change", args=[copy.pk]))
+    assert detail.status_code == 200
