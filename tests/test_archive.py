@@ -444,3 +444,16 @@ def test_editors_see_which_citations_rely_on_an_archived_copy(site, stub, queued
     assert captures_page.status_code == 200
     detail = admin_client.get(reverse("admin:summaries_archivedcopy_change", args=[copy.pk]))
     assert detail.status_code == 200
+
+
+def test_an_archive_at_a_refused_address_fails_at_once(site, stub, settings):
+    settings.ARCHIVE_ENDPOINT = "http://127.0.0.1:9"  # internal: refused by the policy
+    link = site.set("/a", "It is 2.5 times faster.")
+    cite(link)
+    check_all()
+    capture = ArchiveCapture.objects.create(
+        source=Source.objects.get(url=link), created_at=timezone.now()
+    )
+    drive_captures([capture.pk], within=5)
+    capture.refresh_from_db()
+    assert capture.state == "failed" and capture.attempts == 1

@@ -162,8 +162,8 @@ def request_capture(url: str, *, archive: Archive) -> CaptureAnswer:
         deadline=archive.deadline,
         user_agent=archive.user_agent,
     )
-    if answer.status is None:
-        return CaptureAnswer(error=answer.error or "no answer", transient=True)
+    if answer.status is None:  # network trouble is retried; a refused address is not
+        return CaptureAnswer(error=answer.error or "no answer", transient=answer.worth_retrying)
     retry_after = parse_retry_after(answer.retry_after, now=time.time())
     if answer.status == 429 or answer.status >= 500:
         return CaptureAnswer(error=f"HTTP {answer.status}", transient=True, retry_after=retry_after)
