@@ -457,3 +457,21 @@ def test_an_archive_at_a_refused_address_fails_at_once(site, stub, settings):
     drive_captures([capture.pk], within=5)
     capture.refresh_from_db()
     assert capture.state == "failed" and capture.attempts == 1
+
+
+def test_a_shown_copy_is_withdrawn_when_the_key_phrase_changes_until_checked_again(
+    site, stub, queued
+):
+    link = site.set("/a", "It is 2.5 times faster and 3 times cheaper.")
+    _, [citation] = cite(link)
+    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("2.5x faster"))
+    site.set("/a", status=404)
+    review_and_run(check_all(), queued)
+    assert ArchivedCopy.objects.get().shown
+
+    Citation.objects.filter(pk=citation.pk).update(key_phrase="3 times cheaper")
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get()
+    assert not copy.shown and copy.url == ""  # looked up again: no copy holds the new phrase
+    assert copy.key_phrase == "3 times cheaper"

@@ -73,13 +73,18 @@ def review_sources(*, source_ids: Iterable[int], now: datetime | None = None) ->
                     _set_shown(copy, citation, False, now)
                     counts["withdrawn"] += 1
                 continue
+            same_phrase = copy is not None and copy.key_phrase == citation.key_phrase
             if copy is not None and copy.shown:
-                continue
-            if copy is not None and copy.verified and copy.key_phrase == citation.key_phrase:
+                if same_phrase:
+                    continue
+                # Checked against another key phrase: not shown until checked again.
+                _set_shown(copy, citation, False, now)
+                counts["withdrawn"] += 1
+            if copy is not None and copy.verified and same_phrase:
                 _set_shown(copy, citation, True, now)
                 counts["shown"] += 1
             elif settings.ARCHIVE_LOOKUP and (
-                copy is None or copy.key_phrase != citation.key_phrase or copy.looked_up_at < again
+                copy is None or not same_phrase or copy.looked_up_at < again
             ):
                 queue_after_commit(FIND_TASK, citation.pk)
                 counts["looked_up"] += 1
