@@ -528,6 +528,33 @@ RELATED_REFRESH_EVERY = env.int("RELATED_REFRESH_EVERY", default=600)
 PUBLISH_CHANGES_EVERY = env.int("PUBLISH_CHANGES_EVERY", default=60)
 # Due sources are claimed and queued in batches every this many seconds.
 CHECK_DISPATCH_EVERY = env.int("CHECK_DISPATCH_EVERY", default=300)
+# --- Web archive: captures of cited pages, archived copies of failed ones ------------------
+# The archive's base address: Save Page Now 2 (POST /save, GET /save/status/<job>), the CDX
+# index (/cdx/search/cdx) and its copies (/web/<timestamp>/<url>) are found under it.
+ARCHIVE_ENDPOINT = env.str("ARCHIVE_ENDPOINT", default="https://web.archive.org").rstrip("/")
+# Save Page Now keys ("Authorization: LOW key:secret"); without them captures are anonymous.
+ARCHIVE_ACCESS_KEY = env.str("ARCHIVE_ACCESS_KEY", default="")
+ARCHIVE_SECRET_KEY = env.str("ARCHIVE_SECRET_KEY", default="")
+# Ask the archive to capture cited pages whose claim a check found (at most once per
+# ARCHIVE_RECAPTURE_DAYS each), and look up copies of pages that died or lost their claim.
+ARCHIVE_CAPTURE = env.bool("ARCHIVE_CAPTURE", default=True)
+ARCHIVE_LOOKUP = env.bool("ARCHIVE_LOOKUP", default=True)
+ARCHIVE_RECAPTURE_DAYS = env.int("ARCHIVE_RECAPTURE_DAYS", default=90)
+# Capture requests sent, all workers together: N/s, N/m or N/h.
+ARCHIVE_CAPTURE_RATE = env.str("ARCHIVE_CAPTURE_RATE", default="12/m")
+# Hosts never sent to the archive (a host covers its subdomains), comma-separated.
+ARCHIVE_OPT_OUT_HOSTS = env.list("ARCHIVE_OPT_OUT_HOSTS", default=[])
+# Capture requests refused (429, 5xx, network) are tried again up to this many times.
+ARCHIVE_MAX_ATTEMPTS = env.int("ARCHIVE_MAX_ATTEMPTS", default=5)
+# A capture's status is asked every ARCHIVE_POLL_SECONDS, at most ARCHIVE_MAX_POLLS times.
+ARCHIVE_POLL_SECONDS = env.float("ARCHIVE_POLL_SECONDS", default=20.0)
+ARCHIVE_MAX_POLLS = env.int("ARCHIVE_MAX_POLLS", default=30)
+# Seconds one request to the archive may take.
+ARCHIVE_DEADLINE = env.float("ARCHIVE_DEADLINE", default=30.0)
+# Copies tried per look-up (the newest before the citation was confirmed first), and days
+# before a citation whose look-up found nothing is looked up again.
+ARCHIVE_LOOKUP_CANDIDATES = env.int("ARCHIVE_LOOKUP_CANDIDATES", default=5)
+ARCHIVE_LOOKUP_AGAIN_DAYS = env.int("ARCHIVE_LOOKUP_AGAIN_DAYS", default=7)
 # --- Webhooks ----------------------------------------------------------------------------
 # Where the site is, for the links in webhook bodies (which are sent with no request).
 SITE_URL = env.str("SITE_URL", default="http://localhost:8000").rstrip("/")
@@ -643,4 +670,5 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-thumbnails": _every(THUMBNAIL_SWEEP_EVERY, "sweep_thumbnails"),
     "send-digests": _every(FOLLOW_DIGEST_EVERY, "send_digests"),
     "forget-unfollowed-addresses": _every(3600, "forget_unfollowed_addresses"),
+    "sweep-archive-captures": _every(3600, "sweep_archive_captures"),
 }

@@ -9,6 +9,12 @@ import logging
 from django.conf import settings
 
 from . import thumbnails
+from .archive.tasks import (
+    advance_archive_capture,
+    find_archived_copy,
+    review_archived_copies,
+    sweep_archive_captures,
+)
 from .background import TRANSIENT_ERRORS, background_task
 from .checking.tasks import check_source_batch, dispatch_source_checks
 from .editing import copies, derived
@@ -25,6 +31,10 @@ from .webhooks.tasks import deliver_webhook, sweep_webhooks
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "advance_archive_capture",
+    "find_archived_copy",
+    "review_archived_copies",
+    "sweep_archive_captures",
     "check_source_batch",
     "deliver_webhook",
     "dispatch_source_checks",

@@ -18,6 +18,11 @@ from curation.celery import app as celery_app
 # Playwright's sync API runs an event loop in the test thread; the ORM calls a test makes
 # beside it are still synchronous. Test-only: never set this in the service.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+# Nothing reaches the internet: the web archive's default endpoint is replaced by a
+# loopback address nothing listens on (the discard port), here and in the processes
+# (workers, servers) tests start; tests of archived copies point it at their own stub.
+NO_ARCHIVE = "http://127.0.0.1:9"
+os.environ["ARCHIVE_ENDPOINT"] = NO_ARCHIVE
 
 # Tasks sent during tests go to their own queue, so that a development worker consuming the
 # default queue on the same broker never takes them (and the test worker takes nothing else).
@@ -72,6 +77,7 @@ def pytest_configure(config):
         # dropped at the end): tests that listen start and stop one of their own
         # (tests/test_generation_listening.py). Servers the tests start listen as usual.
         PAGE_CACHE_LISTEN=False,
+        ARCHIVE_ENDPOINT=NO_ARCHIVE,
     ).enable()
     # WhiteNoise warns about a missing STATIC_ROOT; tests serve static files from the finders.
     Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)

@@ -3,9 +3,10 @@
 Importing this package registers every model admin (Django's admin autodiscovery).
 """
 
-from . import catalogue, corrections, following, notifications, sources, summary, webhooks
+from . import archives, catalogue, corrections, following, notifications, sources, summary, webhooks
 
 __all__ = [
+    "archives",
     "catalogue",
     "corrections",
     "following",

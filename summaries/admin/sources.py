@@ -7,6 +7,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from summaries import checking
+from summaries.admin.archives import ArchivedCopyShownFilter
 from summaries.models import (
     Channel,
     Citation,
@@ -161,7 +162,14 @@ class SourceAdmin(admin.ModelAdmin):
         "next_check_at",
         "ignored",
     ]
-    list_filter = ["state", "ignored", ChannelListFilter, "last_checked_at", "host"]
+    list_filter = [
+        "state",
+        "ignored",
+        ArchivedCopyShownFilter,
+        ChannelListFilter,
+        "last_checked_at",
+        "host",
+    ]
     search_fields = ["url", "title", "description", "host", "final_url"]
     readonly_fields = [f.name for f in Source._meta.fields]
     inlines = [CitedByInline, SourceCheckInline]

@@ -11,6 +11,7 @@ from rest_framework import relations, serializers
 from rest_framework.fields import SkipField
 from rest_framework.reverse import reverse
 
+from summaries.archive.events import copy_data
 from summaries.editing import gate
 from summaries.models import (
     Appearance,
@@ -503,6 +504,18 @@ class SourceSerializer(ManyRowsSerializer):
         ]
 
 
+class ArchivedCopySerializer(serializers.Serializer):
+    url = serializers.URLField(help_text="The archived copy (a web archive's capture).")
+    captured_at = serializers.DateTimeField(allow_null=True, help_text="When it was captured.")
+    verified = serializers.BooleanField(
+        help_text="Fetched and found to hold the key phrase, and no error or redirect page."
+    )
+    verified_at = serializers.DateTimeField(allow_null=True)
+    shown = serializers.BooleanField(
+        help_text="Readers are shown it: the live page is gone or no longer holds the claim."
+    )
+
+
 class CitationSerializer(ManyRowsSerializer):
     chapter = serializers.IntegerField(source="chapter_position", read_only=True, allow_null=True)
     key_point = serializers.IntegerField(
@@ -513,6 +526,10 @@ class CitationSerializer(ManyRowsSerializer):
     suggested_key_phrase = serializers.SerializerMethodField(
         help_text="For a citation without a key phrase: words of its claim to use as one "
         "(send them as `key_phrase` to accept); otherwise empty."
+    )
+    archived_copy = serializers.SerializerMethodField(
+        help_text="The archived copy kept for this citation, or null (also in the answer "
+        "to a write: read the summary for it)."
     )
 
     class Meta:
@@ -534,10 +551,18 @@ class CitationSerializer(ManyRowsSerializer):
             "verdict_excerpt",
             "verdict_checked_at",
             "confirmed_at",
+            "archived_copy",
         ]
 
     def get_suggested_key_phrase(self, citation) -> str:
         return "" if citation.key_phrase else suggest_key_phrase(citation.claim)
+
+    @extend_schema_field(ArchivedCopySerializer(allow_null=True))
+    def get_archived_copy(self, citation) -> dict | None:
+        # Read only where the query loaded it (select_related): never a query per row.
+        if not Citation.archived_copy.is_cached(citation):
+            return None
+        return copy_data(getattr(citation, "archived_copy", None))
 
 
 # --- Updates and corrections (?expand=corrections, …/corrections/) -----------------------

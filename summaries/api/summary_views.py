@@ -104,7 +104,7 @@ def _part_prefetches() -> dict:
         ),
         "citations": Prefetch(
             "citations",
-            queryset=Citation.objects.select_related("source").annotate(
+            queryset=Citation.objects.select_related("source", "archived_copy").annotate(
                 chapter_position=F("chapter__position"),
                 key_point_position=F("key_point__position"),
                 takeaway_position=F("takeaway__position"),

@@ -19,6 +19,7 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from summaries import linkcheck, notifications
+from summaries.background import queue_after_commit
 from summaries.linkcheck import CheckResult, State
 from summaries.linkcheck.batch import not_started
 from summaries.models import Citation, Source, SourceCheck
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 PROBLEM_STATES = frozenset({State.BROKEN, State.UNVERIFIABLE, State.ERROR})
 READABLE_STATES = frozenset({State.OK, State.REDIRECTED})
 PROBLEM_VERDICTS = frozenset({Citation.Verdict.NOT_FOUND, Citation.Verdict.CHANGED})
+# Archived copies are reviewed after each recorded batch (summaries/archive/copies.py).
+ARCHIVE_REVIEW_TASK = "summaries.tasks.review_archived_copies"
 # Results are written in chunks of this size while a batch runs, so that a worker killed
 # mid-batch loses at most one chunk of work (which is redone).
 RECORD_EVERY = 10
@@ -318,6 +321,8 @@ def record_results(
         problem_verdicts=PROBLEM_VERDICTS,
         now=now,
     )
+    if settings.ARCHIVE_CAPTURE or settings.ARCHIVE_LOOKUP:
+        queue_after_commit(ARCHIVE_REVIEW_TASK, [s.pk for s in sources])
     return [s.pk for s in sources]
 
 

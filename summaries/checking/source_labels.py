@@ -179,3 +179,46 @@ def label_of(source: Source, verdict: str, *, checked_at: datetime | None) -> So
         final_url=source.final_url,
         ignored=source.ignored,
     )
+
+
+# --- Archived copies ----------------------------------------------------------------------
+
+# The label of a source readers are sent to an archived copy of (CSS:
+# source-label--archived); not one of MODIFIERS, which `source_label` gives.
+ARCHIVED = "archived"
+# Dead sources: gone, or whose name no longer resolves.
+_DEAD_ERRORS = frozenset({"dns"})
+
+
+def needs_archived_copy(*, state: str, error_class: str, verdict: str) -> bool:
+    """Whether a citation's live page fails it so that an archived copy should stand in:
+    the page is gone (broken, or its name no longer resolves) or no longer holds the key
+    phrase (including a page moved to an address that does not). Pages we only could not
+    check (bot walls, our limits, timeouts) do not count: they may still open."""
+    if verdict in (Verdict.NO_PHRASE, ""):
+        return False
+    if verdict == Verdict.NOT_FOUND:
+        return True
+    if state == State.BROKEN:
+        return error_class not in ("too_many_redirects", "redirect_loop")
+    return state == State.ERROR and error_class in _DEAD_ERRORS
+
+
+@dataclass(frozen=True)
+class ArchivedLabel(SourceLabel):
+    """A source shown through its archived copy: the copy's address and date."""
+
+    archived_url: str = ""
+    archived_at: datetime | None = None
+
+
+def archived_label(*, url: str, captured_at: datetime) -> ArchivedLabel:
+    """ "Archived copy, 3 Dec 2026": the live page failed its citation, and a web archive's
+    copy from that date was checked to hold the cited words. `captured_at` is shown as
+    given (the reader's time zone)."""
+    when = _when(captured_at).removeprefix(" on ")
+    why = "The page at this address no longer shows the cited statement, or is gone."
+    why += f" A web archive's copy of it from {when} still does; we checked it holds the words."
+    return ArchivedLabel(
+        f"Archived copy, {when}", why, ARCHIVED, archived_url=url, archived_at=captured_at
+    )

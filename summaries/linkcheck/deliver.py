@@ -47,6 +47,7 @@ class PostResult:
     response_ms: int | None = None
     response_excerpt: str = ""
     address: str = ""
+    retry_after: str = ""  # the answer's Retry-After header, as sent
 
     @property
     def delivered(self) -> bool:
@@ -74,9 +75,10 @@ def post(
     user_agent: str = DEFAULT_USER_AGENT,
     ssl_context: ssl.SSLContext | None = None,
     clock: Callable[[], float] = time.monotonic,
+    content_type: str = "application/json",
 ) -> PostResult:
-    """POST `body` (with `headers`, JSON assumed) to `url` once; never raises for network
-    trouble. A refused URL or address is error_class "blocked" and nothing is sent."""
+    """POST `body` (with `headers`, of `content_type`) to `url` once; never raises for
+    network trouble. A refused URL or address is error_class "blocked" and nothing is sent."""
     networks = parse_networks(allowed_networks)
     deadline_at = clock() + deadline
     try:
@@ -108,7 +110,7 @@ def post(
                 **headers,
                 "Host": target.host_header,
                 "User-Agent": user_agent,
-                "Content-Type": "application/json",
+                "Content-Type": content_type,
                 "Content-Length": str(len(body)),
                 "Connection": "close",
             },
@@ -125,6 +127,7 @@ def post(
             response_ms=round((clock() - started) * 1000),
             response_excerpt=excerpt[:RESPONSE_EXCERPT].decode("utf-8", "replace"),
             address=str(connection.host),
+            retry_after=response.headers.get("Retry-After", ""),
         )
     except Exception as exc:  # noqa: BLE001 - every failure is a result, never an exception
         failure = (

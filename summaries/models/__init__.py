@@ -8,6 +8,7 @@ import reversion
 
 from summaries.text.durations import MAX_SECONDS
 
+from .archives import ArchiveCapture, ArchivedCopy
 from .base import (
     LANGUAGE_CHOICES,
     LANGUAGE_CODES,
@@ -64,6 +65,8 @@ from .webhooks import (
 )
 
 __all__ = [
+    "ArchiveCapture",
+    "ArchivedCopy",
     "LANGUAGE_CHOICES",
     "LANGUAGE_CODES",
     "MAX_SECONDS",

@@ -36,6 +36,10 @@ class WebhookEventType(models.TextChoices):
     SOURCE_STATE_CHANGED = "source.state_changed", "A cited source changed state"
     CITATION_VERDICT_CHANGED = "citation.verdict_changed", "A citation's claim verdict changed"
     PIN_STATUS_CHANGED = "pin.status_changed", "A live statement's pin changed status"
+    CITATION_ARCHIVED_COPY_CHANGED = (
+        "citation.archived_copy_changed",
+        "A citation's archived copy was shown or withdrawn",
+    )
     # Sent to one endpoint when its owner asks for a test; never subscribed to.
     PING = "ping", "A test event (sent on request)"
 

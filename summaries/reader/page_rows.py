@@ -84,6 +84,9 @@ class PageCitation:
     verdict: str
     source: PageSource
     source_label: object = field(default=None)  # set by presentation.label_sources
+    # The citation's archived copy, when readers are shown it (summaries/archive/).
+    archived_url: str = ""
+    archived_at: datetime | None = None
 
 
 _PEOPLE = CompiledQuery(
@@ -118,6 +121,9 @@ _CITATIONS = CompiledQuery(
             "claim",
             "verdict",
             *(f"source__{name}" for name in _SOURCE_FIELDS),
+            "archived_copy__url",
+            "archived_copy__captured_at",
+            "archived_copy__shown",
         )
     ),
     ids=("summary_id",),
@@ -151,6 +157,17 @@ def citations(summary_id: int) -> list[PageCitation]:
             claim=row["claim"],
             verdict=row["verdict"],
             source=PageSource(**{name: row[f"source__{name}"] for name in _SOURCE_FIELDS}),
+            **_archived(row),
         )
         for row in _CITATIONS.run(summary_id=summary_id)
     ]
+
+
+def _archived(row: dict) -> dict:
+    """The archived copy readers are shown, if any (a copy kept but not shown is not)."""
+    if not row["archived_copy__shown"] or not row["archived_copy__url"]:
+        return {}
+    return {
+        "archived_url": row["archived_copy__url"],
+        "archived_at": row["archived_copy__captured_at"],
+    }

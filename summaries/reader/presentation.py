@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString, mark_safe
 from summaries.text.links import host_of, http_url, text_fragment_url
 
 from . import receipts
-from .source_labels import label_of
+from .source_labels import archived_label, label_of, needs_archived_copy
 
 _LINK = re.compile(r'<a href="(?P<href>[^"]*)"(?P<attrs>[^>]*)>(?P<text>.*?)</a>', re.S)
 
@@ -124,11 +124,24 @@ def label_sources(citations) -> None:
     """
     for citation in citations:
         checked_at = citation.source.last_checked_at
-        citation.source_label = label_of(
+        citation.source_label = _archived_label(citation) or label_of(
             citation.source,
             citation.verdict,
             checked_at=timezone.localtime(checked_at) if checked_at else None,
         )
+
+
+def _archived_label(citation):
+    """ "Archived copy, <date>" for a citation shown through a verified archived copy while
+    its live page still fails it (the label goes back as soon as a check finds it again)."""
+    url, captured_at = getattr(citation, "archived_url", ""), getattr(citation, "archived_at", None)
+    source = citation.source
+    if not url or captured_at is None:
+        return None
+    failing = needs_archived_copy(
+        state=source.state, error_class=source.error_class, verdict=citation.verdict
+    )
+    return archived_label(url=url, captured_at=timezone.localtime(captured_at)) if failing else None
 
 
 def chapters_for_page(summary, digest: str = "") -> list[ChapterView]:
@@ -155,7 +168,30 @@ def _cited_link(citation) -> str:
     if not url:
         return text
     href = escape(text_fragment_url(url, citation.key_phrase))
-    return f'<a href="{href}" rel="nofollow noopener">{text}</a>'
+    return f'<a href="{href}" rel="nofollow noopener"{_robust_link(citation, url)}>{text}</a>'
+
+
+def _robust_link(citation, url: str) -> str:
+    """Robust Links attributes (robustlinks.mementoweb.org) of a link shown with its
+    archived copy: the original address, the copy's and the copy's date."""
+    label = citation.source_label
+    version = http_url(getattr(label, "archived_url", ""))
+    if not version or label.archived_at is None:
+        return ""
+    return (
+        f' data-originalurl="{escape(url)}" data-versionurl="{escape(version)}"'
+        f' data-versiondate="{label.archived_at:%Y-%m-%d}"'
+    )
+
+
+def _archived_link(label) -> str:
+    version = http_url(getattr(label, "archived_url", ""))
+    if not version:
+        return ""
+    return (
+        f' <a class="source-archived" href="{escape(version)}" rel="nofollow noopener">'
+        "Open the archived copy</a>"
+    )
 
 
 def _source_item(number: int, citation) -> str:
@@ -174,7 +210,7 @@ def _source_item(number: int, citation) -> str:
         f'\n      <li>{_cited_link(citation)} <span class="link-host">({escape(host)})</span>\n'
         f'        <span class="source-label source-label--{escape(label.modifier)}">'
         f'<span class="source-label-name" tabindex="0" aria-describedby="{why}">'
-        f"{escape(label.label)}</span>{moved}\n"
+        f"{escape(label.label)}</span>{moved}{_archived_link(label)}\n"
         f'          <span class="source-label-why" id="{why}">{escape(label.explanation)}</span>'
         f"</span>\n        {claim}</li>"
     )

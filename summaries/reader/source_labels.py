@@ -2,6 +2,7 @@
 where recording check results compares them too, and named here for the reader's code."""
 
 from summaries.checking.source_labels import (
+    ARCHIVED,
     CHECKED,
     CLAIM_CHANGED,
     CLAIM_MISSING,
@@ -10,12 +11,16 @@ from summaries.checking.source_labels import (
     NEUTRAL,
     PENDING,
     UNAVAILABLE,
+    ArchivedLabel,
     SourceLabel,
+    archived_label,
     label_of,
+    needs_archived_copy,
     source_label,
 )
 
 __all__ = [
+    "ARCHIVED",
     "CHECKED",
     "CLAIM_CHANGED",
     "CLAIM_MISSING",
@@ -24,7 +29,10 @@ __all__ = [
     "NEUTRAL",
     "PENDING",
     "UNAVAILABLE",
+    "ArchivedLabel",
     "SourceLabel",
+    "archived_label",
     "label_of",
+    "needs_archived_copy",
     "source_label",
 ]

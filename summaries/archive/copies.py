@@ -1,0 +1,187 @@
+"""Archived copies of cited pages: found, checked against the key phrase, shown, withdrawn."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from summaries.background import queue_after_commit
+from summaries.checking.source_labels import needs_archived_copy
+from summaries.linkcheck import archive as wayback
+from summaries.linkcheck import normalise_phrase
+from summaries.models import ArchiveCapture, ArchivedCopy, Citation
+from summaries.pagecache.generation import content_changed
+
+from . import events
+from .captures import request_captures
+from .options import archive
+
+logger = logging.getLogger(__name__)
+
+FIND_TASK = "summaries.tasks.find_archived_copy"
+
+
+class ArchiveUnavailable(Exception):
+    """The archive's index could not be read: worth trying again later."""
+
+
+def needs_copy(citation: Citation) -> bool:
+    """Whether the citation's live page fails it (dead, or without the claim)."""
+    source = citation.source
+    return needs_archived_copy(
+        state=source.state, error_class=source.error_class, verdict=citation.verdict
+    )
+
+
+def _copy_of(citation: Citation) -> ArchivedCopy | None:
+    try:
+        return citation.archived_copy
+    except ArchivedCopy.DoesNotExist:
+        return None
+
+
+def review_sources(*, source_ids: Iterable[int], now: datetime | None = None) -> dict:
+    """After checks of these sources were recorded: show, withdraw or look up archived
+    copies of their citations, and queue captures of pages whose claim was found.
+
+    - A citation whose page fails it and that has a verified copy for its key phrase gets
+      it shown; without one, a look-up is queued (unless one found nothing within
+      ARCHIVE_LOOKUP_AGAIN_DAYS for the same phrase).
+    - A shown copy of a citation whose live page holds the claim again is withdrawn.
+    Each change is one `citation.archived_copy_changed` event, and pages are marked stale.
+    Returns counts of what was done.
+    """
+    now = now or timezone.now()
+    ids = list(source_ids)
+    counts = {"shown": 0, "withdrawn": 0, "looked_up": 0, "captures": 0}
+    with transaction.atomic():
+        cited = (
+            Citation.objects.filter(source_id__in=ids)
+            .select_related("source", "archived_copy")
+            .order_by("id")
+        )
+        again = now - timedelta(days=settings.ARCHIVE_LOOKUP_AGAIN_DAYS)
+        for citation in cited:
+            copy = _copy_of(citation)
+            if not needs_copy(citation):
+                if copy is not None and copy.shown:
+                    _set_shown(copy, citation, False, now)
+                    counts["withdrawn"] += 1
+                continue
+            same_phrase = copy is not None and copy.key_phrase == citation.key_phrase
+            if copy is not None and copy.shown:
+                if same_phrase:
+                    continue
+                # Checked against another key phrase: not shown until checked again.
+                _set_shown(copy, citation, False, now)
+                counts["withdrawn"] += 1
+            if copy is not None and copy.verified and same_phrase:
+                _set_shown(copy, citation, True, now)
+                counts["shown"] += 1
+            elif settings.ARCHIVE_LOOKUP and (
+                copy is None or not same_phrase or copy.looked_up_at < again
+            ):
+                queue_after_commit(FIND_TASK, citation.pk)
+                counts["looked_up"] += 1
+        if counts["shown"] or counts["withdrawn"]:
+            content_changed()
+        counts["captures"] = len(request_captures(source_ids=ids, now=now))
+    return counts
+
+
+def _set_shown(copy: ArchivedCopy, citation: Citation, shown: bool, now: datetime) -> None:
+    copy.shown = shown
+    copy.save(update_fields=["shown"])
+    events.archived_copy_changed(citation=citation, copy=copy, now=now)
+
+
+def _candidates(citation: Citation, before: datetime) -> list[tuple[str, str]]:
+    """Copies to try, newest first: the archive's captures with status 200 taken at
+    `before` or earlier, and the captures we asked for ourselves."""
+    found = wayback.closest_captures(
+        citation.source.url,
+        before=before,
+        archive=archive(),
+        limit=settings.ARCHIVE_LOOKUP_CANDIDATES,
+    )
+    if found is None:
+        raise ArchiveUnavailable(f"the archive's index did not answer for {citation.source.url}")
+    ours = ArchiveCapture.objects.filter(
+        source_id=citation.source_id,
+        state=ArchiveCapture.State.SUCCESS,
+        captured_at__lte=before,
+    ).values_list("captured_at", flat=True)
+    own = [(wayback.format_timestamp(at), citation.source.url) for at in ours if at]
+    unique = dict.fromkeys(sorted({*found, *own}, reverse=True))
+    return list(unique)[: max(1, settings.ARCHIVE_LOOKUP_CANDIDATES)]
+
+
+def find_copy(*, citation_id: int, now: datetime | None = None) -> ArchivedCopy | None:
+    """Look up an archived copy for a citation whose live page fails it, and keep the first
+    that passes (`linkcheck.archive.copy_problem`): fetched through the address-safe
+    fetcher, answered 200 without a redirect, not an error page, and holding the key
+    phrase. Candidates are the closest captures before the citation was confirmed (before
+    now when it never was), newest first.
+
+    The copy is shown when the live page still fails the citation. A look-up that finds
+    nothing is recorded too (no copy), so it is not repeated before
+    ARCHIVE_LOOKUP_AGAIN_DAYS. Raises ArchiveUnavailable when the index cannot be read
+    (the task tries again). Returns the ArchivedCopy row, or None when there was nothing
+    to do (the citation is gone, has no key phrase, or its page recovered).
+    """
+    now = now or timezone.now()
+    citation = Citation.objects.select_related("source").filter(pk=citation_id).first()
+    if citation is None or not normalise_phrase(citation.key_phrase) or not needs_copy(citation):
+        return None
+    phrase = citation.key_phrase
+    accepted: tuple[str, datetime | None, str] | None = None
+    for timestamp, original in _candidates(citation, citation.confirmed_at or now):
+        result = wayback.read_copy(
+            timestamp, original, archive=archive(), max_body=settings.FETCH_MAX_BODY
+        )
+        problem, excerpt = wayback.copy_problem(result, phrase)
+        if problem:
+            logger.info("archived copy %s of %s refused: %s", timestamp, original, problem)
+            continue
+        url = archive().snapshot_url(timestamp, original)
+        accepted = (url, wayback.parse_timestamp(timestamp), excerpt)
+        break
+    return _record_copy(citation_id=citation.pk, phrase=phrase, accepted=accepted, now=now)
+
+
+@transaction.atomic
+def _record_copy(
+    *,
+    citation_id: int,
+    phrase: str,
+    accepted: tuple[str, datetime | None, str] | None,
+    now: datetime,
+) -> ArchivedCopy | None:
+    """Store what a look-up found, as the citation is now (re-read under a lock)."""
+    citation = (
+        Citation.objects.select_for_update(of=("self",))
+        .select_related("source")
+        .filter(pk=citation_id)
+        .first()
+    )
+    if citation is None or citation.key_phrase != phrase:
+        return None  # gone, or its phrase changed meanwhile: the next check looks again
+    copy = ArchivedCopy.objects.select_for_update().filter(citation=citation).first()
+    was_shown, was_url = (copy.shown, copy.url) if copy else (False, "")
+    copy = copy or ArchivedCopy(citation=citation)
+    url, captured_at, excerpt = accepted or ("", None, "")
+    copy.url, copy.captured_at, copy.excerpt = url, captured_at, excerpt
+    copy.key_phrase = phrase
+    copy.verified_at = now if accepted else None
+    copy.looked_up_at = now
+    copy.shown = bool(accepted) and needs_copy(citation)
+    copy.save()
+    if copy.shown != was_shown or (copy.shown and copy.url != was_url):
+        content_changed()
+        events.archived_copy_changed(citation=citation, copy=copy, now=now)
+    return copy
