@@ -14,7 +14,11 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.test import APIClient
 
-from summaries.api.serializers import SummaryListItemSerializer, SummarySerializer
+from summaries.api.serializers import (
+    SummaryListItemSerializer,
+    SummarySerializer,
+    VideoSerializer,
+)
 from summaries.api.summary_views import (
     last_modified,
     summary_details,
@@ -22,7 +26,7 @@ from summaries.api.summary_views import (
     summary_tag,
 )
 from summaries.editing import copies, derived
-from summaries.models import Caveat, Correction, Source, Summary
+from summaries.models import Caveat, Correction, Source, Summary, Video
 from summaries.models.access import can_see_unpublished
 from summaries.pagecache.generation import content_changed
 
@@ -237,3 +241,22 @@ def test_editors_list_drafts_and_working_copies_are_flagged(summaries):
     by_slug = {item["slug"]: item for item in body["results"]}
     assert by_slug[summaries[0].video.slug]["unpublished_changes"].endswith("/working-copy/")
     assert by_slug[summaries[-1].video.slug]["status"] == "draft"
+
+
+VIDEO_QUERIES = ["", "?ordering=title&page_size=3", "?language=en", "?search=Vid%C3%A9o"]
+
+
+@pytest.mark.parametrize("who", ["anonymous", "editor"])
+@pytest.mark.parametrize("query", VIDEO_QUERIES)
+def test_video_list_items_are_what_the_serializer_writes(summaries, who, query):
+    user = _users()[who]
+    path = f"/api/v1/videos/{query}"
+    response = _client(user).get(path)
+    assert response.status_code == 200
+    body = response.json()
+    slugs = [item["slug"] for item in body["results"]]
+    assert slugs
+    by_slug = {video.slug: video for video in Video.objects.with_listing_data()}
+    context = {"request": _drf_request(path, user), "view": None}
+    old = VideoSerializer([by_slug[slug] for slug in slugs], many=True, context=context).data
+    assert JSONRenderer().render(body["results"]) == JSONRenderer().render(old)

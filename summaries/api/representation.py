@@ -117,6 +117,29 @@ class Options:
 
 # --- Rows ----------------------------------------------------------------------------------
 
+# A video's columns: in a summary's row under "video__", in a video's own row as they are.
+VIDEO_COLUMNS = (
+    "slug",
+    "title",
+    "source_url",
+    "platform",
+    "platform_video_id",
+    "duration_seconds",
+    "language",
+    "published_on",
+    "thumbnail_url",
+    "blurb",
+    "created_at",
+    "updated_at",
+    "channel__slug",
+    "channel__name",
+    "channel__updated_at",
+)
+_VIDEO_KEYS = {
+    prefix: {name: f"{prefix}{name}" for name in VIDEO_COLUMNS} for prefix in ("", "video__")
+}
+
+
 # Summary and video columns the representation shows (a values() row of the summary);
 # staff also see the reviewer's name (STAFF_FIELDS).
 SUMMARY_FIELDS = (
@@ -130,21 +153,7 @@ SUMMARY_FIELDS = (
     "created_at",
     "updated_at",
     "video_id",
-    "video__slug",
-    "video__title",
-    "video__source_url",
-    "video__platform",
-    "video__platform_video_id",
-    "video__duration_seconds",
-    "video__language",
-    "video__published_on",
-    "video__thumbnail_url",
-    "video__blurb",
-    "video__created_at",
-    "video__updated_at",
-    "video__channel__slug",
-    "video__channel__name",
-    "video__channel__updated_at",
+    *(f"video__{name}" for name in VIDEO_COLUMNS),
 )
 
 STAFF_FIELDS = ("assigned_to__username",)
@@ -307,51 +316,83 @@ def _topics(rows: list[dict], options: Options) -> list[dict]:
     ]
 
 
-def _video(row: dict, people: list[dict], topics: list[dict], options: Options, *, card: bool):
-    """VideoSerializer's output (VideoCardSerializer's with `card`)."""
+def _video(
+    row: dict,
+    people: list[dict],
+    topics: list[dict],
+    options: Options,
+    *,
+    card: bool,
+    prefix: str = "video__",
+):
+    """VideoSerializer's output (VideoCardSerializer's with `card`), from the columns of
+    `row` named VIDEO_COLUMNS after `prefix`."""
+    key = _VIDEO_KEYS[prefix]
     links = options.links
-    slug = row["video__slug"]
+    slug = row[key["slug"]]
     channel = _ref(
-        options, "api:channel-detail", row["video__channel__slug"], row["video__channel__name"]
+        options, "api:channel-detail", row[key["channel__slug"]], row[key["channel__name"]]
     )
     html_url = links.page(slug_url("summaries:summary-detail", slug))  # Video.get_absolute_url
-    duration = row["video__duration_seconds"]
+    duration = row[key["duration_seconds"]]
     if card:
         return {
             "slug": slug,
-            "title": row["video__title"],
+            "title": row[key["title"]],
             "url": links.api("api:video-detail", slug),
             "html_url": html_url,
             "channel": channel,
             "duration_seconds": duration,
             "duration": format_duration(duration),
-            "language": row["video__language"],
-            "published_on": _date(row["video__published_on"]),
-            "thumbnail_url": row["video__thumbnail_url"],
+            "language": row[key["language"]],
+            "published_on": _date(row[key["published_on"]]),
+            "thumbnail_url": row[key["thumbnail_url"]],
             "people": people,
             "topics": topics,
         }
     return {
         "slug": slug,
-        "title": row["video__title"],
+        "title": row[key["title"]],
         "url": links.api("api:video-detail", slug),
         "html_url": html_url,
         "summary_url": links.api("api:summary-detail", slug),
         "channel": channel,
-        "source_url": row["video__source_url"],
-        "platform": row["video__platform"],
-        "platform_video_id": row["video__platform_video_id"],
+        "source_url": row[key["source_url"]],
+        "platform": row[key["platform"]],
+        "platform_video_id": row[key["platform_video_id"]],
         "duration_seconds": duration,
         "duration": format_duration(duration),
-        "language": row["video__language"],
-        "published_on": _date(row["video__published_on"]),
-        "thumbnail_url": row["video__thumbnail_url"],
-        "blurb": row["video__blurb"],
+        "language": row[key["language"]],
+        "published_on": _date(row[key["published_on"]]),
+        "thumbnail_url": row[key["thumbnail_url"]],
+        "blurb": row[key["blurb"]],
         "people": people,
         "topics": topics,
-        "created_at": _datetime(row["video__created_at"], options.zone),
-        "updated_at": _datetime(row["video__updated_at"], options.zone),
+        "created_at": _datetime(row[key["created_at"]], options.zone),
+        "updated_at": _datetime(row[key["updated_at"]], options.zone),
     }
+
+
+def video_items(rows: list[dict], request) -> list[dict]:
+    """Videos as VideoSerializer shows them, from rows of VIDEO_COLUMNS and "id": two
+    queries (their people, their topics)."""
+    if not rows:
+        return []
+    options = Options.of(request)
+    video_ids = [row["id"] for row in rows]
+    people = _grouped(_PEOPLE[1].run(video_ids=video_ids), "video_id")
+    topics = _grouped(_TOPICS[1].run(video_ids=video_ids), "video_id")
+    return [
+        _video(
+            row,
+            _people(people.get(row["id"], []), options),
+            _topics(topics.get(row["id"], []), options),
+            options,
+            card=False,
+            prefix="",
+        )
+        for row in rows
+    ]
 
 
 def _pin(row: dict, options: Options) -> dict | None:
