@@ -260,3 +260,16 @@ def test_video_list_items_are_what_the_serializer_writes(summaries, who, query):
     context = {"request": _drf_request(path, user), "view": None}
     old = VideoSerializer([by_slug[slug] for slug in slugs], many=True, context=context).data
     assert JSONRenderer().render(body["results"]) == JSONRenderer().render(old)
+
+
+def test_the_detail_answers_404_to_drafts_and_to_filters_that_leave_it_out(summaries):
+    client = _client(None)
+    draft = summaries[-1]
+    assert client.get(f"/api/v1/summaries/{draft.video.slug}/").status_code == 404
+    live = summaries[1]
+    path = f"/api/v1/summaries/{live.video.slug}/"
+    assert client.get(f"{path}?channel={live.video.channel.slug}").status_code == 200
+    assert client.get(f"{path}?channel=another-channel").status_code == 404
+    response = client.get(f"{path}?language=xx")
+    assert response.status_code == 400
+    assert "language" in response.json()["error"]["fields"]

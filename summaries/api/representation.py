@@ -13,8 +13,10 @@ tests/test_api_representation.py compares the two over varied summaries.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 
 from django.conf import settings
 from django.db.models import F
@@ -541,7 +543,7 @@ class Detail:
     last_modified: datetime  # the latest change to anything the data shows
 
 
-def summary_detail(row: dict, request, *, context: dict) -> Detail:
+def summary_detail(row: dict, request, *, context: Mapping[str, Any]) -> Detail:
     """The detail of the summary read as `row` (SUMMARY_FIELDS, and has_working_copy for
     editors), as SummarySerializer shows it with `context`: eight queries in all."""
     options = Options.of(request, pins=pins_requested(context))

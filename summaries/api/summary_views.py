@@ -306,7 +306,7 @@ class SummaryViewSet(
         expand = self._expand()
         rows = self._summaries().annotate(**{n: _count_of(m) for n, m in _COUNTED.items()})
         rows = self.filter_queryset(rows).values(*self._row_fields(representation.LIST_FIELDS))
-        page = self.paginate_queryset(rows)
+        page = self.paginate_queryset(rows) or []
         items = representation.summary_items(page, request, expand=expand)
         return self.get_paginated_response(items)
 
@@ -329,13 +329,13 @@ class SummaryViewSet(
         summary by a query compiled once per process."""
         slug = self.kwargs["slug"]
         if not self.request.user.is_staff and not self._filtered():
-            rows = representation.LIVE_SUMMARY.run(slug=slug)
-            if not rows:
+            live = representation.LIVE_SUMMARY.run(slug=slug)
+            if not live:
                 raise Http404("No summary matches the given query.")
-            return rows[0]
+            return live[0]
         rows = self.filter_queryset(self._summaries())
-        rows = rows.values(*self._row_fields(representation.SUMMARY_FIELDS))
-        return get_row_or_404(rows, video__slug=slug)
+        fields = self._row_fields(representation.SUMMARY_FIELDS)
+        return get_row_or_404(rows.values(*fields), video__slug=slug)
 
     def _filtered(self) -> bool:
         """Whether the query string names anything the filter backends read."""

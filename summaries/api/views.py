@@ -266,7 +266,7 @@ class VideoViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet)
         """Videos, newest first, built from plain rows (representation.py) as
         VideoSerializer shows them."""
         fields = ("id", *representation.VIDEO_COLUMNS)
-        rows = self.paginate_queryset(self.filter_queryset(self._videos()).values(*fields))
+        rows = self.paginate_queryset(self.filter_queryset(self._videos()).values(*fields)) or []
         return self.get_paginated_response(representation.video_items(rows, request))
 
     @extend_schema(
