@@ -263,8 +263,8 @@ class VideoViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet)
         return videos
 
     def list(self, request, *args, **kwargs):
-        """Videos, newest first, built from plain rows (representation.py) as
-        VideoSerializer shows them."""
+        """Videos with a live summary (editors: every video), newest first."""
+        # Built from plain rows as VideoSerializer shows them (representation.py).
         fields = ("id", *representation.VIDEO_COLUMNS)
         rows = self.paginate_queryset(self.filter_queryset(self._videos()).values(*fields)) or []
         return self.get_paginated_response(representation.video_items(rows, request))
