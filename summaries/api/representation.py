@@ -13,13 +13,14 @@ tests/test_api_representation.py compares the two over varied summaries.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F
+from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from rest_framework.reverse import reverse
 
@@ -594,9 +595,36 @@ COUNTS = {
     "citations": "citation_count",
 }
 LIST_FIELDS = (*SUMMARY_FIELDS, *COUNTS.values())
+_COUNTED = {
+    "key_point_count": KeyPoint,
+    "takeaway_count": Takeaway,
+    "chapter_count": Chapter,
+    "caveat_count": Caveat,
+    "citation_count": Citation,
+}
 
 
-def summary_items(rows: list[dict], request, *, expand: tuple[str, ...]) -> list[dict]:
+def _count_of(model):
+    rows = model.objects.filter(summary=OuterRef("pk")).order_by().values("summary")
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")), 0)
+
+
+def part_counts() -> dict:
+    """Annotations of a summary's row: how many parts of each kind it has (COUNTS)."""
+    return {name: _count_of(model) for name, model in _COUNTED.items()}
+
+
+# List rows of summaries by id, as clients who are not staff read them.
+LIST_ROWS = CompiledQuery(
+    Summary,
+    lambda ids: (
+        Summary.objects.filter(pk__in=ids).annotate(**part_counts()).order_by().values(*LIST_FIELDS)
+    ),
+    id_lists={"ids": settings.API_MAX_PAGE_SIZE},
+)
+
+
+def summary_items(rows: Sequence[dict], request, *, expand: tuple[str, ...]) -> list[dict]:
     """List items (SummaryListItemSerializer) of `rows` (LIST_FIELDS, has_working_copy for
     editors): two queries, and one per part named in `expand`."""
     if not rows:
