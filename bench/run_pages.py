@@ -44,6 +44,9 @@ Cold measurement ("every cache off"): after the other runs, gunicorn
 is restarted with PAGE_CACHE_FRAGMENTS=0 (curation/settings.py) and the
 same pages are measured uncached again, so shared fragments (a channel's filter choices, a
 list's length) are computed on every request, as on the first requests after a publish.
+The API's summary detail and lists are measured the same way (unless --no-api), against
+their targets: the detail at least as fast as the summary page, each list at least 100
+req/s. `--cold-only` measures only these.
 At the end bench/render_uncached.py measures the same pages in-process with every cache
 off (median and p90 render time, queries; target: median <= 10 ms).
 
@@ -114,6 +117,10 @@ TARGET_P99_MS = 50.0  # uncached p99, below
 # Anonymous API reads at page speed, from the same cache as pages.
 TARGET_API_DETAIL = 0.5  # API summary detail / cached summary page throughput, at least
 TARGET_API_LIST = 0.3  # each API list / cached summary page throughput, at least
+# Every cache off: the API detail at least as fast as the summary page it mirrors, and each
+# API list page (20 items) at least this many requests a second, at 32 connections.
+TARGET_COLD_API_DETAIL = 1.0  # cold API detail / cold summary page throughput, at least
+TARGET_COLD_API_LIST = 100.0
 API_PAGE_BYTES = 50_000  # a default list page of summaries, at most
 
 
@@ -454,11 +461,15 @@ def report(args, targets, measurements: Measurements, page_info: dict) -> list[s
             f"{measurements.median(t, 'p99_ms'):>8.2f} | {errors:>6} | {others:>6.0%} |"
         )
     by_key = {(t.page, t.mode, t.connections): t for t in targets}
+    missed = report_cold(args, by_key, measurements, lines)
+    if ("static", "static", args.connections) not in by_key:  # --cold-only
+        for line in lines:
+            say(line)
+        return missed
     static = measurements.runs[by_key[("static", "static", args.connections)].label]
     cached = measurements.runs[by_key[("summary", "cached", args.connections)].label]
     ratios = [c.rps / s.rps for c, s in zip(cached, static, strict=True)]
     ratio = statistics.median(ratios)
-    missed = []
     lines += [
         "",
         "cached summary / static throughput: "
@@ -513,10 +524,17 @@ def report(args, targets, measurements: Measurements, page_info: dict) -> list[s
             f"uncached p99 at {connections} connection{'s' if connections > 1 else ''} "
             f"({note}; target < {TARGET_P99_MS:.0f} ms): " + ", ".join(parts)
         )
+    for line in lines:
+        say(line)
+    return missed
+
+
+def report_cold(args, by_key: dict, measurements: Measurements, lines: list[str]) -> list[str]:
+    """The cold figures (pages and API reads) and their targets; returns those missed."""
     cold = [
         f"{page} {measurements.median(t, 'rps'):.1f} req/s, p50 "
         f"{measurements.median(t, 'p50_ms'):.0f} ms, p99 {measurements.median(t, 'p99_ms'):.0f} ms"
-        for page in ("summary", "channel", "home")
+        for page in ("summary", "channel", "home", "api-one", "api-list", "api-vids")
         if (t := by_key.get((page, "cold", args.connections))) is not None
     ]
     if cold:
@@ -524,8 +542,27 @@ def report(args, targets, measurements: Measurements, page_info: dict) -> list[s
             f"cold (every cache off: page and fragments) at {args.connections} connections: "
             + "; ".join(cold)
         )
-    for line in lines:
-        say(line)
+    page = by_key.get(("summary", "cold", args.connections))
+    detail = by_key.get(("api-one", "cold", args.connections))
+    if page is None or detail is None:
+        return []
+    missed, parts = [], []
+    ratio = statistics.median(
+        a.rps / p.rps
+        for a, p in zip(measurements.runs[detail.label], measurements.runs[page.label], strict=True)
+    )
+    parts.append(f"API detail / summary page {ratio:.2f} (>= {TARGET_COLD_API_DETAIL})")
+    if ratio < TARGET_COLD_API_DETAIL:
+        missed.append("api-one-cold")
+    for name in ("api-list", "api-vids"):
+        if (target := by_key.get((name, "cold", args.connections))) is not None:
+            rps = measurements.median(target, "rps")
+            parts.append(f"{name} {rps:.1f} req/s (>= {TARGET_COLD_API_LIST:.0f})")
+            if rps < TARGET_COLD_API_LIST:
+                missed.append(f"{name}-cold")
+    lines.append(
+        "cold API: " + ", ".join(parts) + (f": MISSED {', '.join(missed)}" if missed else ": met")
+    )
     return missed
 
 
@@ -564,6 +601,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="profile even if targets are met")
     parser.add_argument("--no-api", action="store_true", help="skip the API runs")
     parser.add_argument("--no-cold", action="store_true", help="skip the every-cache-off runs")
+    parser.add_argument(
+        "--cold-only", action="store_true", help="only the every-cache-off runs (pages and API)"
+    )
     parser.add_argument(
         "--render-requests",
         type=int,
@@ -637,13 +677,17 @@ def main(argv: list[str] | None = None) -> int:
             targets += [Target(name, path, "uncached", 1) for name, path in api]
         redis_pid = int(cache.info("server")["process_id"])
         load = OtherLoad(gunicorn.pid, redis_pid, args.db)
-        measurements = measure(args, port, targets, cache, lua, load)
+        if args.cold_only:
+            targets, measurements = [], Measurements()
+        else:
+            measurements = measure(args, port, targets, cache, lua, load)
         if not args.no_cold:
             # Every cache off: the same server with the fragment cache off.
             stop_gunicorn(gunicorn)
             cold_env = {**env, "PAGE_CACHE_FRAGMENTS": "0"}
             gunicorn = start_gunicorn(cold_env, port, log_path, ready_path=STATIC_PATH)
-            cold = [Target(name, path, "cold", n) for n in (c, 1) for name, path in pages]
+            cold_paths = pages if args.no_api else [*pages, *api]
+            cold = [Target(name, path, "cold", n) for n in (c, 1) for name, path in cold_paths]
             load = OtherLoad(gunicorn.pid, redis_pid, args.db)
             for target, results in measure(args, port, cold, cache, lua, load).runs.items():
                 measurements.runs[target] = results

@@ -112,10 +112,10 @@ def test_lists_take_a_fixed_number_of_queries_whatever_they_expand(
 ):
     for n in range(2):
         example_like(n)
-    # The content generation; summaries with counts, people, topics; each part expanded;
-    # when the next scheduled summary goes live (the page cache stores the answer until
-    # then at most).
-    expected = 1 + 3 + (5 if expand else 0) + 1
+    # The content generation; the page's ids, their rows with counts, people, topics; each
+    # part expanded; when the next scheduled summary goes live (the page cache stores the
+    # answer until then at most).
+    expected = 1 + 4 + (5 if expand else 0) + 1
     with django_assert_num_queries(expected):
         first = client.get("/api/v1/summaries/", {"expand": expand})
     for n in range(2, 5):

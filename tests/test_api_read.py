@@ -347,7 +347,8 @@ def test_errors_are_not_cached(client):
 GENERATION = 1
 STORE = GENERATION + 1
 LIST_QUERIES = {
-    "/api/v1/summaries/": 3,  # lean items: summaries with counts, people, topics
+    # lean items: the page's ids, their rows with counts, people, topics
+    "/api/v1/summaries/": 4,
     "/api/v1/videos/": 3,
     "/api/v1/channels/": 1,
     "/api/v1/people/": 1,

@@ -1,10 +1,12 @@
 """Summaries: read (anyone: live ones; editors: all), write whole, publish, re-check."""
 
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef, Prefetch, Subquery
+from django.db.models import Exists, F, OuterRef, Prefetch
 from django.db.models.functions import Coalesce
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.http import http_date
@@ -14,6 +16,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.generics import get_object_or_404 as get_row_or_404
 from rest_framework.response import Response
 
 from summaries import checking
@@ -22,15 +25,13 @@ from summaries.editing.revisions import compare_live_and_changes
 from summaries.models import (
     Appearance,
     Caveat,
-    Chapter,
     Citation,
-    KeyPoint,
     Source,
     Summary,
-    Takeaway,
 )
 from summaries.text.remembered import remembering
 
+from . import representation
 from .conditional import check_if_match, edit_version, summary_tag
 from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
 from .inputs import KeyPhraseInput, SummaryInput
@@ -168,9 +169,17 @@ def with_written_citations(summary: Summary, written: derived.WrittenCitations) 
     return summary
 
 
-def _count_of(model):
-    rows = model.objects.filter(summary=OuterRef("pk")).order_by().values("summary")
-    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")), 0)
+# What a list page is found by: its rows' ids and every field lists sort by (cursors are
+# made of the ordering's first field).
+_PAGED_FIELDS = ("id", "publish_order", "updated_at", "created_at")
+
+
+@dataclass(frozen=True)
+class _Version:
+    """What a summary's edit version is made of (conditional.edit_version)."""
+
+    pk: int
+    lock_version: int
 
 
 def summary_list_items(queryset, expand=()):
@@ -179,13 +188,7 @@ def summary_list_items(queryset, expand=()):
     parts = _part_prefetches()
     return (
         _with_video(queryset)
-        .annotate(
-            key_point_count=_count_of(KeyPoint),
-            takeaway_count=_count_of(Takeaway),
-            chapter_count=_count_of(Chapter),
-            caveat_count=_count_of(Caveat),
-            citation_count=_count_of(Citation),
-        )
+        .annotate(**representation.part_counts())
         .prefetch_related(*(parts[name] for name in expand))
     )
 
@@ -288,11 +291,56 @@ class SummaryViewSet(
     )
     def list(self, request, *args, **kwargs):
         """Summaries, newest first; lean items unless ?expand= asks for parts."""
-        queryset = self.filter_queryset(self.get_queryset())
-        page = self.paginate_queryset(queryset)
-        context = {**self.get_serializer_context(), "expand": self._expand()}
-        items = SummaryListItemSerializer(page, many=True, context=context)
-        return self.get_paginated_response(items.data)
+        expand = self._expand()
+        # The page is found by a lean query (filters, ordering, cursor); its rows are then
+        # read by id, by a query compiled once per process for clients who are not staff.
+        found = self.filter_queryset(self._summaries()).values(*_PAGED_FIELDS)
+        page = self.paginate_queryset(found) or []
+        rows = self._list_rows([row["id"] for row in page])
+        items = representation.summary_items(rows, request, expand=expand)
+        return self.get_paginated_response(items)
+
+    def _list_rows(self, ids: Sequence[int]) -> Sequence[dict]:
+        """The list rows (representation.LIST_FIELDS) of the summaries `ids`, in order."""
+        if not self.request.user.is_staff:
+            found = representation.LIST_ROWS.run(ids=ids) if ids else []
+        else:
+            rows = self._summaries().filter(pk__in=ids).annotate(**representation.part_counts())
+            found = list(rows.values(*self._row_fields(representation.LIST_FIELDS)))
+        by_id = {row["id"]: row for row in found}
+        return [by_id[pk] for pk in ids]
+
+    def _row_fields(self, fields: tuple[str, ...]) -> tuple[str, ...]:
+        """The columns of a summary's row: `fields`, what lists sort by, and for editors
+        whether it has unpublished changes (and for staff who reviews it)."""
+        user = self.request.user
+        extra: tuple[str, ...] = ("publish_order",)
+        if user.is_staff:
+            extra += representation.STAFF_FIELDS
+        if can_see_unpublished(user):
+            extra += ("has_working_copy",)
+        return (*fields, *extra)
+
+    def _summary_row(self) -> dict:
+        """The row of the summary the URL names, through the list's filters (a detail
+        answers 404 when they leave it out, and 400 to a bad filter value), or 404.
+
+        A client who is not staff, with no filter in the query string, reads a live
+        summary by a query compiled once per process."""
+        slug = self.kwargs["slug"]
+        if not self.request.user.is_staff and not self._filtered():
+            live = representation.LIVE_SUMMARY.run(slug=slug)
+            if not live:
+                raise Http404("No summary matches the given query.")
+            return live[0]
+        rows = self.filter_queryset(self._summaries())
+        fields = self._row_fields(representation.SUMMARY_FIELDS)
+        return get_row_or_404(rows.values(*fields), video__slug=slug)
+
+    def _filtered(self) -> bool:
+        """Whether the query string names anything the filter backends read."""
+        read = {*self.filterset_class.base_filters, "search", "ordering"}
+        return any(name in read for name in self.request.query_params)
 
     # --- Reading -----------------------------------------------------------------------
 
@@ -342,12 +390,14 @@ class SummaryViewSet(
 
     @extend_schema(parameters=[EXPAND_PINS])
     def retrieve(self, request, *args, **kwargs):
-        summary = self.get_object()
-        data = self.get_serializer(summary).data
-        response = Response(data)
-        response["ETag"] = summary_tag(summary, data)
-        response["Edit-Version"] = edit_version(summary)
-        response.last_modified = last_modified(summary)
+        row = self._summary_row()
+        self.check_object_permissions(request, row)
+        detail = representation.summary_detail(row, request, context=self.get_serializer_context())
+        version = _Version(row["id"], row["lock_version"])
+        response = Response(detail.data)
+        response["ETag"] = summary_tag(version, detail.data)
+        response["Edit-Version"] = edit_version(version)
+        response.last_modified = detail.last_modified
         return response
 
     # --- Writing -----------------------------------------------------------------------

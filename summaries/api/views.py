@@ -18,7 +18,7 @@ from summaries.models import Channel, Organisation, Person, Topic, Video
 from summaries.pagecache.generation import content_changed
 from summaries.reader.related import STORED_COUNT, related_for_page
 
-from . import catalogue_inputs, serializers
+from . import catalogue_inputs, representation, serializers
 from .conditional import ConditionalResponseMixin, check_if_match, entity_tag
 from .errors import PreconditionFailed, PreconditionRequired
 from .filters import DateTimeFilter, OrderingFilter, SearchFilter, VideoFilter
@@ -251,12 +251,23 @@ class VideoViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet)
     default_ordering = "-published_on"
 
     def get_queryset(self):
-        videos = Video.objects.all()
-        if not can_see_unpublished(self.request.user):
-            videos = videos.published()
+        videos = self._videos()
         if self.action == "related":
             return videos
         return videos.with_listing_data()
+
+    def _videos(self):
+        videos = Video.objects.all()
+        if not can_see_unpublished(self.request.user):
+            videos = videos.published()
+        return videos
+
+    def list(self, request, *args, **kwargs):
+        """Videos with a live summary (editors: every video), newest first."""
+        # Built from plain rows as VideoSerializer shows them (representation.py).
+        fields = ("id", *representation.VIDEO_COLUMNS)
+        rows = self.paginate_queryset(self.filter_queryset(self._videos()).values(*fields)) or []
+        return self.get_paginated_response(representation.video_items(rows, request))
 
     @extend_schema(
         parameters=[OpenApiParameter("limit", int, description=f"At most {RELATED_MAX}.")],
