@@ -10,11 +10,13 @@ import re
 import pytest
 import time_machine
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 from summaries.editing import copies, save, workflow
 from summaries.models import Chapter, PublishedVersion, Summary
 
-from .factories import ChapterFactory, SummaryFactory
+from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -121,3 +123,279 @@ def timemap_path(summary: Summary) -> str:
 
 def accept(moment: datetime.datetime) -> dict[str, str]:
     return {"HTTP_ACCEPT_DATETIME": moment.strftime("%a, %d %b %Y %H:%M:%S GMT")}
+
+
+def test_the_timemap_lists_every_published_version_and_nothing_else(client, history):
+    response = client.get(timemap_path(history))
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/link-format"
+    found = links(response.content.decode())
+    original = f"http://testserver{history.video.get_absolute_url()}"
+    assert found[0] == {"uri": original, "rel": "original timegate"}
+    assert found[1] == {
+        "uri": f"http://testserver{timemap_path(history)}",
+        "rel": "self",
+        "type": "application/link-format",
+        "from": "Mon, 05 Jan 2026 09:30:00 GMT",
+        "until": "Mon, 23 Feb 2026 09:30:00 GMT",
+    }
+    mementos = by_rel(found, "memento")
+    expected = [version_time(number) for number in range(1, 51)]
+    assert [m["uri"] for m in mementos] == [
+        f"http://testserver{memento_path(history, moment)}" for moment in expected
+    ]
+    assert [m["datetime"] for m in mementos] == [
+        moment.strftime("%a, %d %b %Y %H:%M:%S GMT") for moment in expected
+    ]
+    assert mementos[0]["rel"] == "first memento"
+    assert mementos[-1]["rel"] == "last memento"
+    assert {m["rel"] for m in mementos[1:-1]} == {"memento"}
+
+
+def test_each_version_shows_what_readers_saw_then_and_no_unpublished_work(client, history):
+    for number in range(1, 51):
+        response = client.get(memento_path(history, version_time(number)))
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert f"Version {number} words." in page
+        assert f"Chapter of version {number}<" in page
+        assert NEVER_LIVE not in page
+        assert "You are reading this summary as it was on" in page
+    stored = " ".join(PublishedVersion.objects.values_list("html", flat=True))
+    assert NEVER_LIVE not in stored
+
+
+def test_the_timegate_redirects_to_the_version_live_at_the_date(client, history):
+    url = history.video.get_absolute_url()
+    cases = [
+        (version_time(17) + datetime.timedelta(hours=5), 17),  # between two versions
+        (version_time(17), 17),  # the very second it went live
+        (version_time(17) - datetime.timedelta(seconds=1), 16),
+        # Within hours of a scheduled change that never went live: still version 23.
+        (version_time(24) - datetime.timedelta(hours=2), 23),
+        (START - datetime.timedelta(days=400), 1),  # before the first: the first
+        (version_time(50) + datetime.timedelta(days=300), 50),  # after the last: the last
+    ]
+    for wanted, number in cases:
+        response = client.get(url, **accept(wanted))
+        assert response.status_code == 302, wanted
+        assert response["Location"] == (
+            f"http://testserver{memento_path(history, version_time(number))}"
+        ), wanted
+        assert "accept-datetime" in response["Vary"].lower()
+
+
+def test_the_timegate_answers_as_the_rfc_shows(client, short_history):
+    """RFC 7089 4.1.1: 302, Vary: accept-datetime, Location, and a Link header naming
+    the original (its own TimeGate), the TimeMap and mementos with their datetimes."""
+    url = short_history.video.get_absolute_url()
+
+    response = client.head(url, **accept(version_time(2) + datetime.timedelta(minutes=1)))
+
+    assert response.status_code == 302
+    assert response.content == b""
+    found = links(response["Link"])
+    assert by_rel(found, "original") == [
+        {"uri": f"http://testserver{url}", "rel": "original timegate"}
+    ]
+    assert by_rel(found, "timemap")[0]["type"] == "application/link-format"
+    chosen = [link for link in found if link["uri"] == response["Location"]]
+    assert chosen == [
+        {
+            "uri": response["Location"],
+            "rel": "memento",
+            "datetime": "Tue, 06 Jan 2026 09:30:00 GMT",
+        }
+    ]
+    assert [link["rel"] for link in by_rel(found, "memento")] == [
+        "first memento",
+        "memento",
+        "last memento",
+    ]
+
+
+def test_a_memento_answers_as_the_rfc_shows(client, short_history):
+    """RFC 7089 4.1.2: Memento-Datetime, and Link to the original, its TimeGate, the
+    TimeMap, and the first, previous, next and last mementos."""
+    response = client.get(memento_path(short_history, version_time(2)))
+
+    assert response.status_code == 200
+    assert response["Memento-Datetime"] == "Tue, 06 Jan 2026 09:30:00 GMT"
+    assert HTTP_DATE.match(response["Memento-Datetime"])
+    found = links(response["Link"])
+    rels = {link["rel"]: link for link in found}
+    assert rels["original timegate"]["uri"].endswith(short_history.video.get_absolute_url())
+    assert rels["timemap"]["type"] == "application/link-format"
+    assert rels["first prev memento"]["datetime"] == "Mon, 05 Jan 2026 09:30:00 GMT"
+    assert rels["memento"]["uri"].endswith(memento_path(short_history, version_time(2)))
+    assert rels["last next memento"]["datetime"] == "Wed, 07 Jan 2026 09:30:00 GMT"
+    assert all(HTTP_DATE.match(link["datetime"]) for link in by_rel(found, "memento"))
+    page = response.content.decode()
+    assert '<meta name="robots" content="noindex, nofollow">' in page
+    assert response["X-Robots-Tag"] == "noindex, nofollow"
+    assert "Memento-Datetime" not in client.get(short_history.video.get_absolute_url())
+
+
+def test_the_live_page_names_its_timegate_and_timemap(client, short_history):
+    url = short_history.video.get_absolute_url()
+
+    for _ in range(2):  # rendered, then from the page cache: the same headers
+        response = client.get(url)
+        assert response.status_code == 200
+        assert "accept-datetime" in response["Vary"].lower()
+        assert links(response["Link"]) == [
+            {"uri": f"http://testserver{url}", "rel": "original timegate"},
+            {
+                "uri": f"http://testserver{timemap_path(short_history)}",
+                "rel": "timemap",
+                "type": "application/link-format",
+            },
+        ]
+    # A page in the cache is not what a TimeGate request gets.
+    assert client.get(url, **accept(version_time(1))).status_code == 302
+
+
+def test_mementos_answer_conditional_and_head_requests(client, short_history):
+    path = memento_path(short_history, version_time(1))
+    first = client.get(path)
+
+    again = client.get(path, HTTP_IF_NONE_MATCH=first["ETag"])
+    head = client.head(path)
+
+    assert again.status_code == 304
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head["Memento-Datetime"] == "Mon, 05 Jan 2026 09:30:00 GMT"
+    assert client.head(timemap_path(short_history)).status_code == 200
+    assert client.post(path).status_code == 405
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["yesterday", "", "2026-01-05T09:30:00Z", "Mon, 32 Jan 2026 09:30:00 GMT", "Mon, 05 Jan"],
+)
+def test_an_unreadable_accept_datetime_is_a_clear_400(client, short_history, value):
+    response = client.get(short_history.video.get_absolute_url(), HTTP_ACCEPT_DATETIME=value)
+
+    assert response.status_code == 400
+    assert "Accept-Datetime" in response.content.decode()
+    assert "accept-datetime" in response["Vary"].lower()
+
+
+def test_an_unpublished_summary_answers_404_for_all_of_it(client, short_history):
+    paths = [timemap_path(short_history), memento_path(short_history, version_time(2))]
+    assert all(client.get(path).status_code == 200 for path in paths)
+
+    workflow.unpublish_summary(summary=short_history, user=None)
+
+    for path in paths:
+        assert client.get(path).status_code == 404
+    url = short_history.video.get_absolute_url()
+    assert client.get(url, **accept(version_time(2))).status_code == 404
+
+
+def test_a_draft_never_published_has_no_versions(client):
+    draft = SummaryFactory(tldr="Draft words.")
+    ChapterFactory(summary=draft, position=1)
+    url = draft.video.get_absolute_url()
+
+    assert client.get(timemap_path(draft)).status_code == 404
+    assert client.get(url, **accept(START)).status_code == 404
+    assert not PublishedVersion.objects.exists()
+
+
+def test_a_scheduled_publication_is_a_version_only_once_its_time_comes(client):
+    summary = SummaryFactory(tldr="Scheduled words.")
+    ChapterFactory(summary=summary, position=1)
+    now = timezone.now().replace(microsecond=0)
+    first, second = now + datetime.timedelta(hours=2), now + datetime.timedelta(hours=5)
+    workflow.publish_summary(summary=summary, user=None, at=first)
+    workflow.publish_summary(summary=summary, user=None, at=second)  # rescheduled
+
+    assert client.get(timemap_path(summary)).status_code == 404
+    with time_machine.travel(second + datetime.timedelta(minutes=1), tick=False):
+        found = links(client.get(timemap_path(summary)).content.decode())
+    assert [m["datetime"] for m in by_rel(found, "memento")] == [
+        second.strftime("%a, %d %b %Y %H:%M:%S GMT")
+    ]
+
+
+def test_a_scheduled_publication_taken_back_leaves_nothing(client):
+    summary = SummaryFactory(tldr="Scheduled words.")
+    at = timezone.now() + datetime.timedelta(hours=2)
+    workflow.publish_summary(summary=summary, user=None, at=at)
+
+    workflow.unpublish_summary(summary=summary, user=None)
+
+    assert not PublishedVersion.objects.exists()
+
+
+def test_scheduled_changes_are_a_version_from_when_they_went_live(client, short_history):
+    now = timezone.now().replace(microsecond=0)
+    edit(short_history, "Scheduled change words.", "Scheduled chapter")
+    copies.publish_changes(summary=short_history, user=None, at=now + datetime.timedelta(hours=1))
+    assert PublishedVersion.objects.filter(live_from__gt=now).count() == 0
+
+    went_live = now + datetime.timedelta(hours=1, seconds=42)
+    with time_machine.travel(went_live, tick=False):
+        copies.publish_due_changes()
+        response = client.get(short_history.video.get_absolute_url(), **accept(went_live))
+        page = client.get(memento_path(short_history, went_live)).content.decode()
+    assert response["Location"].endswith(memento_path(short_history, went_live))
+    assert "Scheduled change words." in page
+
+
+def test_an_address_that_is_no_version_answers_404(client, short_history):
+    slug = short_history.video.slug
+    between = version_time(1) + datetime.timedelta(hours=1)
+    for moment in (f"{between:%Y%m%d%H%M%S}", "2026", "99999999999999", "yesterday"):
+        assert client.get(f"/videos/{slug}/versions/{moment}/").status_code == 404
+    assert client.get("/videos/no-such-video/timemap/").status_code == 404
+
+
+def test_query_counts_of_the_timemap_and_a_memento(
+    client, short_history, django_assert_num_queries
+):
+    timemap, version = timemap_path(short_history), memento_path(short_history, version_time(2))
+    # With a session cookie the page cache is passed by: what a first reader costs.
+    with django_assert_num_queries(1):
+        assert client.get(timemap, HTTP_COOKIE="sessionid=x").status_code == 200
+    with django_assert_num_queries(2):
+        assert client.get(version, HTTP_COOKIE="sessionid=x").status_code == 200
+
+
+def api_versions(summary) -> str:
+    return f"/api/v1/summaries/{summary.video.slug}/versions/"
+
+
+def test_the_api_lists_the_published_versions_with_their_addresses(client, short_history):
+    response = client.get(api_versions(short_history))
+
+    assert response.status_code == 200
+    page = f"http://testserver{short_history.video.get_absolute_url()}"
+    assert response.json() == {
+        "original": page,
+        "timemap": f"http://testserver{timemap_path(short_history)}",
+        "versions": [
+            {
+                "datetime": f"{version_time(n):%Y-%m-%dT%H:%M:%SZ}",
+                "url": f"http://testserver{memento_path(short_history, version_time(n))}",
+            }
+            for n in (1, 2, 3)
+        ],
+    }
+
+
+@pytest.mark.parametrize("who", [None, EditorFactory, ReviewerFactory])
+def test_the_api_answers_404_for_a_summary_that_is_not_live(short_history, who):
+    api = APIClient()
+    if who is not None:
+        api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=who()).key}")
+    draft = SummaryFactory()
+    workflow.unpublish_summary(summary=short_history, user=None)
+
+    for summary in (draft, short_history):
+        response = api.get(api_versions(summary))
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"

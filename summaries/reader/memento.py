@@ -81,12 +81,16 @@ def memento_url(request: HttpRequest, slug: str, moment: datetime) -> str:
 def live_times(summary_id: int) -> list[datetime]:
     """The times of the versions readers can see of a summary, oldest first (one query);
     empty when the summary is not live."""
-    return list(
-        PublishedVersion.objects.live()
-        .filter(summary_id=summary_id)
-        .order_by("live_from")
-        .values_list("live_from", flat=True)
-    )
+    return _times(PublishedVersion.objects.live().filter(summary_id=summary_id))
+
+
+def live_times_at(slug: str) -> list[datetime]:
+    """The same for the summary of the video at `slug`."""
+    return _times(PublishedVersion.objects.live().filter(summary__video__slug=slug))
+
+
+def _times(versions) -> list[datetime]:
+    return list(versions.order_by("live_from").values_list("live_from", flat=True))
 
 
 def select(times: Sequence[datetime], wanted: datetime) -> datetime | None:

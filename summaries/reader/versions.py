@@ -33,10 +33,7 @@ def render_version(sender, instance: PublishedVersion, raw: bool = False, **kwar
 @require_safe
 def timemap(request: HttpRequest, slug: str) -> HttpResponse:
     """The TimeMap of a live summary: its published versions; 404 when it has none."""
-    summary_id = (
-        Summary.objects.published().filter(video__slug=slug).values_list("pk", flat=True).first()
-    )
-    times = memento.live_times(summary_id) if summary_id is not None else []
+    times = memento.live_times_at(slug)
     if not times:
         raise Http404("This address has no published versions.")
     body = memento.timemap(request, slug, times)
