@@ -57,7 +57,7 @@ def summary_version(request: HttpRequest, slug: str, moment: str) -> HttpRespons
     if version is None:
         raise Http404("No published version of this summary at that time.")
     times = memento.live_times(version.summary_id)
-    video = version.summary.video
+    video = version.summary.summarised_video  # a live summary's own
     response = TemplateResponse(
         request,
         "summaries/summary_version.html",

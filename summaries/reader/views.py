@@ -473,6 +473,7 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
     def get(self, request, *args, **kwargs):
         if not self.answers_memento:
             return super().get(request, *args, **kwargs)
+        response: HttpResponse
         try:
             wanted = memento.accept_datetime(request)
         except memento.BadDatetime:
