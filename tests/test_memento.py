@@ -53,6 +53,9 @@ def build_history(count: int) -> Summary:
         ChapterFactory(summary=summary, position=1, title="Draft chapter", body="Words.")
         summary.tldr = f"Another draft, {NEVER_LIVE}."
         save.save_summary(summary=summary, parts={}, user=None)
+        workflow.submit_for_review(summary=summary, user=None)
+        workflow.send_back(summary=summary, user=None, note=f"First note, {NEVER_LIVE}.")
+        summary.refresh_from_db()
         summary.tldr = "Version 1 words."
         Chapter.objects.filter(summary=summary).update(title="Chapter of version 1")
         save.save_summary(summary=summary, parts={}, user=None)
