@@ -5,10 +5,12 @@ scheduled for a time that never came are never listed, redirected to or served.
 """
 
 import datetime
+import io
 import re
 
 import pytest
 import time_machine
+from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -402,3 +404,21 @@ def test_the_api_answers_404_for_a_summary_that_is_not_live(short_history, who):
         response = api.get(api_versions(summary))
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "not_found"
+
+
+def test_summaries_published_before_versions_get_their_current_one(client):
+    with time_machine.travel(START, tick=False):
+        summary = SummaryFactory(live=True, tldr="Published long ago.")
+        ChapterFactory(summary=summary, position=1)
+    later = START + datetime.timedelta(days=3)
+    with time_machine.travel(later, tick=False):
+        edit(summary, "Changed since.", "Chapter changed since")
+        copies.publish_changes(summary=summary, user=None)
+    PublishedVersion.objects.all().delete()  # as before versions were recorded
+
+    call_command("record_live_versions", stdout=io.StringIO())
+    call_command("record_live_versions", stdout=io.StringIO())
+
+    assert list(PublishedVersion.objects.values_list("live_from", flat=True)) == [later]
+    page = client.get(memento_path(summary, later)).content.decode()
+    assert "Changed since." in page

@@ -11,6 +11,7 @@ readers never saw it. The article itself is filled in by the reader
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Max
 
 from summaries.models import PublishedVersion, Summary
 
@@ -51,3 +52,30 @@ def forget_versions_never_live(*, summary: Summary, now: datetime) -> int:
     """Delete the versions of `summary` recorded for a time after `now`; how many."""
     deleted, _ = PublishedVersion.objects.filter(summary=summary, live_from__gt=now).delete()
     return deleted
+
+
+def record_current_versions(*, now: datetime) -> int:
+    """Record the version of each live summary that has none (one published before
+    versions were recorded): its content as it is, from when it went live (its publish
+    time, or the last change that went live after it). Returns how many were recorded;
+    running it again records nothing."""
+    recorded = 0
+    missing = (
+        Summary.objects.published(now)
+        .originals()
+        .filter(published_versions__isnull=True)
+        .select_related("video")
+        .annotate(last_change=Max("corrections__published_at"))
+        .order_by("pk")
+    )
+    for summary in missing.iterator(chunk_size=200):
+        since = max(filter(None, (summary.publish_at, summary.last_change)))
+        with transaction.atomic():
+            PublishedVersion.objects.create(
+                summary=summary,
+                live_from=version_time(since),
+                page_version=summary.page_version,
+                title=summary.summarised_video.title,
+            )
+        recorded += 1
+    return recorded
