@@ -13,29 +13,31 @@ from summaries.reader import memento
 from .receipts import OfSummaryViewSet
 
 
-class VersionSerializer(serializers.Serializer):
+class PublishedVersionSerializer(serializers.Serializer):
     datetime = serializers.DateTimeField(help_text="When this version went live (UTC).")
     url = serializers.URLField(help_text="The version as readers saw it (a Memento).")
 
 
-class VersionsSerializer(serializers.Serializer):
+class PublishedVersionsSerializer(serializers.Serializer):
     original = serializers.URLField(
         help_text="The summary page: the Original Resource, and its own TimeGate "
         "(send Accept-Datetime to be redirected to the version live then)."
     )
     timemap = serializers.URLField(help_text="The TimeMap, in application/link-format.")
-    versions = VersionSerializer(many=True, help_text="Every published version, oldest first.")
+    versions = PublishedVersionSerializer(
+        many=True, help_text="Every published version, oldest first."
+    )
 
 
 @extend_schema(parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)])
 class VersionViewSet(OfSummaryViewSet):
     """A live summary's published versions, at /api/v1/summaries/<slug>/versions/."""
 
-    serializer_class = VersionsSerializer
+    serializer_class = PublishedVersionsSerializer
 
     @extend_schema(
         responses={
-            200: VersionsSerializer,
+            200: PublishedVersionsSerializer,
             404: OpenApiResponse(description="No live summary at this address."),
         },
         description=(
@@ -57,4 +59,4 @@ class VersionViewSet(OfSummaryViewSet):
                 for moment in times
             ],
         }
-        return Response(VersionsSerializer(data).data)
+        return Response(PublishedVersionsSerializer(data).data)
