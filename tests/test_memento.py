@@ -359,15 +359,19 @@ def test_an_address_that_is_no_version_answers_404(client, short_history):
     assert client.get("/videos/no-such-video/timemap/").status_code == 404
 
 
-def test_query_counts_of_the_timemap_and_a_memento(
+def test_query_counts_of_the_timemap_a_memento_and_the_timegate(
     client, short_history, django_assert_num_queries
 ):
     timemap, version = timemap_path(short_history), memento_path(short_history, version_time(2))
+    page = short_history.video.get_absolute_url()
     # With a session cookie the page cache is passed by: what a first reader costs.
     with django_assert_num_queries(1):
         assert client.get(timemap, HTTP_COOKIE="sessionid=x").status_code == 200
     with django_assert_num_queries(2):
         assert client.get(version, HTTP_COOKIE="sessionid=x").status_code == 200
+    wanted = accept(version_time(2))
+    with django_assert_num_queries(2):
+        assert client.get(page, HTTP_COOKIE="sessionid=x", **wanted).status_code == 302
 
 
 def api_versions(summary) -> str:

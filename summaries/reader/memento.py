@@ -14,6 +14,7 @@ versions of a live summary whose time has come exist for readers
 (PublishedVersion.objects.live()); an unpublished summary answers 404 for all of them.
 """
 
+import bisect
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -95,14 +96,9 @@ def _times(versions) -> list[datetime]:
 
 def select(times: Sequence[datetime], wanted: datetime) -> datetime | None:
     """The version live at `wanted`: the last at or before it, else the first; None for none."""
-    chosen = None
-    for moment in times:
-        if moment > wanted:
-            break
-        chosen = moment
-    if chosen is None and times:
-        return times[0]
-    return chosen
+    if not times:
+        return None
+    return times[max(bisect.bisect_right(times, wanted) - 1, 0)]
 
 
 def _link(url: str, rel: str, **params: str) -> str:
