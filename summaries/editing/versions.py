@@ -61,8 +61,8 @@ def record_current_versions(*, now: datetime) -> int:
     running it again records nothing."""
     recorded = 0
     missing = (
+        # Working copies are never published: these are summaries themselves.
         Summary.objects.published(now)
-        .originals()
         .filter(published_versions__isnull=True)
         .select_related("video")
         .annotate(last_change=Max("corrections__published_at"))
