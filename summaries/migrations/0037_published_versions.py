@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('summaries', '0034_citation_indexes'),
+        ('summaries', '0035_archived_copies'),
     ]
 
     operations = [
