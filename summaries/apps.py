@@ -14,7 +14,8 @@ class SummariesConfig(AppConfig):
         # The page cache's content generation row, made by migrate (and again by flush).
         from .pagecache.generation import create_row_after_migrate
 
-        # Stored filter choices are forgotten by receivers of model signals.
-        from .reader import facets  # noqa: F401
+        # Stored filter choices are forgotten by receivers of model signals, and each
+        # published version's article is rendered by the reader when it is recorded.
+        from .reader import facets, versions  # noqa: F401
 
         post_migrate.connect(create_row_after_migrate, sender=self)

@@ -10,6 +10,7 @@ from .errors import not_found
 from .following import BounceViewSet
 from .receipts import PinViewSet, TranscriptViewSet
 from .summary_views import SummaryViewSet
+from .versions import VersionViewSet
 from .webhooks import WebhookEndpointViewSet
 
 app_name = "api"
@@ -30,6 +31,8 @@ router.register("summaries", PinViewSet, basename="summary-pin")
 router.register("summaries", ChapterSuggestionViewSet, basename="summary-chapter-suggestions")
 # Updates and corrections: /summaries/<slug>/corrections/ and …/corrections/<id>/withdraw/.
 router.register("summaries", CorrectionViewSet, basename="summary-corrections")
+# Published versions (Memento): /summaries/<slug>/versions/.
+router.register("summaries", VersionViewSet, basename="summary-versions")
 
 # Any other path (also one with characters a slug cannot have) is a JSON 404.
 urlpatterns = [*router.urls, re_path(r"^", not_found)]

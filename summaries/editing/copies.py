@@ -25,7 +25,7 @@ from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takea
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import corrections, gate, receipts, rules, video_changes
+from . import corrections, gate, receipts, rules, versions, video_changes
 from .derived import lock_citations, refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import Part, PartModel, make_room_for_reorder
@@ -353,6 +353,7 @@ def _go_live(
         if user is not None and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment("Published changes")
+    versions.record_live_version(summary=live, now=now)
     kind, note = change
     corrections.record_change(
         live=live, kind=kind, note=note, user=user, now=now, comparison=comparison

@@ -16,7 +16,7 @@ from summaries.models import (
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import copies, gate, receipts, review
+from . import copies, gate, receipts, review, versions
 
 # A reviewer's note is a few sentences, not a second summary.
 REVIEW_NOTE_CHARS = 2000
@@ -89,6 +89,7 @@ def publish_summary(
     scheduled = summary.publish_at > now
     comment = f"Scheduled for {summary.publish_at:%Y-%m-%d %H:%M %Z}" if scheduled else "Published"
     _record(summary, user, comment)
+    versions.record_live_version(summary=summary, now=now)
     if not scheduled:  # a scheduled one is picked up by the beat refresh once live
         queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
         webhook_events.summary_published(summary, now=now)
@@ -112,6 +113,7 @@ def unpublish_summary(*, summary: Summary, user: gate.Actor = None) -> Summary:
     summary.status = Summary.Status.DRAFT
     summary.publish_at = None
     _record(summary, user, "Unpublished")
+    versions.forget_versions_never_live(summary=summary, now=timezone.now())
     queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
     webhook_events.summary_unpublished(summary, was_live=was_live)
     return summary

@@ -56,6 +56,7 @@ from .summary import (
     Takeaway,
 )
 from .transcripts import Transcript, TranscriptQuerySet, segments_digest
+from .versions import PublishedVersion, PublishedVersionQuerySet
 from .webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
@@ -92,6 +93,8 @@ __all__ = [
     "Organisation",
     "Person",
     "PublicationStatus",
+    "PublishedVersion",
+    "PublishedVersionQuerySet",
     "REVIEW_MESSAGE_CHARS",
     "RelatedLink",
     "ReviewMessage",

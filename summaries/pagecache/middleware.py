@@ -162,7 +162,11 @@ def may_serve_cached(request: HttpRequest) -> bool:
     if request.method not in ("GET", "HEAD") or settings.SESSION_COOKIE_NAME in request.COOKIES:
         return False
     if not is_api(request):
-        return "HTTP_AUTHORIZATION" not in request.META
+        # Accept-Datetime asks a summary page for its past (reader/memento.py): a redirect
+        # made for that date, not the page every reader shares.
+        return "HTTP_AUTHORIZATION" not in request.META and (
+            "HTTP_ACCEPT_DATETIME" not in request.META
+        )
     authorization = request.META.get("HTTP_AUTHORIZATION")
     if authorization is not None and not tokens.is_reader_token(authorization):
         return False

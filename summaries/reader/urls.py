@@ -2,7 +2,7 @@ from django.urls import path
 
 from summaries.pagecache.middleware import cached_page
 
-from . import feeds, following, indexes, views
+from . import feeds, following, indexes, versions, views
 
 app_name = "summaries"
 
@@ -10,6 +10,12 @@ urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("search/", views.SearchView.as_view(), name="search"),
     path("videos/<slug:slug>/", views.SummaryDetailView.as_view(), name="summary-detail"),
+    path("videos/<slug:slug>/timemap/", versions.timemap_view, name="summary-timemap"),
+    path(
+        "videos/<slug:slug>/versions/<str:moment>/",
+        versions.summary_version_view,
+        name="summary-version",
+    ),
     path(
         "videos/<slug:slug>/transcript/",
         views.TranscriptView.as_view(),

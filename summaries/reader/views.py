@@ -9,9 +9,10 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connections
 from django.db.models import OuterRef, Subquery
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.decorators import method_decorator
 from django.utils.functional import cached_property
 from django.views.decorators.cache import never_cache
@@ -36,6 +37,7 @@ from . import (
     cards,
     corrections,
     facets,
+    memento,
     oembed,
     page_rows,
     presentation,
@@ -465,6 +467,44 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
     template_name = "summaries/summary_detail.html"
     context_object_name = "summary"
     section = "channels"  # the breadcrumbs lead through the channel
+    # The page is its own Memento TimeGate and names its TimeMap (reader/memento.py).
+    answers_memento = True
+
+    def get(self, request, *args, **kwargs):
+        if not self.answers_memento:
+            return super().get(request, *args, **kwargs)
+        response: HttpResponse
+        try:
+            wanted = memento.accept_datetime(request)
+        except memento.BadDatetime:
+            response = HttpResponseBadRequest(
+                "Accept-Datetime: not an HTTP date; send one such as "
+                '"Tue, 11 Sep 2001 20:35:00 GMT".',
+                content_type="text/plain; charset=utf-8",
+            )
+        else:
+            if wanted is not None:
+                response = self.timegate(wanted)
+            else:
+                response = super().get(request, *args, **kwargs)
+                response["Link"] = ", ".join(memento.original_links(request, self.slug()))
+        patch_vary_headers(response, ("Accept-Datetime",))
+        return response
+
+    def slug(self) -> str:
+        return self.kwargs[self.slug_url_kwarg]
+
+    def timegate(self, wanted) -> HttpResponse:
+        """302 to the version of the live summary that readers saw at `wanted`."""
+        summary = self.find_summary()
+        times = memento.live_times(summary.pk)
+        chosen = memento.select(times, wanted)
+        if chosen is None:
+            raise Http404("This summary has no published versions.")
+        slug = self.slug()
+        response = HttpResponseRedirect(memento.memento_url(self.request, slug, chosen))
+        response["Link"] = ", ".join(memento.timegate_links(self.request, slug, times, chosen))
+        return response
 
     def find_summary(self):
         """The live summary of the video at this address; 404 if there is none."""
@@ -550,6 +590,7 @@ class SummaryPreviewView(SummaryDetailView):
     """
 
     page_cache = False
+    answers_memento = False
 
     def dispatch(self, request, *args, **kwargs):
         if not can_see_unpublished(request.user):
