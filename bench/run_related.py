@@ -21,6 +21,8 @@ beyond that many videos). Not a test: nothing here runs in CI.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import resource
@@ -69,7 +71,7 @@ def ensure_database(name: str, videos: int, env: dict, limit: int | None) -> boo
         return False
     print(f"{name}: generating {videos} videos", flush=True)
     generate = [PYTHON, "bench/generate_data.py", "--videos", str(videos), "--reset"]
-    subprocess.run([*generate, "--no-related"], check=True, env=env, cwd=ROOT)
+    subprocess.run([*generate, "--no-related", "--related-only"], check=True, env=env, cwd=ROOT)
     return True
 
 
@@ -92,7 +94,7 @@ def measure(old: bool) -> dict:
 
     now = timezone.now()
     live = list(Video.objects.published(now).order_by("pk"))
-    result: dict = {"videos": len(live)}
+    result: dict = {"videos": len(live), "load_before": os.getloadavg()[0]}
     if old:
         started = time.perf_counter()
         for video in live:
@@ -112,6 +114,7 @@ def measure(old: bool) -> dict:
     started = time.perf_counter()
     result["publish_lists"] = len(refresh_related_around(video=video, now=now))
     result["publish_seconds"] = time.perf_counter() - started
+    result["load_after"] = os.getloadavg()[0]
     return result
 
 
@@ -125,12 +128,28 @@ def run_size(args, size: int, old: bool) -> dict | None:
     if not ensure_database(name, size, env, args.skip_larger_than):
         return None
     command = [PYTHON, __file__, "--measure", *(["--old"] if old else [])]
-    out = subprocess.run(command, check=True, env=env, cwd=ROOT, capture_output=True, text=True)
+    with held(args.lock):
+        out = subprocess.run(command, check=True, env=env, cwd=ROOT, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@contextlib.contextmanager
+def held(path: str | None):
+    """An exclusive lock on the file `path` (none without a path), so that timed runs of
+    several benchmarks sharing a machine never overlap; `flock PATH command` takes the same."""
+    if path is None:
+        yield
+        return
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def report(results: dict[int, dict]) -> None:
-    print("\nvideos  live   bulk s  ms/video  peak RSS MB  publish  per-video path")
+    print("\nvideos  live   bulk s  ms/video  peak RSS MB  load  publish  per-video path")
     for size, r in results.items():
         old = ""
         if "old_seconds" in r:
@@ -140,12 +159,42 @@ def report(results: dict[int, dict]) -> None:
         ms = 1000 * r["seconds"] / max(1, r["videos"])
         print(
             f"{size:>6}  {r['videos']:>5}  {r['seconds']:>6.1f}  {ms:>8.2f}"
-            f"  {r['peak_rss_mb']:>11.0f}  {r['publish_seconds']:.1f} s/{r['publish_lists']}  {old}"
+            f"  {r['peak_rss_mb']:>11.0f}  {load(r):>4}  {r['publish_seconds']:.1f} s"
+            f"/{r['publish_lists']}  {old}"
         )
+    print_curve(results)
     if TARGET_SIZE in results:
         seconds = results[TARGET_SIZE]["seconds"]
         verdict = "met" if seconds <= TARGET_SECONDS else "MISSED"
         print(f"target {TARGET_SIZE} videos <= {TARGET_SECONDS:.0f} s: {seconds:.1f} s, {verdict}")
+
+
+def load(result: dict) -> str:
+    """The one-minute load average before and after a measurement, as "6-7"."""
+    low, high = sorted(round(result[key]) for key in ("load_before", "load_after"))
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def print_curve(results: dict[int, dict]) -> None:
+    """How the cost grows: each size's seconds and ms a video against the smallest size's."""
+    if not results:
+        return
+    base = results[min(results)]
+    base_ms = 1000 * base["seconds"] / max(1, base["videos"])
+    steps = []
+    for r in (results[size] for size in sorted(results)):
+        ms = 1000 * r["seconds"] / max(1, r["videos"])
+        time_ratio, size_ratio = r["seconds"] / base["seconds"], r["videos"] / base["videos"]
+        steps.append(
+            f"{r['videos']:,} videos {r['seconds']:.1f} s ({ms:.1f} ms a video; x{time_ratio:.1f}"
+            f" the time for x{size_ratio:.0f} the videos, x{ms / base_ms:.1f} a video)"
+        )
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    print(f"curve ({time.strftime('%Y-%m-%d', time.gmtime())}, commit {commit or '?'}):")
+    for step in steps:
+        print(f"  {step}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--old-size", type=int, default=1000, help="time the per-video path at this size too"
+    )
+    parser.add_argument(
+        "--lock", default=None, help="hold an exclusive lock on this file while timing"
     )
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--old", action="store_true", help=argparse.SUPPRESS)
