@@ -118,25 +118,28 @@ def measure(old: bool) -> dict:
     return result
 
 
-def run_size(args, size: int, old: bool) -> dict | None:
-    name = f"{args.db}_{size}"
-    env = {
+def environment(args, size: int) -> dict:
+    """The environment of the processes working on the database of `size` videos."""
+    return {
         **os.environ,
-        "DATABASE_URL": f"postgres://postgres@{HOST}:5432/{name}",
+        "DATABASE_URL": f"postgres://postgres@{HOST}:5432/{args.db}_{size}",
         "REDIS_URL": f"redis://{HOST}:6379/{args.redis_db}",
     }
-    if not ensure_database(name, size, env, args.skip_larger_than):
-        return None
-    command = [PYTHON, __file__, "--measure", *(["--old"] if old else [])]
-    with held(args.lock):
-        out = subprocess.run(command, check=True, env=env, cwd=ROOT, capture_output=True, text=True)
+
+
+def measure_size(args, size: int) -> dict:
+    """The timings in the database of `size` videos, in a process of its own."""
+    command = [PYTHON, __file__, "--measure", *(["--old"] if size == args.old_size else [])]
+    env = environment(args, size)
+    out = subprocess.run(command, check=True, env=env, cwd=ROOT, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @contextlib.contextmanager
 def held(path: str | None):
     """An exclusive lock on the file `path` (none without a path), so that timed runs of
-    several benchmarks sharing a machine never overlap; `flock PATH command` takes the same."""
+    several benchmarks sharing a machine never overlap (`flock PATH command` takes the
+    same lock)."""
     if path is None:
         yield
         return
@@ -218,12 +221,18 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(args.old)))
         return 0
     sizes = sorted(int(size) for size in args.sizes.split(","))
+    # Every database is made ready first, so that the lock is held only while timing.
+    limit = args.skip_larger_than
+    ready = [
+        size
+        for size in sizes
+        if ensure_database(f"{args.db}_{size}", size, environment(args, size), limit)
+    ]
     results = {}
-    for size in sizes:
-        found = run_size(args, size, old=size == args.old_size)
-        if found is not None:
-            results[size] = found
-            print(f"{size}: {json.dumps(found)}", flush=True)
+    with held(args.lock):
+        for size in ready:
+            results[size] = measure_size(args, size)
+            print(f"{size}: {json.dumps(results[size])}", flush=True)
     report(results)
     return 0
 
