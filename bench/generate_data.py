@@ -10,12 +10,20 @@ paragraphs with 0-4 links per chapter), an occasional caveat, and citations of s
 are shared between summaries by normalised URL (some written with tracking parameters or a
 fragment, as editors paste them).
 
-Rows are written with bulk_create, which skips Model.save(), so everything save() and the
-services would compute is computed here with the same functions: body_html/text_html with
-text.markdown.render_markdown / render_inline_markdown, the search document as
+Rows are written with models.rows.insert_rows (one statement per table and batch, each
+column sent as one array on PostgreSQL), which skips Model.save(), so everything save() and
+the services would compute is computed here with the same functions: body_html/text_html
+with text.markdown.render_markdown / render_inline_markdown, the search document as
 editing.derived.update_search_document builds it, citations with text.citations.
 extract_citations and Source rows shared by normalised URL. The Markdown work runs in one
 process per core; the database writes happen in the main process, in one transaction.
+
+--related-only writes only what related lists read (reader.related_bulk.load_catalogue):
+the same videos, appearances, topics, published summaries and cited sources, but no key
+points, takeaways, chapters or caveats; a summary's search document stops once it is longer
+than the part the ranking compares (TEXT_SAMPLE_CHARS), and each link written becomes a
+citation outside any part. The related lists are the same as with the full data, at about
+a third of the time (bench/run_related.py uses it). Not for pages: summaries have no body.
 
 Deterministic: the same --seed and --videos give the same content (database ids aside).
 Everything generated has slugs starting with "bench-"; --reset deletes it (and the sources
@@ -65,10 +73,12 @@ from summaries.models import (  # noqa: E402
     Topic,
     Video,
 )
+from summaries.models.rows import insert_rows  # noqa: E402
 from summaries.pagecache.generation import content_changed  # noqa: E402
 from summaries.reader import facets, related_bulk  # noqa: E402
+from summaries.reader.related import TEXT_SAMPLE_CHARS  # noqa: E402
 from summaries.text import platforms  # noqa: E402
-from summaries.text.citations import extract_citations  # noqa: E402
+from summaries.text.citations import extract_citations, normalise_url  # noqa: E402
 from summaries.text.markdown import html_to_text, render_inline_markdown, render_markdown  # noqa: E402
 
 PREFIX = "bench-"
@@ -326,6 +336,7 @@ class _Writer:
         self.index = index
         self.context = context
         self.source_pool = source_pool
+        self.urls: list[str] = []  # every link written, in order
 
     def values(self) -> dict:
         rng = self.rng
@@ -365,6 +376,7 @@ class _Writer:
             url += "?utm_source=newsletter&utm_medium=email"
         elif roll < 0.15:
             url += "#section-2"
+        self.urls.append(url)
         return url
 
     def fill(self, template: str, link: bool) -> tuple[str, str]:
@@ -462,9 +474,12 @@ def build_video(index: int) -> dict:
     }
     tldr = " ".join(writer.fill(t, link=False)[0] for t in rng.sample(TLDR, rng.randint(2, 3)))
 
+    lean = cat["related_only"]
     citations = []  # in reading order: key points, takeaways, chapters (as services does)
 
     def cite(kind: str, position: int, source: str) -> None:
+        if lean:
+            return
         for found in extract_citations(source):
             if len(found.normalised_url) > 2000 or len(found.url) > 2000:
                 continue
@@ -533,13 +548,16 @@ def build_video(index: int) -> dict:
                 "\n".join(f"- {writer.fill(rng.choice(TAKEAWAYS), False)[0]}" for _ in range(3)),
             )
         body = "\n\n".join(paragraphs)
-        html = render_markdown(body)
+        # Only what related lists read, when lean: the search text's first characters.
+        searched = not lean or len("\n".join(p for p in search_parts if p)) < TEXT_SAMPLE_CHARS
+        html = render_markdown(body) if searched else ""
         chapter_title = rng.choice(CHAPTER_TITLES).format(**values)[:200]
         synopsis = writer.fill(rng.choice(SYNOPSES), link=False)[0]
         start = starts[position - 1] if position - 1 < len(starts) else None
         chapters.append((position, chapter_title, synopsis, body, html, start))
         chapter_figures.append([f for _, f in sentences if f and f in body])
-        search_parts += [chapter_title, synopsis, html_to_text(html)]
+        if searched:
+            search_parts += [chapter_title, synopsis, html_to_text(html)]
         if "](" in body:
             cite("chapter", position, body)
 
@@ -559,6 +577,9 @@ def build_video(index: int) -> dict:
                 ("takeaway", takeaway_position, claim, text, render_inline_markdown(text))
             )
 
+    if lean:  # no summary parts; a citation of every link written, not placed in a part
+        key_points, takeaways, chapters, caveats = [], [], [], []
+        citations = [(None, None, url, normalise_url(url), "", "", "") for url in writer.urls]
     return {
         "video": video,
         "appearances": appearances,
@@ -577,8 +598,6 @@ def build_video(index: int) -> dict:
 
 
 # --- Writing to the database ------------------------------------------------------------
-
-INSERT_BATCH = 2000
 
 
 def _table(model) -> str:
@@ -649,6 +668,18 @@ def create_catalogue(cat: dict) -> dict:
     }
 
 
+class Columns(dict):
+    """Rows of one table as insert_rows takes them: each field's values, one per row."""
+
+    def add(self, **row) -> None:
+        for name, value in row.items():
+            self.setdefault(name, []).append(value)
+
+    @property
+    def size(self) -> int:
+        return len(next(iter(self.values()), ()))
+
+
 class SourceIds:
     """Source rows by normalised URL, created on first use and shared by every citation."""
 
@@ -659,82 +690,73 @@ class SourceIds:
     def resolve(self, urls: set[str]) -> dict[str, int]:
         missing = urls - self.ids.keys()
         if missing:
-            existing = Source.objects.in_bulk(missing, field_name="url")
-            self.ids.update({url: source.pk for url, source in existing.items()})
-            new = [self._new_source(url) for url in sorted(missing - existing.keys())]
-            Source.objects.bulk_create(new, batch_size=INSERT_BATCH)
-            self.ids.update({source.url: source.pk for source in new})
+            existing = Source.objects.filter(url__in=missing).values_list("url", "pk")
+            self.ids.update(existing)
+            new = sorted(missing - self.ids.keys())
+            rows = Columns()
+            for url in new:
+                rows.add(**self._new_source(url))
+            self.ids.update(zip(new, insert_rows(Source, rows), strict=True))
             self.created += len(new)
         return self.ids
 
     @staticmethod
-    def _new_source(url: str) -> Source:
+    def _new_source(url: str) -> dict:
         """A source, most of them checked by the link checker already (some broken)."""
         rng = random.Random(url)
         state, status = rng.choice(SOURCE_STATES)
         checked = datetime(2026, 11, 30, tzinfo=UTC) - timedelta(hours=rng.randint(1, 500))
-        source = Source(url=url, host=urlsplit(url).hostname or "")
-        if state:
-            source.state = state
-            source.status_code = status
-            source.last_checked_at = checked
-            source.next_check_at = checked + timedelta(days=7)
-            source.response_ms = rng.randint(40, 900)
-            if state == "redirected":
-                source.final_url = url.rstrip("/") + "/"
+        source = {
+            "url": url,
+            "host": urlsplit(url).hostname or "",
+            "state": state or Source.State.UNCHECKED,
+            "status_code": status,
+            "last_checked_at": checked if state else None,
+            "next_check_at": checked + timedelta(days=7) if state else None,
+            "response_ms": rng.randint(40, 900) if state else None,
+            "final_url": url.rstrip("/") + "/" if state == "redirected" else "",
+        }
         return source
 
 
 def write_batch(items: list[dict], ids: dict, sources: SourceIds, counts: Counter) -> None:
-    """Insert a batch of built videos with everything that belongs to them."""
-    videos = []
+    """Insert a batch of built videos with everything that belongs to them: one statement
+    per table (models.rows.insert_rows: each column sent as one array on PostgreSQL)."""
+    videos = Columns()
     for item in items:
         data = dict(item["video"])
         data["channel_id"] = ids["channels"][data.pop("channel")]
-        video = Video(**data)
-        video.platform, video.platform_video_id = platforms.parse_video_url(video.source_url)
-        videos.append(video)
-    Video.objects.bulk_create(videos, batch_size=INSERT_BATCH)
+        data["platform"], data["platform_video_id"] = platforms.parse_video_url(data["source_url"])
+        videos.add(**data)
+    video_ids = insert_rows(Video, videos)
 
-    appearances, video_topics, summaries = [], [], []
-    for item, video in zip(items, videos, strict=True):
+    appearances, video_topics, summaries = Columns(), Columns(), Columns()
+    for item, video_id in zip(items, video_ids, strict=True):
         for position, (person, org) in enumerate(item["appearances"], start=1):
-            appearances.append(
-                Appearance(
-                    video_id=video.pk,
-                    person_id=ids["people"][person],
-                    organisation_id=None if org is None else ids["organisations"][org],
-                    position=position,
-                )
+            appearances.add(
+                video_id=video_id,
+                person_id=ids["people"][person],
+                organisation_id=None if org is None else ids["organisations"][org],
+                position=position,
             )
-        video_topics += [
-            VideoTopic(video_id=video.pk, topic_id=ids["topics"][t]) for t in item["topics"]
-        ]
-        summaries.append(
-            Summary(
-                video_id=video.pk,
-                status=Summary.Status.PUBLISHED,
-                first_published_at=item["summary"]["publish_at"],
-                **item["summary"],
-            )
+        for topic in item["topics"]:
+            video_topics.add(video_id=video_id, topic_id=ids["topics"][topic])
+        summaries.add(
+            video_id=video_id, first_published_at=item["summary"]["publish_at"], **item["summary"]
         )
-    Appearance.objects.bulk_create(appearances, batch_size=INSERT_BATCH)
-    VideoTopic.objects.bulk_create(video_topics, batch_size=INSERT_BATCH)
-    Summary.objects.bulk_create(summaries, batch_size=INSERT_BATCH)
+    insert_rows(Appearance, appearances)
+    insert_rows(VideoTopic, video_topics)
+    summary_ids = insert_rows(Summary, summaries, same={"status": Summary.Status.PUBLISHED})
 
-    key_points, takeaways, chapters = [], [], []
-    for item, summary in zip(items, summaries, strict=True):
-        key_points += [
-            KeyPoint(summary_id=summary.pk, position=p, title=t, body=b, body_html=h, time=at)
-            for p, t, b, h, at in item["key_points"]
-        ]
-        takeaways += [
-            Takeaway(summary_id=summary.pk, position=p, text=t, text_html=h, time=at)
-            for p, t, h, at in item["takeaways"]
-        ]
-        chapters += [
-            Chapter(
-                summary_id=summary.pk,
+    key_points, takeaways, chapters = Columns(), Columns(), Columns()
+    for item, summary_id in zip(items, summary_ids, strict=True):
+        for p, t, b, h, at in item["key_points"]:
+            key_points.add(summary_id=summary_id, position=p, title=t, body=b, body_html=h, time=at)
+        for p, t, h, at in item["takeaways"]:
+            takeaways.add(summary_id=summary_id, position=p, text=t, text_html=h, time=at)
+        for p, t, s, b, h, start in item["chapters"]:
+            chapters.add(
+                summary_id=summary_id,
                 position=p,
                 title=t,
                 synopsis=s,
@@ -742,57 +764,61 @@ def write_batch(items: list[dict], ids: dict, sources: SourceIds, counts: Counte
                 body_html=h,
                 start_time=start,
             )
-            for p, t, s, b, h, start in item["chapters"]
-        ]
-    KeyPoint.objects.bulk_create(key_points, batch_size=INSERT_BATCH)
-    Takeaway.objects.bulk_create(takeaways, batch_size=INSERT_BATCH)
-    Chapter.objects.bulk_create(chapters, batch_size=INSERT_BATCH)
     parts = {}
-    for model, rows in (("key_point", key_points), ("takeaway", takeaways), ("chapter", chapters)):
-        for row in rows:
-            parts[(model, row.summary_id, row.position)] = row.pk
+    for kind, model, rows in (
+        ("key_point", KeyPoint, key_points),
+        ("takeaway", Takeaway, takeaways),
+        ("chapter", Chapter, chapters),
+    ):
+        inserted = insert_rows(model, rows)
+        places = zip(rows.get("summary_id", []), rows.get("position", []), strict=True)
+        parts.update({(kind, *place): pk for place, pk in zip(places, inserted, strict=True)})
 
-    caveats, citations = [], []
+    caveats, citations = Columns(), Columns()
     source_ids = sources.resolve({c[3] for item in items for c in item["citations"]})
-    for item, summary in zip(items, summaries, strict=True):
+
+    def part_ids(kind: str | None, summary_id: int, where: int | None) -> dict:
+        """The part columns of a caveat or citation: the part it is in, if any."""
+        columns = {"chapter_id": None, "key_point_id": None, "takeaway_id": None}
+        if kind is not None:
+            columns[f"{kind}_id"] = parts[(kind, summary_id, where)]
+        return columns
+
+    for item, summary_id in zip(items, summary_ids, strict=True):
         for position, (kind, where, claim, text, html) in enumerate(item["caveats"], start=1):
-            caveats.append(
-                Caveat(
-                    summary_id=summary.pk,
-                    position=position,
-                    claim=claim[:300],
-                    text=text,
-                    text_html=html,
-                    **{f"{kind}_id": parts[(kind, summary.pk, where)]},
-                )
+            caveats.add(
+                summary_id=summary_id,
+                position=position,
+                claim=claim[:300],
+                text=text,
+                text_html=html,
+                **part_ids(kind, summary_id, where),
             )
         for position, citation in enumerate(item["citations"], start=1):
             kind, where, url, normalised, link_text, claim, key_phrase = citation
-            citations.append(
-                Citation(
-                    summary_id=summary.pk,
-                    source_id=source_ids[normalised],
-                    position=position,
-                    url=url,
-                    link_text=link_text,
-                    claim=claim,
-                    key_phrase=key_phrase,
-                    **{f"{kind}_id": parts[(kind, summary.pk, where)]},
-                )
+            citations.add(
+                summary_id=summary_id,
+                source_id=source_ids[normalised],
+                position=position,
+                url=url,
+                link_text=link_text,
+                claim=claim,
+                key_phrase=key_phrase,
+                **part_ids(kind, summary_id, where),
             )
-    Caveat.objects.bulk_create(caveats, batch_size=INSERT_BATCH)
-    Citation.objects.bulk_create(citations, batch_size=INSERT_BATCH)
+    insert_rows(Caveat, caveats)
+    insert_rows(Citation, citations)
 
     counts.update(
-        Video=len(videos),
-        Appearance=len(appearances),
-        VideoTopic=len(video_topics),
-        Summary=len(summaries),
-        KeyPoint=len(key_points),
-        Takeaway=len(takeaways),
-        Chapter=len(chapters),
-        Caveat=len(caveats),
-        Citation=len(citations),
+        Video=videos.size,
+        Appearance=appearances.size,
+        VideoTopic=video_topics.size,
+        Summary=summaries.size,
+        KeyPoint=key_points.size,
+        Takeaway=takeaways.size,
+        Chapter=chapters.size,
+        Caveat=caveats.size,
+        Citation=citations.size,
     )
 
 
@@ -812,7 +838,13 @@ def analyse() -> None:
 
 
 def generate(
-    videos: int, seed: int, reset: bool, workers: int, batch: int, related_lists: bool = True
+    videos: int,
+    seed: int,
+    reset: bool,
+    workers: int,
+    batch: int,
+    related_lists: bool = True,
+    related_only: bool = False,
 ) -> int:
     started = time.perf_counter()
     existing = generated_video_count()
@@ -829,6 +861,7 @@ def generate(
 
     catalogue = build_catalogue(seed)
     catalogue["seed"] = seed
+    catalogue["related_only"] = related_only
     catalogue["channel_weights"] = [c["weight"] for c in catalogue["channels"]]
     counts: Counter = Counter()
     sources = SourceIds()
@@ -902,6 +935,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-related", action="store_true", help="leave the related lists unstored"
     )
+    parser.add_argument(
+        "--related-only",
+        action="store_true",
+        help="only what related lists read: no summary parts (for bench/run_related.py)",
+    )
     args = parser.parse_args(argv)
     if args.videos < 1:
         parser.error("--videos must be at least 1")
@@ -914,6 +952,7 @@ def main(argv: list[str] | None = None) -> int:
         max(1, args.workers),
         args.batch,
         related_lists=not args.no_related,
+        related_only=args.related_only,
     )
 
 

@@ -1,26 +1,31 @@
 """Recomputing every related list: seconds and ms per video at 1,000, 10,000 and 50,000 videos.
 
     .venv/bin/python bench/run_related.py [--sizes 1000,10000,50000] [--db curation_related]
-        [--redis-db 14]
+        [--redis-db 14] [--lock /tmp/bench.lock]
 
 For each size N, a PostgreSQL database `<--db>_<N>` on 127.0.0.1 (created with createdb if
-missing, migrated, and filled by bench/generate_data.py --reset --no-related when it holds
-fewer generated videos than N, as bench/run_pages.py does). In that database, in a process
-of its own, the bulk recomputation every related list goes through (`manage.py
-refresh_related --all`: reader.related_bulk.refresh_all_related over every live video,
-loading, ranking and writing) is timed. At --old-size (1,000) the per-video path
-(reader.related.refresh_related for every live video, one after the other, what the command
-did before) is timed first, and the lists both store are compared: they must be identical.
-Last, the publish path: refresh_related_around for one video (its list and its neighbours').
+missing, migrated, and filled by bench/generate_data.py --reset --no-related --related-only
+when it holds fewer generated videos than N: only what related lists read). Once every
+database is ready (and --lock is held), in each database, in a process of its own, the bulk
+recomputation every related list goes through (`manage.py refresh_related --all`:
+reader.related_bulk.refresh_all_related over every live video, loading, ranking and
+writing) is timed. At --old-size (1,000) the per-video path (reader.related.refresh_related
+for every live video, one after the other, what the command did before) is timed first, and
+the lists both store are compared: they must be identical. Last, the publish path:
+refresh_related_around for one video (its list and its neighbours'). Prints a table, with
+the load average before and after each size, and the curve: each size's seconds and ms a
+video against the smallest size's.
 
-Target: 10,000 videos in at most 60 s. Generation takes about a minute per 1,000 videos on
-two busy cores (--skip-larger-than skips sizes whose database would have to be generated
+Target: 10,000 videos in at most 60 s. Generation takes about 10 s per 1,000 videos on two
+busy cores (--skip-larger-than skips sizes whose database would have to be generated
 beyond that many videos). Not a test: nothing here runs in CI.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import resource
@@ -69,7 +74,7 @@ def ensure_database(name: str, videos: int, env: dict, limit: int | None) -> boo
         return False
     print(f"{name}: generating {videos} videos", flush=True)
     generate = [PYTHON, "bench/generate_data.py", "--videos", str(videos), "--reset"]
-    subprocess.run([*generate, "--no-related"], check=True, env=env, cwd=ROOT)
+    subprocess.run([*generate, "--no-related", "--related-only"], check=True, env=env, cwd=ROOT)
     return True
 
 
@@ -92,7 +97,7 @@ def measure(old: bool) -> dict:
 
     now = timezone.now()
     live = list(Video.objects.published(now).order_by("pk"))
-    result: dict = {"videos": len(live)}
+    result: dict = {"videos": len(live), "load_before": os.getloadavg()[0]}
     if old:
         started = time.perf_counter()
         for video in live:
@@ -112,25 +117,45 @@ def measure(old: bool) -> dict:
     started = time.perf_counter()
     result["publish_lists"] = len(refresh_related_around(video=video, now=now))
     result["publish_seconds"] = time.perf_counter() - started
+    result["load_after"] = os.getloadavg()[0]
     return result
 
 
-def run_size(args, size: int, old: bool) -> dict | None:
-    name = f"{args.db}_{size}"
-    env = {
+def environment(args, size: int) -> dict:
+    """The environment of the processes working on the database of `size` videos."""
+    return {
         **os.environ,
-        "DATABASE_URL": f"postgres://postgres@{HOST}:5432/{name}",
+        "DATABASE_URL": f"postgres://postgres@{HOST}:5432/{args.db}_{size}",
         "REDIS_URL": f"redis://{HOST}:6379/{args.redis_db}",
     }
-    if not ensure_database(name, size, env, args.skip_larger_than):
-        return None
-    command = [PYTHON, __file__, "--measure", *(["--old"] if old else [])]
+
+
+def measure_size(args, size: int) -> dict:
+    """The timings in the database of `size` videos, in a process of its own."""
+    command = [PYTHON, __file__, "--measure", *(["--old"] if size == args.old_size else [])]
+    env = environment(args, size)
     out = subprocess.run(command, check=True, env=env, cwd=ROOT, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@contextlib.contextmanager
+def held(path: str | None):
+    """An exclusive lock on the file `path` (none without a path), so that timed runs of
+    several benchmarks sharing a machine never overlap (`flock PATH command` takes the
+    same lock)."""
+    if path is None:
+        yield
+        return
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def report(results: dict[int, dict]) -> None:
-    print("\nvideos  live   bulk s  ms/video  peak RSS MB  publish  per-video path")
+    print("\nvideos  live   bulk s  ms/video  peak RSS MB  load  publish  per-video path")
     for size, r in results.items():
         old = ""
         if "old_seconds" in r:
@@ -140,12 +165,42 @@ def report(results: dict[int, dict]) -> None:
         ms = 1000 * r["seconds"] / max(1, r["videos"])
         print(
             f"{size:>6}  {r['videos']:>5}  {r['seconds']:>6.1f}  {ms:>8.2f}"
-            f"  {r['peak_rss_mb']:>11.0f}  {r['publish_seconds']:.1f} s/{r['publish_lists']}  {old}"
+            f"  {r['peak_rss_mb']:>11.0f}  {load(r):>4}  {r['publish_seconds']:.1f} s"
+            f"/{r['publish_lists']}  {old}"
         )
+    print_curve(results)
     if TARGET_SIZE in results:
         seconds = results[TARGET_SIZE]["seconds"]
         verdict = "met" if seconds <= TARGET_SECONDS else "MISSED"
         print(f"target {TARGET_SIZE} videos <= {TARGET_SECONDS:.0f} s: {seconds:.1f} s, {verdict}")
+
+
+def load(result: dict) -> str:
+    """The one-minute load average before and after a measurement, as "6-7"."""
+    low, high = sorted(round(result[key]) for key in ("load_before", "load_after"))
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def print_curve(results: dict[int, dict]) -> None:
+    """How the cost grows: each size's seconds and ms a video against the smallest size's."""
+    if not results:
+        return
+    base = results[min(results)]
+    base_ms = 1000 * base["seconds"] / max(1, base["videos"])
+    steps = []
+    for r in (results[size] for size in sorted(results)):
+        ms = 1000 * r["seconds"] / max(1, r["videos"])
+        time_ratio, size_ratio = r["seconds"] / base["seconds"], r["videos"] / base["videos"]
+        steps.append(
+            f"{r['videos']:,} videos {r['seconds']:.1f} s ({ms:.1f} ms a video; x{time_ratio:.1f}"
+            f" the time for x{size_ratio:.0f} the videos, x{ms / base_ms:.1f} a video)"
+        )
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    print(f"curve ({time.strftime('%Y-%m-%d', time.gmtime())}, commit {commit or '?'}):")
+    for step in steps:
+        print(f"  {step}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--old-size", type=int, default=1000, help="time the per-video path at this size too"
     )
+    parser.add_argument(
+        "--lock", default=None, help="hold an exclusive lock on this file while timing"
+    )
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--old", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -166,12 +224,18 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(args.old)))
         return 0
     sizes = sorted(int(size) for size in args.sizes.split(","))
+    # Every database is made ready first, so that the lock is held only while timing.
+    limit = args.skip_larger_than
+    ready = [
+        size
+        for size in sizes
+        if ensure_database(f"{args.db}_{size}", size, environment(args, size), limit)
+    ]
     results = {}
-    for size in sizes:
-        found = run_size(args, size, old=size == args.old_size)
-        if found is not None:
-            results[size] = found
-            print(f"{size}: {json.dumps(found)}", flush=True)
+    with held(args.lock):
+        for size in ready:
+            results[size] = measure_size(args, size)
+            print(f"{size}: {json.dumps(results[size])}", flush=True)
     report(results)
     return 0
 

@@ -254,6 +254,14 @@ def test_too_deeply_nested_lists_fall_back_to_text():
     assert_safe(rendered)
 
 
+def test_a_text_too_deeply_nested_leaves_nothing_behind_for_the_next():
+    nested = "\n".join("\t" * depth + "- item" for depth in range(400))  # under the size cap
+    assert render_markdown(nested).startswith("<p>- item")  # the parser gave up
+
+    # A list item continued by an indented paragraph, as a fresh parser reads it.
+    assert render_markdown("- a\n\n    b") == "<ul>\n<li>\n<p>a</p>\n<p>b</p>\n</li>\n</ul>"
+
+
 PATHOLOGICAL = {
     "open brackets": "[" * 50_000,
     "unclosed links": "[a](" * 20_000,

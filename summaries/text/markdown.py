@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 from html.parser import HTMLParser
 from xml.etree.ElementTree import Element
 
@@ -155,14 +156,36 @@ class _SafeDefaultsExtension(Extension):
         md.treeprocessors.register(_DemoteH1(md), "demote_h1", 1)
 
 
+# Each thread's Markdown converter. Building one registers every extension and pattern,
+# which took longer than converting a chapter, so it is kept and reset between texts.
+_converters = threading.local()
+
+
+def _converter() -> markdown.Markdown:
+    converter: markdown.Markdown | None = getattr(_converters, "markdown", None)
+    if converter is None:
+        converter = markdown.Markdown(
+            extensions=["tables", "fenced_code", "sane_lists", _SafeDefaultsExtension()],
+            extension_configs={"tables": {"use_align_attribute": True}},
+        )
+        _converters.markdown = converter
+    return converter
+
+
 @remembered()
 def _markdown_to_unsafe_html(source: str) -> str:
-    """Python-Markdown with the project's extensions; raw HTML is passed through."""
-    converter = markdown.Markdown(
-        extensions=["tables", "fenced_code", "sane_lists", _SafeDefaultsExtension()],
-        extension_configs={"tables": {"use_align_attribute": True}},
-    )
-    return converter.convert(source)
+    """Python-Markdown with the project's extensions; raw HTML is passed through.
+
+    reset() forgets the previous text's reference definitions and stashed raw HTML. A
+    conversion that fails (RecursionError on deep nesting) may leave the block parser's
+    state half-way, so that converter is dropped and the next text gets a new one.
+    """
+    converter = _converter()
+    try:
+        return converter.reset().convert(source)
+    except BaseException:
+        _converters.markdown = None
+        raise
 
 
 def _plain_paragraphs(source: str) -> str:
