@@ -10,7 +10,12 @@ from django.conf import settings
 
 from . import thumbnails
 from .background import TRANSIENT_ERRORS, background_task
-from .checking.tasks import check_source_batch, dispatch_source_checks
+from .checking.tasks import (
+    capture_cited_evidence,
+    check_source_batch,
+    dispatch_source_checks,
+    sweep_evidence,
+)
 from .editing import copies, derived
 from .following.tasks import forget_unfollowed_addresses, send_digests, send_follow_confirmation
 from .models import Summary, Video
@@ -25,6 +30,7 @@ from .webhooks.tasks import deliver_webhook, sweep_webhooks
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "capture_cited_evidence",
     "check_source_batch",
     "deliver_webhook",
     "dispatch_source_checks",
@@ -39,6 +45,7 @@ __all__ = [
     "send_follow_confirmation",
     "send_notification_email",
     "send_password_reset",
+    "sweep_evidence",
     "sweep_notifications",
     "sweep_thumbnails",
     "sweep_webhooks",

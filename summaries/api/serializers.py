@@ -503,6 +503,22 @@ class SourceSerializer(ManyRowsSerializer):
         ]
 
 
+class CitationEvidenceSerializer(serializers.Serializer):
+    """What the cited page said when the citation was cited (the evidence vault)."""
+
+    passage = serializers.CharField(
+        help_text="Where the key phrase was found on the page (about 200 characters)."
+    )
+    captured_at = serializers.DateTimeField(help_text="When the page was captured.")
+    digest = serializers.CharField(
+        help_text="sha256 (hex) of the response body kept as a WARC record."
+    )
+    stored = serializers.BooleanField(
+        help_text="Whether the record is in the vault (false: a size cap was reached or "
+        "the storage failed; the passage and digest are still kept)."
+    )
+
+
 class CitationSerializer(ManyRowsSerializer):
     chapter = serializers.IntegerField(source="chapter_position", read_only=True, allow_null=True)
     key_point = serializers.IntegerField(
@@ -513,6 +529,11 @@ class CitationSerializer(ManyRowsSerializer):
     suggested_key_phrase = serializers.SerializerMethodField(
         help_text="For a citation without a key phrase: words of its claim to use as one "
         "(send them as `key_phrase` to accept); otherwise empty."
+    )
+    evidence = serializers.SerializerMethodField(
+        help_text="What the cited page said when the citation was cited: the passage that "
+        "held the key phrase, the capture time and the digest of the stored response; "
+        "null when nothing was kept."
     )
 
     class Meta:
@@ -534,10 +555,26 @@ class CitationSerializer(ManyRowsSerializer):
             "verdict_excerpt",
             "verdict_checked_at",
             "confirmed_at",
+            "evidence",
         ]
 
     def get_suggested_key_phrase(self, citation) -> str:
         return "" if citation.key_phrase else suggest_key_phrase(citation.claim)
+
+    @extend_schema_field(CitationEvidenceSerializer(allow_null=True))
+    def get_evidence(self, citation):
+        """The "cited" evidence, read with the citation (annotations of the API's query);
+        null when nothing was kept."""
+        digest = getattr(citation, "evidence_digest", None)
+        if not digest:
+            return None
+        captured_at = citation.evidence_captured_at
+        return {
+            "passage": citation.evidence_passage,
+            "captured_at": serializers.DateTimeField().to_representation(captured_at),
+            "digest": digest,
+            "stored": citation.evidence_state == "stored",
+        }
 
 
 # --- Updates and corrections (?expand=corrections, …/corrections/) -----------------------

@@ -24,6 +24,7 @@ from summaries.models import (
     Caveat,
     Chapter,
     Citation,
+    CitationEvidence,
     KeyPoint,
     Source,
     Summary,
@@ -89,6 +90,17 @@ EXPAND_PINS = OpenApiParameter(
 )
 
 
+def _cited_evidence() -> dict:
+    """The citation's "cited" evidence, as annotations (no query of its own)."""
+    cited = CitationEvidence.objects.filter(
+        citation=OuterRef("pk"), kind=CitationEvidence.Kind.CITED
+    )
+    return {
+        f"evidence_{name}": Subquery(cited.values(name)[:1])
+        for name in ("passage", "captured_at", "digest", "state")
+    }
+
+
 def _part_prefetches() -> dict:
     return {
         "key_points": "key_points",
@@ -108,6 +120,7 @@ def _part_prefetches() -> dict:
                 chapter_position=F("chapter__position"),
                 key_point_position=F("key_point__position"),
                 takeaway_position=F("takeaway__position"),
+                **_cited_evidence(),
             ),
         ),
     }

@@ -18,7 +18,7 @@ from django.db.models import F, Field, Model, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from summaries import linkcheck, notifications
+from summaries import background, linkcheck, notifications
 from summaries.linkcheck import CheckResult, State
 from summaries.linkcheck.batch import not_started
 from summaries.models import Citation, Source, SourceCheck
@@ -26,6 +26,7 @@ from summaries.ops import metrics
 from summaries.pagecache.generation import checks_recorded, content_changed
 from summaries.webhooks import events as webhook_events
 
+from . import evidence
 from .dispatch import extend_claim, lease
 from .limiter import host_limiter
 from .options import fetch_options
@@ -66,6 +67,8 @@ def run_checks(
         time_budget=time_budget,
         should_stop=stop_requested,
         send_until=send_until,
+        # Pages read for a claim keep their response for the evidence vault.
+        keep_body=settings.EVIDENCE_ENABLED,
         **fetch_options(),
     )
 
@@ -128,9 +131,12 @@ def check_source_batch(
 
     def flush() -> None:
         if pending:
-            outcome.recorded += record_results(token=token, results=dict(pending))
+            recorded = record_results(token=token, results=dict(pending))
+            outcome.recorded += recorded
+            # Evidence is kept once the results are committed: it can never lose them.
+            evidence.keep_evidence(results={pk: pending[pk] for pk in recorded})
             for result in pending.values():  # recorded: a batch holds no page texts
-                result.text = result.body = None
+                result.text = result.body = result.headers = None
             pending.clear()
 
     def collect(url: str, result: CheckResult) -> None:
@@ -414,8 +420,11 @@ def confirm_citation(
 
     Records the source's current fingerprint and the excerpt where the key phrase was last
     found; later checks report "changed" when the page's fingerprint differs. A "changed"
-    verdict becomes "supported". Raises ValidationError when the source has no readable
-    check yet (nothing to confirm against).
+    verdict becomes "supported". The evidence of the latest check becomes what the citation
+    was cited on (`evidence.pin_cited_evidence`); when there is none of the page as
+    confirmed, the page is fetched again after the commit and kept if it holds the phrase.
+    Raises ValidationError when the source has no readable check yet (nothing to confirm
+    against).
     """
     source = citation.source
     if source.state not in READABLE_STATES or not source.fingerprint:
@@ -438,4 +447,6 @@ def confirm_citation(
         ]
     )
     content_changed()  # pages mark claims whose source changed
+    if settings.EVIDENCE_ENABLED and not evidence.pin_cited_evidence(citation=citation):
+        background.queue_after_commit("summaries.tasks.capture_cited_evidence", citation.pk)
     return citation

@@ -32,6 +32,7 @@ from .catalogue import (
     validate_domains,
 )
 from .corrections import Correction, CorrectionQuerySet
+from .evidence import CitationEvidence, EvidenceRecord
 from .notifications import (
     Notification,
     NotificationEvent,
@@ -75,11 +76,13 @@ __all__ = [
     "ListFacets",
     "Chapter",
     "Citation",
+    "CitationEvidence",
     "ContentGeneration",
     "Correction",
     "CorrectionQuerySet",
     "Digest",
     "EditConflict",
+    "EvidenceRecord",
     "KeyPoint",
     "Notification",
     "NotificationEvent",
