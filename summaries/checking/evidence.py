@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeAlias
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -39,6 +41,8 @@ FOUND_VERDICTS = frozenset({Citation.Verdict.SUPPORTED, Citation.Verdict.CHANGED
 READABLE = frozenset({"ok", "redirected"})
 State = CitationEvidence.State
 Kind = CitationEvidence.Kind
+# (source id, citation id, kind, passage): one evidence row to write.
+Row: TypeAlias = tuple[int, int, str, str]
 
 
 def evidence_storage() -> Storage:
@@ -130,7 +134,7 @@ def _keep_evidence(results: dict[int, CheckResult], now: datetime) -> int:
     return _write_rows(rows, captures)
 
 
-def _evidence_rows(readable: dict[int, CheckResult]) -> list[tuple[int, int, str, str]]:
+def _evidence_rows(readable: dict[int, CheckResult]) -> list[Row]:
     """(source id, citation id, kind, passage) of each evidence row these results give.
 
     A citation whose phrase the check found (its verdict of this very check) gets "latest"
@@ -146,7 +150,7 @@ def _evidence_rows(readable: dict[int, CheckResult]) -> list[tuple[int, int, str
             "pk", "source_id", "verdict", "verdict_excerpt", "verdict_checked_at", "has_cited"
         )
     )
-    rows = []
+    rows: list[Row] = []
     for pk, source_id, verdict, excerpt, checked_at, has_cited_row in citations:
         if checked_at != readable[source_id].checked_at:
             continue  # the phrase changed since: this check says nothing of it
@@ -204,7 +208,7 @@ def _write_record(capture: _Capture, allowance: _Allowance, now: datetime) -> Ev
             "name": name,
             "size": len(data),
             "url": (result.final_url or result.url)[:2000],
-            "status_code": result.status,
+            "status_code": result.status or 0,
             "content_type": result.content_type[:200],
             "source_id": capture.source_id,
             "captured_at": result.checked_at,
@@ -218,9 +222,9 @@ def _write_record(capture: _Capture, allowance: _Allowance, now: datetime) -> Ev
     return record
 
 
-def _write_rows(rows: list[tuple[int, int, str, str]], captures: dict[int, _Capture]) -> int:
+def _write_rows(rows: list[Row], captures: dict[int, _Capture]) -> int:
     """Insert or replace the evidence rows ("cited" rows are never replaced here)."""
-    built = {Kind.LATEST: [], Kind.CITED: []}
+    built: dict[str, list[CitationEvidence]] = {Kind.LATEST: [], Kind.CITED: []}
     for source_id, citation_id, kind, passage in rows:
         capture = captures[source_id]
         result = capture.result
@@ -314,7 +318,7 @@ def keep_cited(*, citation: Citation, result: CheckResult) -> bool:
     capture = _Capture(citation.source_id, result, warc.payload_digest(result.body))
     _store({citation.source_id: capture}, timezone.now())
     CitationEvidence.objects.filter(citation=citation, kind=Kind.CITED).delete()
-    rows = [(citation.source_id, citation.pk, Kind.CITED, passage)]
+    rows: list[Row] = [(citation.source_id, citation.pk, Kind.CITED, passage)]
     _write_rows(rows, {citation.source_id: capture})
     return True
 
@@ -336,7 +340,7 @@ class Failure:
     reason: str
 
 
-def verify_records(*, records=None) -> tuple[int, list[Failure]]:
+def verify_records(*, records: Iterable[EvidenceRecord] | None = None) -> tuple[int, list[Failure]]:
     """Read every stored record back and check it against its digest: (checked, failures)."""
     failures = []
     checked = 0
