@@ -716,6 +716,7 @@ def run_worker_path(
                 return {"skipped": f"batches not ended after {WORKER_TIMEOUT:.0f} s"}
             time.sleep(0.1)
         rss = peak_rss_mib(worker.popen.pid)
+        cpu = cpu_seconds(worker.popen.pid)
         sent = [r for r in log_records(beat.log) if DISPATCH_LINE in r.get("message", "")]
         first_dispatch = epoch(sent[0]["time"])
         last = Source.objects.aggregate(last=Max("updated_at"))["last"].timestamp()
@@ -742,9 +743,26 @@ def run_worker_path(
         "started": time.monotonic() - (time.time() - first_dispatch),
         "mismatches": check_report(urls, report),
         "rss_mib": rss,
+        "cpu_s": cpu,
         "evidence_bytes": stored,
         "evidence_files": len(list(vault.rglob("*.warc.gz"))) if vault.exists() else 0,
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children (a worker's pool)."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # After the command: state, ppid, ...; utime and stime are fields 14 and 15 of stat.
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _batches_ended(log: Path) -> float | None:
@@ -883,6 +901,10 @@ def print_evidence_cost(rows: list, sources: int) -> None:
         f"({slower * 100:+.1f} %; target <= +10 %: {'met' if slower <= 0.10 else 'NOT met'}); "
         f"{on['evidence_files']} records, {on['evidence_bytes'] / 1e6:.2f} MB stored, "
         f"{on['evidence_bytes'] / sources * 1000 / 1e6:.2f} MB per 1,000 sources"
+    )
+    print(
+        f"worker CPU (user + system, pool included): {off['cpu_s']:.2f} s off, "
+        f"{on['cpu_s']:.2f} s on ({(on['cpu_s'] / off['cpu_s'] - 1) * 100:+.1f} %)"
     )
 
 
