@@ -50,12 +50,15 @@ def run_checks(
     time_budget: float | None = None,
     stop_requested: Callable[[], bool] | None = None,
     send_until: float | None = None,
+    keep_body: bool = False,
 ) -> dict[str, CheckResult]:
     """Fetch URLs (url -> need_body) with the configured policy, limits and deadline.
 
     The one network path of workers and the `check_sources` command. URLs not started
     within `time_budget` seconds, or once `stop_requested()` is true, are missing from
-    the result; no request is sent once time.monotonic() reaches `send_until`.
+    the result; no request is sent once time.monotonic() reaches `send_until`. With
+    `keep_body`, pages read for a claim keep their response (body and headers) for the
+    evidence vault.
     """
     per_host = settings.FETCH_PER_HOST
     return linkcheck.check_many(
@@ -67,8 +70,7 @@ def run_checks(
         time_budget=time_budget,
         should_stop=stop_requested,
         send_until=send_until,
-        # Pages read for a claim keep their response for the evidence vault.
-        keep_body=settings.EVIDENCE_ENABLED,
+        keep_body=keep_body,
         **fetch_options(),
     )
 
@@ -159,6 +161,7 @@ def check_source_batch(
         time_budget=time_budget,
         stop_requested=stop_requested,
         send_until=send_until,
+        keep_body=settings.EVIDENCE_ENABLED,
     )
     flush()
     outcome.remaining = sorted(
