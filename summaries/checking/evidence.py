@@ -66,23 +66,33 @@ class _Capture:
 
 
 class _Allowance:
-    """Bytes stored so far in all and per source, read once per batch and kept up to date."""
+    """Bytes stored so far in all and per source, read when a first record is to be
+    written (a recheck of unchanged pages writes none and reads nothing), then kept up
+    to date."""
 
     def __init__(self, source_ids: set[int]) -> None:
+        self.source_ids = source_ids
+        self.total = 0
+        self.per_source: dict[int, int] = defaultdict(int)
+        self.read = False
+
+    def _read(self) -> None:
         self.total = EvidenceRecord.objects.aggregate(n=Sum("size"))["n"] or 0
         per_source = (
-            EvidenceRecord.objects.filter(source_id__in=source_ids)
+            EvidenceRecord.objects.filter(source_id__in=self.source_ids)
             .values("source_id")
             .annotate(n=Sum("size"))
         )
-        self.per_source: dict[int, int] = defaultdict(int)
         for row in per_source:
             self.per_source[row["source_id"]] = row["n"]
+        self.read = True
 
     def refusal(self, source_id: int, size: int) -> str | None:
         """The cap a record of `size` bytes would pass, or None."""
         if size > settings.EVIDENCE_MAX_RECORD_BYTES:
             return State.OVER_RECORD_CAP
+        if not self.read:
+            self._read()
         if self.per_source[source_id] + size > settings.EVIDENCE_MAX_SOURCE_BYTES:
             return State.OVER_SOURCE_CAP
         if self.total + size > settings.EVIDENCE_MAX_TOTAL_BYTES:
