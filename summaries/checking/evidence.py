@@ -16,7 +16,6 @@ recorded before (`keep_evidence` runs after `record_results` has committed).
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -65,54 +64,58 @@ class _Capture:
     state: str = State.STORED
 
 
-class _Allowance:
-    """Bytes stored so far in all and per source, read when a first record is to be
-    written (a recheck of unchanged pages writes none and reads nothing), then kept up
-    to date."""
+class Allowance:
+    """Bytes stored so far, in all and per source, kept up to date as records are written.
 
-    def __init__(self, source_ids: set[int]) -> None:
-        self.source_ids = source_ids
-        self.total = 0
-        self.per_source: dict[int, int] = defaultdict(int)
-        self.read = False
+    Read when a first record is to be written (a recheck of unchanged pages reads
+    nothing): the total once per allowance, which a check batch keeps for its whole run
+    (summing a large vault for every chunk of results would cost more than the chunk),
+    each source's bytes once. Other workers' writes during the batch are not seen, so a
+    cap can be passed by at most what the batches running meanwhile store.
+    """
 
-    def _read(self) -> None:
-        self.total = EvidenceRecord.objects.aggregate(n=Sum("size"))["n"] or 0
-        per_source = (
-            EvidenceRecord.objects.filter(source_id__in=self.source_ids)
-            .values("source_id")
-            .annotate(n=Sum("size"))
-        )
-        for row in per_source:
-            self.per_source[row["source_id"]] = row["n"]
-        self.read = True
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self.per_source: dict[int, int] = {}
+
+    def _read(self, source_id: int) -> None:
+        if self.total is None:
+            self.total = EvidenceRecord.objects.aggregate(n=Sum("size"))["n"] or 0
+        if source_id not in self.per_source:
+            stored = EvidenceRecord.objects.filter(source_id=source_id).aggregate(n=Sum("size"))
+            self.per_source[source_id] = stored["n"] or 0
 
     def refusal(self, source_id: int, size: int) -> str | None:
         """The cap a record of `size` bytes would pass, or None."""
         if size > settings.EVIDENCE_MAX_RECORD_BYTES:
             return State.OVER_RECORD_CAP
-        if not self.read:
-            self._read()
+        self._read(source_id)
         if self.per_source[source_id] + size > settings.EVIDENCE_MAX_SOURCE_BYTES:
             return State.OVER_SOURCE_CAP
-        if self.total + size > settings.EVIDENCE_MAX_TOTAL_BYTES:
+        if (self.total or 0) + size > settings.EVIDENCE_MAX_TOTAL_BYTES:
             return State.OVER_TOTAL_CAP
         return None
 
     def take(self, source_id: int, size: int) -> None:
-        self.per_source[source_id] += size
-        self.total += size
+        self.per_source[source_id] = self.per_source.get(source_id, 0) + size
+        self.total = (self.total or 0) + size
 
 
-def keep_evidence(*, results: dict[int, CheckResult], now: datetime | None = None) -> int:
+def keep_evidence(
+    *,
+    results: dict[int, CheckResult],
+    allowance: Allowance | None = None,
+    now: datetime | None = None,
+) -> int:
     """Keep the evidence of recorded checks (source id -> result); the rows written.
 
-    Never raises: a failure is logged and the checks stand as recorded.
+    `allowance` is what the caps are counted against (a check batch passes one for its
+    whole run). Never raises: a failure is logged and the checks stand as recorded.
     """
     if not settings.EVIDENCE_ENABLED:
         return 0
     try:
-        return _keep_evidence(results, now or timezone.now())
+        return _keep_evidence(results, allowance or Allowance(), now or timezone.now())
     except Exception:
         logger.exception("evidence not kept for %d source(s)", len(results))
         return 0
@@ -126,7 +129,7 @@ def _readable(results: dict[int, CheckResult]) -> dict[int, CheckResult]:
     }
 
 
-def _keep_evidence(results: dict[int, CheckResult], now: datetime) -> int:
+def _keep_evidence(results: dict[int, CheckResult], allowance: Allowance, now: datetime) -> int:
     readable = _readable(results)
     if not readable:
         return 0
@@ -140,7 +143,7 @@ def _keep_evidence(results: dict[int, CheckResult], now: datetime) -> int:
         )
         for source_id in needed
     }
-    _store(captures, now)
+    _store(captures, allowance, now)
     return _write_rows(rows, captures)
 
 
@@ -173,7 +176,7 @@ def _evidence_rows(readable: dict[int, CheckResult]) -> list[Row]:
     return rows
 
 
-def _store(captures: dict[int, _Capture], now: datetime) -> None:
+def _store(captures: dict[int, _Capture], allowance: Allowance, now: datetime) -> None:
     """Find or write each capture's record, within the caps."""
     digests = {capture.digest for capture in captures.values()}
     known = {r.digest: r for r in EvidenceRecord.objects.filter(digest__in=digests)}
@@ -181,7 +184,6 @@ def _store(captures: dict[int, _Capture], now: datetime) -> None:
         EvidenceRecord.objects.filter(pk__in=[r.pk for r in known.values()]).update(
             last_used_at=now
         )
-    allowance = _Allowance({capture.source_id for capture in captures.values()})
     for capture in captures.values():
         capture.record = known.get(capture.digest)
         if capture.record is None:
@@ -190,7 +192,7 @@ def _store(captures: dict[int, _Capture], now: datetime) -> None:
                 known[capture.digest] = capture.record
 
 
-def _write_record(capture: _Capture, allowance: _Allowance, now: datetime) -> EvidenceRecord | None:
+def _write_record(capture: _Capture, allowance: Allowance, now: datetime) -> EvidenceRecord | None:
     result = capture.result
     data = warc.build_record(
         url=result.final_url or result.url,
@@ -326,7 +328,7 @@ def keep_cited(*, citation: Citation, result: CheckResult) -> bool:
     if passage is None:
         return False
     capture = _Capture(citation.source_id, result, warc.payload_digest(result.body))
-    _store({citation.source_id: capture}, timezone.now())
+    _store({citation.source_id: capture}, Allowance(), timezone.now())
     CitationEvidence.objects.filter(citation=citation, kind=Kind.CITED).delete()
     rows: list[Row] = [(citation.source_id, citation.pk, Kind.CITED, passage)]
     _write_rows(rows, {citation.source_id: capture})

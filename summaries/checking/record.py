@@ -130,13 +130,15 @@ def check_source_batch(
     for source in sources:
         by_url[source.url].append(source)
     pending: dict[int, CheckResult] = {}
+    allowance = evidence.Allowance()  # the vault's caps, counted over the whole batch
 
     def flush() -> None:
         if pending:
             recorded = record_results(token=token, results=dict(pending))
             outcome.recorded += recorded
             # Evidence is kept once the results are committed: it can never lose them.
-            evidence.keep_evidence(results={pk: pending[pk] for pk in recorded})
+            kept = {pk: pending[pk] for pk in recorded}
+            evidence.keep_evidence(results=kept, allowance=allowance)
             for result in pending.values():  # recorded: a batch holds no page texts
                 result.text = result.body = result.headers = None
             pending.clear()
