@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from summaries import checking, tasks
 from summaries.checking import evidence
-from summaries.linkcheck import warc
+from summaries.linkcheck import CheckResult, State, warc
 from summaries.models import Citation, CitationEvidence, EvidenceRecord, Source, SourceCheck
 from tests.factories import EditorFactory
 from tests.pdf_files import make_pdf
@@ -154,6 +154,29 @@ def test_a_page_that_lost_the_phrase_is_kept_as_now_beside_then(
     assert latest.passage == "" and latest.state == "stored"
     assert b"slower" in evidence.stored_response(latest.record).body
     assert "2.5x faster" in evidence_of(citation).passage
+
+
+def test_a_recheck_of_an_unchanged_page_writes_nothing_new_in_four_queries(
+    site, vault, django_capture_on_commit_callbacks, django_assert_num_queries
+):
+    citation = cited_page(site, "/a")
+    check([citation.source], django_capture_on_commit_callbacks)
+    checked = Citation.objects.get(pk=citation.pk)
+    again = CheckResult(
+        url=citation.source.url,
+        state=State.OK,
+        status=200,
+        final_url=citation.source.url,
+        body=CLAIM_PAGE.encode(),
+        headers=[("Content-Type", "text/html")],
+        checked_at=checked.verdict_checked_at,
+    )
+    files = sorted(vault.rglob("*.warc.gz"))
+    # The citation's rows, the record by digest, its last use, the "latest" row: no sum of
+    # the vault's sizes, no file.
+    with django_assert_num_queries(4):
+        assert evidence.keep_evidence(results={citation.source_id: again}) == 1
+    assert sorted(vault.rglob("*.warc.gz")) == files
 
 
 # --- Caps and failures ----------------------------------------------------------------------
