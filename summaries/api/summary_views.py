@@ -24,12 +24,12 @@ from summaries.models import (
     Caveat,
     Chapter,
     Citation,
-    CitationEvidence,
     KeyPoint,
     Source,
     Summary,
     Takeaway,
 )
+from summaries.models.evidence import cited_evidence
 from summaries.text.remembered import remembering
 
 from .conditional import check_if_match, edit_version, summary_tag
@@ -90,17 +90,6 @@ EXPAND_PINS = OpenApiParameter(
 )
 
 
-def _cited_evidence() -> dict:
-    """The citation's "cited" evidence, as annotations (no query of its own)."""
-    cited = CitationEvidence.objects.filter(
-        citation=OuterRef("pk"), kind=CitationEvidence.Kind.CITED
-    )
-    return {
-        f"evidence_{name}": Subquery(cited.values(name)[:1])
-        for name in ("passage", "captured_at", "digest", "state")
-    }
-
-
 def _part_prefetches() -> dict:
     return {
         "key_points": "key_points",
@@ -120,7 +109,7 @@ def _part_prefetches() -> dict:
                 chapter_position=F("chapter__position"),
                 key_point_position=F("key_point__position"),
                 takeaway_position=F("takeaway__position"),
-                **_cited_evidence(),
+                **cited_evidence(),
             ),
         ),
     }

@@ -73,3 +73,19 @@ class CitationEvidence(models.Model):
 
     def __str__(self):
         return f"{self.citation_id} {self.kind} at {self.captured_at:%Y-%m-%d %H:%M}"
+
+
+# A citation's "cited" evidence read with it, as annotations (the API's citations).
+EVIDENCE_FIELDS = ("evidence_passage", "evidence_captured_at", "evidence_digest", "evidence_state")
+
+
+def cited_evidence() -> dict[str, models.Subquery]:
+    """Annotations of a Citation queryset: its "cited" evidence's passage, capture time,
+    digest and state (None without one), in the same query."""
+    cited = CitationEvidence.objects.filter(
+        citation=models.OuterRef("pk"), kind=CitationEvidence.Kind.CITED
+    )
+    return {
+        f"evidence_{name}": models.Subquery(cited.values(name)[:1])
+        for name in ("passage", "captured_at", "digest", "state")
+    }
