@@ -649,16 +649,29 @@ def prepare_worker_database() -> None:
     os.environ["REDIS_URL"] = env["REDIS_URL"]
 
 
-def run_worker_path(urls: dict[str, Case], args, work: Path) -> dict:
+BATCH_FINISHED = "finished:"  # in the line a check batch logs as it ends
+
+
+def run_worker_path(
+    urls: dict[str, Case], args, work: Path, *, evidence: bool | None = None
+) -> dict:
     """One `celery -A curation worker` (its default pool and concurrency) and beat: from
-    beat's first dispatch to the last source recorded, then every verdict read back."""
+    beat's first dispatch to the last source recorded, then every verdict read back.
+
+    With `evidence` (True or False) the evidence vault is set on or off, the run lasts
+    until the last check batch has ended (evidence is kept after each chunk of results is
+    recorded), and the bytes the vault stored are reported.
+    """
     import redis as redis_client
     from celery import Celery
     from django.db.models import Max
 
     from summaries.models import Citation, Source
 
-    env = worker_environment(args.hosts, work / "var")
+    var_dir = work / ("var" if evidence is None else f"var-evidence-{int(evidence)}")
+    env = worker_environment(args.hosts, var_dir)
+    if evidence is not None:
+        env["EVIDENCE_ENABLED"] = "1" if evidence else "0"
     client = redis_client.Redis.from_url(env["REDIS_URL"])
     empty_redis(client, WORKER_REDIS_DB)
     fill_sources(urls)
@@ -696,10 +709,19 @@ def run_worker_path(urls: dict[str, Case], args, work: Path) -> dict:
             if time.monotonic() > give_up:
                 return {"skipped": f"not done after {WORKER_TIMEOUT:.0f} s"}
             time.sleep(0.1)
+        ended = None
+        while evidence is not None and ended is None:
+            ended = _batches_ended(worker.log)
+            if time.monotonic() > give_up:
+                return {"skipped": f"batches not ended after {WORKER_TIMEOUT:.0f} s"}
+            time.sleep(0.1)
         rss = peak_rss_mib(worker.popen.pid)
+        cpu = cpu_seconds(worker.popen.pid)
         sent = [r for r in log_records(beat.log) if DISPATCH_LINE in r.get("message", "")]
         first_dispatch = epoch(sent[0]["time"])
         last = Source.objects.aggregate(last=Max("updated_at"))["last"].timestamp()
+        if ended is not None:
+            last = max(last, ended)
     finally:
         for process in reversed(started):
             process.stop()
@@ -714,12 +736,49 @@ def run_worker_path(urls: dict[str, Case], args, work: Path) -> dict:
         }
         for source in Source.objects.all()
     }
+    vault = var_dir / "evidence"
+    stored = sum(f.stat().st_size for f in vault.rglob("*") if f.is_file()) if vault.exists() else 0
     return {
         "wall": last - first_dispatch,
         "started": time.monotonic() - (time.time() - first_dispatch),
         "mismatches": check_report(urls, report),
         "rss_mib": rss,
+        "cpu_s": cpu,
+        "evidence_bytes": stored,
+        "evidence_files": len(list(vault.rglob("*.warc.gz"))) if vault.exists() else 0,
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children (a worker's pool)."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # After the command: state, ppid, ...; utime and stime are fields 14 and 15 of stat.
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _batches_ended(log: Path) -> float | None:
+    """The time the last check batch logged its end, once every batch started has ended."""
+    records = log_records(log)
+    started = [
+        r for r in records if "check batch" in r.get("message", "") and " started:" in r["message"]
+    ]
+    ended = [
+        r
+        for r in records
+        if "check batch" in r.get("message", "") and BATCH_FINISHED in r["message"]
+    ]
+    if not started or len(ended) < len(started):
+        return None
+    return epoch(ended[-1]["time"])
 
 
 def plain_mismatches(urls: dict[str, Case], says_ok: dict[str, bool | None]) -> list[str]:
@@ -829,6 +888,26 @@ def print_table(header: tuple, table: list[tuple]) -> None:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 
 
+def print_evidence_cost(rows: list, sources: int) -> None:
+    """The vault's cost in check throughput (on against off) and its storage."""
+    by_name = {name: row for name, row, _run, _hits, _urls in rows}
+    off, on = by_name.get("worker, evidence off"), by_name.get("worker, evidence on")
+    if not off or not on or "skipped" in off or "skipped" in on:
+        print("evidence: not measured (a worker run was skipped)")
+        return
+    slower = on["wall"] / off["wall"] - 1
+    print(
+        f"evidence vault: wall {off['wall']:.2f} s off, {on['wall']:.2f} s on "
+        f"({slower * 100:+.1f} %; target <= +10 %: {'met' if slower <= 0.10 else 'NOT met'}); "
+        f"{on['evidence_files']} records, {on['evidence_bytes'] / 1e6:.2f} MB stored, "
+        f"{on['evidence_bytes'] / sources * 1000 / 1e6:.2f} MB per 1,000 sources"
+    )
+    print(
+        f"worker CPU (user + system, pool included): {off['cpu_s']:.2f} s off, "
+        f"{on['cpu_s']:.2f} s on ({(on['cpu_s'] / off['cpu_s'] - 1) * 100:+.1f} %)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--urls", type=int, default=2000)
@@ -843,6 +922,11 @@ def main() -> int:
         help=f"also the worker path (PostgreSQL database {WORKER_DB}, Redis db {WORKER_REDIS_DB})",
     )
     parser.add_argument(
+        "--evidence",
+        action="store_true",
+        help="the worker path twice, the evidence vault off then on: its cost and storage",
+    )
+    parser.add_argument(
         "--skip", nargs="*", default=[], help="command in-process lychee linkinator"
     )
     args = parser.parse_args()
@@ -852,6 +936,8 @@ def main() -> int:
         print("note: the command runs with the settings' defaults (2 per host, 10 s deadline)")
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
+    if args.evidence:
+        args.worker = True
     if args.worker:  # this process fills and reads the worker's database
         prepare_worker_database()
     import django
@@ -893,7 +979,15 @@ def main() -> int:
             "command (manage.py check_sources)", "a", False, lambda u: run_command(u, args, work)
         )
         measure("in-process check_many", "b", True, lambda u: run_in_process(u, args))
-        if args.worker:
+        if args.evidence:
+            for on, run in ((False, "w"), (True, "e")):
+                measure(
+                    f"worker, evidence {'on' if on else 'off'}",
+                    run,
+                    False,
+                    lambda u, on=on: run_worker_path(u, args, work, evidence=on),
+                )
+        elif args.worker:
             measure(
                 "worker (celery worker + beat)",
                 "w",
@@ -972,7 +1066,11 @@ def main() -> int:
                 print(f"{name}: {len(wrong)} wrong verdicts by kind: {dict(by_kind)}")
                 for line in wrong[:10]:
                     print("  " + line)
-        by_tool = {name.split()[0]: (row, hits) for name, row, _run, hits, _urls in rows}
+        if args.evidence:
+            print_evidence_cost(rows, len(cases))
+        by_tool = {
+            name.split()[0].rstrip(","): (row, hits) for name, row, _run, hits, _urls in rows
+        }
         lychee = by_tool["lychee"][0]
         met = True
         for tool in ("command", "worker"):

@@ -335,6 +335,17 @@ STORAGES = {
         ),
         "OPTIONS": env.json("THUMBNAIL_STORAGE_OPTIONS", default={}),
     },
+    # The evidence vault (summaries/checking/evidence.py): WARC records of cited pages,
+    # under var/evidence by default (never served by the site); any django-storages backend
+    # instead, its options in EVIDENCE_STORAGE_OPTIONS (JSON).
+    "evidence": {
+        "BACKEND": env.str(
+            "EVIDENCE_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage"
+        ),
+        "OPTIONS": env.json(
+            "EVIDENCE_STORAGE_OPTIONS", default={"location": str(VAR_DIR / "evidence")}
+        ),
+    },
 }
 
 LOGIN_URL = "admin:login"
@@ -648,6 +659,16 @@ FOLLOW_FORGET_AFTER = env.int("FOLLOW_FORGET_AFTER", default=30 * 24 * 3600)
 # at most THUMBNAIL_SWEEP_BATCH a run, each after a wait that doubles with each failure.
 THUMBNAIL_SWEEP_BATCH = env.int("THUMBNAIL_SWEEP_BATCH", default=100)
 THUMBNAIL_SWEEP_EVERY = env.int("THUMBNAIL_SWEEP_EVERY", default=900)
+# The evidence vault: a check that finds a citation's key phrase keeps the response as a
+# WARC record, once per payload. Caps in bytes stored (gzipped): per record, per source, in
+# all; past one, the citation's evidence says which cap was hit and nothing is written.
+# Records no citation relies on any more are deleted EVIDENCE_RETENTION_DAYS after their
+# last use (beat, daily).
+EVIDENCE_ENABLED = _bool("EVIDENCE_ENABLED", True)
+EVIDENCE_MAX_RECORD_BYTES = env.int("EVIDENCE_MAX_RECORD_BYTES", default=3_000_000)
+EVIDENCE_MAX_SOURCE_BYTES = env.int("EVIDENCE_MAX_SOURCE_BYTES", default=20_000_000)
+EVIDENCE_MAX_TOTAL_BYTES = env.int("EVIDENCE_MAX_TOTAL_BYTES", default=20_000_000_000)
+EVIDENCE_RETENTION_DAYS = env.int("EVIDENCE_RETENTION_DAYS", default=90)
 
 
 # --- Celery beat: every periodic task, in one place ----------------------------------------
@@ -671,4 +692,5 @@ CELERY_BEAT_SCHEDULE = {
     "send-digests": _every(FOLLOW_DIGEST_EVERY, "send_digests"),
     "forget-unfollowed-addresses": _every(3600, "forget_unfollowed_addresses"),
     "sweep-archive-captures": _every(3600, "sweep_archive_captures"),
+    "sweep-evidence": _every(24 * 3600, "sweep_evidence"),
 }

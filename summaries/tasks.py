@@ -16,7 +16,12 @@ from .archive.tasks import (
     sweep_archive_captures,
 )
 from .background import TRANSIENT_ERRORS, background_task
-from .checking.tasks import check_source_batch, dispatch_source_checks
+from .checking.tasks import (
+    capture_cited_evidence,
+    check_source_batch,
+    dispatch_source_checks,
+    sweep_evidence,
+)
 from .editing import copies, derived
 from .following.tasks import forget_unfollowed_addresses, send_digests, send_follow_confirmation
 from .models import Summary, Video
@@ -35,6 +40,7 @@ __all__ = [
     "find_archived_copy",
     "review_archived_copies",
     "sweep_archive_captures",
+    "capture_cited_evidence",
     "check_source_batch",
     "deliver_webhook",
     "dispatch_source_checks",
@@ -49,6 +55,7 @@ __all__ = [
     "send_follow_confirmation",
     "send_notification_email",
     "send_password_reset",
+    "sweep_evidence",
     "sweep_notifications",
     "sweep_thumbnails",
     "sweep_webhooks",

@@ -78,6 +78,9 @@ def pytest_configure(config):
         # (tests/test_generation_listening.py). Servers the tests start listen as usual.
         PAGE_CACHE_LISTEN=False,
         ARCHIVE_ENDPOINT=NO_ARCHIVE,
+        # Checks keep no evidence unless a test turns the vault on with a storage of its own
+        # (tests/test_evidence.py: the `vault` fixture), so nothing is written under var/.
+        EVIDENCE_ENABLED=False,
     ).enable()
     # WhiteNoise warns about a missing STATIC_ROOT; tests serve static files from the finders.
     Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)

@@ -226,6 +226,7 @@ def test_every_periodic_task_is_in_the_one_beat_schedule_and_names_a_real_task()
         "send-digests",
         "forget-unfollowed-addresses",
         "sweep-archive-captures",
+        "sweep-evidence",
     }
     for name, entry in schedule.items():
         assert entry["task"] in app.tasks, name

@@ -1,8 +1,9 @@
 """The sources report: every cited URL with its latest check and history."""
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
@@ -14,6 +15,8 @@ from summaries.models import (
     Source,
     SourceCheck,
 )
+
+from .evidence import evidence_link, evidence_view
 
 
 def state_badge(source):
@@ -94,7 +97,15 @@ class CitedByInline(admin.TabularInline):
     model = Citation
     extra = 0
     can_delete = False
-    fields = ["summary_link", "where", "link_text", "claim", "key_phrase", "verdict_shown"]
+    fields = [
+        "summary_link",
+        "where",
+        "link_text",
+        "claim",
+        "key_phrase",
+        "verdict_shown",
+        "evidence",
+    ]
     readonly_fields = fields
     verbose_name = "citation"
     verbose_name_plural = "Cited by"
@@ -142,6 +153,10 @@ class CitedByInline(admin.TabularInline):
     @admin.display(description="Claim check")
     def verdict_shown(self, citation):
         return verdict_badge(citation)
+
+    @admin.display(description="Evidence")
+    def evidence(self, citation):
+        return evidence_link(citation)
 
 
 @admin.register(Source)
@@ -196,6 +211,22 @@ class SourceAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.evidence_view)
+        return [
+            path(
+                "<int:source_id>/evidence/<int:citation_id>/",
+                view,
+                name="summaries_source_evidence",
+            ),
+            *super().get_urls(),
+        ]
+
+    def evidence_view(self, request, source_id, citation_id):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return evidence_view(self, request, source_id, citation_id)
 
     @admin.action(description="Check selected sources now")
     def check_now(self, request, queryset):

@@ -24,6 +24,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from rest_framework.reverse import reverse
 
+from summaries.archive.events import copy_values
 from summaries.models import (
     Appearance,
     Caveat,
@@ -35,6 +36,7 @@ from summaries.models import (
     Video,
 )
 from summaries.models.base import slug_url
+from summaries.models.evidence import EVIDENCE_FIELDS, cited_evidence
 from summaries.reader.compiled import CompiledQuery
 from summaries.text.citations import suggest_key_phrase
 from summaries.text.durations import format_duration
@@ -171,6 +173,13 @@ _PEOPLE_FIELDS = (
 )
 _TOPIC_FIELDS = ("topic__slug", "topic__name", "topic__updated_at")
 
+# A citation's archived copy (summaries/archive), read in the citations' query.
+_ARCHIVED_COPY_FIELDS = (
+    "archived_copy__url",
+    "archived_copy__captured_at",
+    "archived_copy__verified_at",
+    "archived_copy__shown",
+)
 _PART_FIELDS = {
     "key_points": (KeyPoint, ("id", "position", "title", "body", "body_html", "time", "pin")),
     "takeaways": (Takeaway, ("id", "position", "text", "text_html", "time", "pin")),
@@ -231,6 +240,8 @@ _PART_FIELDS = {
             "source__error_class",
             "source__last_checked_at",
             "source__updated_at",
+            *_ARCHIVED_COPY_FIELDS,
+            *EVIDENCE_FIELDS,
         ),
     ),
 }
@@ -238,10 +249,17 @@ _PART_FIELDS = {
 _PART_ORDER = {"citations": ("position", "id")}
 
 
+def _rows(model):
+    """The model's rows, with a citation's evidence read beside its fields."""
+    if model is Citation:
+        return model.objects.annotate(**cited_evidence())
+    return model.objects
+
+
 def _of_one(model, fields, order, key):
     return CompiledQuery(
         model,
-        lambda **ids: model.objects.filter(**{key: ids[key]}).order_by(*order).values(*fields),
+        lambda **ids: _rows(model).filter(**{key: ids[key]}).order_by(*order).values(*fields),
         ids=(key,),
     )
 
@@ -250,7 +268,8 @@ def _of_many(model, fields, order, key):
     return CompiledQuery(
         model,
         lambda **ids: (
-            model.objects.filter(**{f"{key}__in": ids[f"{key}s"]})
+            _rows(model)
+            .filter(**{f"{key}__in": ids[f"{key}s"]})
             .order_by(key, *order)
             .values(key, *fields)
         ),
@@ -498,6 +517,20 @@ def _citation(row: dict, options: Options) -> dict:
         "verdict_excerpt": row["verdict_excerpt"],
         "verdict_checked_at": _datetime(row["verdict_checked_at"], zone),
         "confirmed_at": _datetime(row["confirmed_at"], zone),
+        "archived_copy": copy_values(*(row[name] for name in _ARCHIVED_COPY_FIELDS)),
+        "evidence": _evidence(row, zone),
+    }
+
+
+def _evidence(row: dict, zone) -> dict | None:
+    """As CitationSerializer.get_evidence."""
+    if not row["evidence_digest"]:
+        return None
+    return {
+        "passage": row["evidence_passage"],
+        "captured_at": _datetime(row["evidence_captured_at"], zone),
+        "digest": row["evidence_digest"],
+        "stored": row["evidence_state"] == "stored",
     }
 
 

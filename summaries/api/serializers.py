@@ -516,6 +516,22 @@ class ArchivedCopySerializer(serializers.Serializer):
     )
 
 
+class CitationEvidenceSerializer(serializers.Serializer):
+    """What the cited page said when the citation was cited (the evidence vault)."""
+
+    passage = serializers.CharField(
+        help_text="Where the key phrase was found on the page (about 200 characters)."
+    )
+    captured_at = serializers.DateTimeField(help_text="When the page was captured.")
+    digest = serializers.CharField(
+        help_text="sha256 (hex) of the response body kept as a WARC record."
+    )
+    stored = serializers.BooleanField(
+        help_text="Whether the record is in the vault (false: a size cap was reached or "
+        "the storage failed; the passage and digest are still kept)."
+    )
+
+
 class CitationSerializer(ManyRowsSerializer):
     chapter = serializers.IntegerField(source="chapter_position", read_only=True, allow_null=True)
     key_point = serializers.IntegerField(
@@ -530,6 +546,11 @@ class CitationSerializer(ManyRowsSerializer):
     archived_copy = serializers.SerializerMethodField(
         help_text="The archived copy kept for this citation, or null (also in the answer "
         "to a write: read the summary for it)."
+    )
+    evidence = serializers.SerializerMethodField(
+        help_text="What the cited page said when the citation was cited: the passage that "
+        "held the key phrase, the capture time and the digest of the stored response; "
+        "null when nothing was kept."
     )
 
     class Meta:
@@ -552,6 +573,7 @@ class CitationSerializer(ManyRowsSerializer):
             "verdict_checked_at",
             "confirmed_at",
             "archived_copy",
+            "evidence",
         ]
 
     def get_suggested_key_phrase(self, citation) -> str:
@@ -563,6 +585,21 @@ class CitationSerializer(ManyRowsSerializer):
         if not Citation.archived_copy.is_cached(citation):
             return None
         return copy_data(getattr(citation, "archived_copy", None))
+
+    @extend_schema_field(CitationEvidenceSerializer(allow_null=True))
+    def get_evidence(self, citation):
+        """The "cited" evidence, read with the citation (annotations of the API's query);
+        null when nothing was kept."""
+        digest = getattr(citation, "evidence_digest", None)
+        if not digest:
+            return None
+        captured_at = citation.evidence_captured_at
+        return {
+            "passage": citation.evidence_passage,
+            "captured_at": serializers.DateTimeField().to_representation(captured_at),
+            "digest": digest,
+            "stored": citation.evidence_state == "stored",
+        }
 
 
 # --- Updates and corrections (?expand=corrections, …/corrections/) -----------------------

@@ -29,6 +29,7 @@ from summaries.models import (
     Source,
     Summary,
 )
+from summaries.models.evidence import cited_evidence
 from summaries.text.remembered import remembering
 
 from . import representation
@@ -109,6 +110,7 @@ def _part_prefetches() -> dict:
                 chapter_position=F("chapter__position"),
                 key_point_position=F("key_point__position"),
                 takeaway_position=F("takeaway__position"),
+                **cited_evidence(),
             ),
         ),
     }

@@ -11,14 +11,26 @@ from summaries.webhooks import events as webhook_events
 
 def copy_data(copy: ArchivedCopy | None) -> dict | None:
     """An archived copy as the API and webhooks show it; None when there is none."""
-    if copy is None or not copy.url:
+    if copy is None:
+        return None
+    return copy_values(copy.url, copy.captured_at, copy.verified_at, copy.shown)
+
+
+def copy_values(
+    url: str | None,
+    captured_at: datetime | None,
+    verified_at: datetime | None,
+    shown: bool,
+) -> dict | None:
+    """copy_data from the copy's values (a values() row); None when there is no copy."""
+    if not url:
         return None
     return {
-        "url": copy.url,
-        "captured_at": _iso(copy.captured_at),
-        "verified": copy.verified,
-        "verified_at": _iso(copy.verified_at),
-        "shown": copy.shown,
+        "url": url,
+        "captured_at": _iso(captured_at),
+        "verified": verified_at is not None,
+        "verified_at": _iso(verified_at),
+        "shown": shown,
     }
 
 

@@ -18,7 +18,7 @@ from django.db.models import F, Field, Model, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from summaries import linkcheck, notifications
+from summaries import background, linkcheck, notifications
 from summaries.background import queue_after_commit
 from summaries.linkcheck import CheckResult, State
 from summaries.linkcheck.batch import not_started
@@ -27,6 +27,7 @@ from summaries.ops import metrics
 from summaries.pagecache.generation import checks_recorded, content_changed
 from summaries.webhooks import events as webhook_events
 
+from . import evidence
 from .dispatch import extend_claim, lease
 from .limiter import host_limiter
 from .options import fetch_options
@@ -52,12 +53,15 @@ def run_checks(
     time_budget: float | None = None,
     stop_requested: Callable[[], bool] | None = None,
     send_until: float | None = None,
+    keep_body: bool = False,
 ) -> dict[str, CheckResult]:
     """Fetch URLs (url -> need_body) with the configured policy, limits and deadline.
 
     The one network path of workers and the `check_sources` command. URLs not started
     within `time_budget` seconds, or once `stop_requested()` is true, are missing from
-    the result; no request is sent once time.monotonic() reaches `send_until`.
+    the result; no request is sent once time.monotonic() reaches `send_until`. With
+    `keep_body`, pages read for a claim keep their response (body and headers) for the
+    evidence vault.
     """
     per_host = settings.FETCH_PER_HOST
     return linkcheck.check_many(
@@ -69,6 +73,7 @@ def run_checks(
         time_budget=time_budget,
         should_stop=stop_requested,
         send_until=send_until,
+        keep_body=keep_body,
         **fetch_options(),
     )
 
@@ -128,12 +133,17 @@ def check_source_batch(
     for source in sources:
         by_url[source.url].append(source)
     pending: dict[int, CheckResult] = {}
+    allowance = evidence.Allowance()  # the vault's caps, counted over the whole batch
 
     def flush() -> None:
         if pending:
-            outcome.recorded += record_results(token=token, results=dict(pending))
+            recorded = record_results(token=token, results=dict(pending))
+            outcome.recorded += recorded
+            # Evidence is kept once the results are committed: it can never lose them.
+            kept = {pk: pending[pk] for pk in recorded}
+            evidence.keep_evidence(results=kept, allowance=allowance)
             for result in pending.values():  # recorded: a batch holds no page texts
-                result.text = result.body = None
+                result.text = result.body = result.headers = None
             pending.clear()
 
     def collect(url: str, result: CheckResult) -> None:
@@ -156,6 +166,7 @@ def check_source_batch(
         time_budget=time_budget,
         stop_requested=stop_requested,
         send_until=send_until,
+        keep_body=settings.EVIDENCE_ENABLED,
     )
     flush()
     outcome.remaining = sorted(
@@ -419,8 +430,11 @@ def confirm_citation(
 
     Records the source's current fingerprint and the excerpt where the key phrase was last
     found; later checks report "changed" when the page's fingerprint differs. A "changed"
-    verdict becomes "supported". Raises ValidationError when the source has no readable
-    check yet (nothing to confirm against).
+    verdict becomes "supported". The evidence of the latest check becomes what the citation
+    was cited on (`evidence.pin_cited_evidence`); when there is none of the page as
+    confirmed, the page is fetched again after the commit and kept if it holds the phrase.
+    Raises ValidationError when the source has no readable check yet (nothing to confirm
+    against).
     """
     source = citation.source
     if source.state not in READABLE_STATES or not source.fingerprint:
@@ -443,4 +457,6 @@ def confirm_citation(
         ]
     )
     content_changed()  # pages mark claims whose source changed
+    if settings.EVIDENCE_ENABLED and not evidence.pin_cited_evidence(citation=citation):
+        background.queue_after_commit("summaries.tasks.capture_cited_evidence", citation.pk)
     return citation

@@ -17,7 +17,7 @@ from summaries.background import background_task
 from summaries.models import Source
 from summaries.ops import logs, metrics
 
-from . import dispatch, record, shutdown
+from . import dispatch, evidence, record, shutdown
 
 logger = logging.getLogger(__name__)
 
@@ -146,3 +146,19 @@ def dispatch_source_checks() -> None:
     A duplicate tick claims nothing twice.
     """
     dispatch.dispatch_due_checks()
+
+
+@background_task(
+    name="summaries.tasks.capture_cited_evidence",
+    soft_time_limit=60,
+)
+def capture_cited_evidence(citation_id: int) -> None:
+    """Keep the page of a confirmed citation as what it was cited on (idempotent)."""
+    evidence.capture_cited_evidence(citation_id=citation_id)
+
+
+@background_task(name="summaries.tasks.sweep_evidence", soft_time_limit=600)
+def sweep_evidence() -> None:
+    """Retention of the evidence vault (celery beat, daily)."""
+    rows, records = evidence.sweep_evidence()
+    logger.info("evidence sweep: %d rows and %d records deleted", rows, records)

@@ -423,6 +423,7 @@ class _Fetch:
                 result.text = page.text
         if response.body is not None and 200 <= status < 300:
             result.body = response.body
+            result.headers = list(response.headers.items())
         if response.too_large:
             result.state, result.error_class = State.ERROR, ErrorClass.BODY_TOO_LARGE
             result.error = f"body larger than {self.options.max_body} bytes"
@@ -532,7 +533,8 @@ def fetch(
     `sleep`, `rng` and `clock` are injectable for tests; `limiter` (see `limits`) spaces
     requests per host; `ssl_context` replaces the default verifying context (it must keep
     check_hostname on). `keep_body` (with `need_body`) keeps a 2xx body's bytes, within
-    `max_body`, in `CheckResult.body` (thumbnails: summaries/thumbnails); `accept` is the
+    `max_body`, in `CheckResult.body` and its headers in `CheckResult.headers` (thumbnails,
+    the evidence vault); without `need_body` it keeps nothing; `accept` is the
     Accept header sent. No request is sent once `clock()` reaches `send_until` (a batch's
     claim on the URL may have lapsed by then): the fetch ends as "no slot in time".
     """
@@ -553,7 +555,8 @@ def fetch(
         clock=clock,
         limiter=limiter,
         ssl_context=ssl_context,
-        keep_body=keep_body,
+        # Only a body read whole can be kept: pages checked without a claim stay head-only.
+        keep_body=keep_body and need_body,
         accept=accept,
         send_until=send_until,
     )

@@ -57,11 +57,13 @@ class CheckResult:
     checked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # The body's bytes, only when fetched with keep_body (never in as_dict).
     body: bytes | None = field(default=None, repr=False)
+    # The response headers as received, kept with the body (never in as_dict).
+    headers: list[tuple[str, str]] | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly form (datetime as ISO 8601, chain as lists; no body)."""
         data = asdict(self)
-        del data["body"]
+        del data["body"], data["headers"]
         data["checked_at"] = self.checked_at.isoformat()
         data["redirect_chain"] = [list(hop) for hop in self.redirect_chain]
         return data

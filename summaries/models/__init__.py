@@ -33,6 +33,7 @@ from .catalogue import (
     validate_domains,
 )
 from .corrections import Correction, CorrectionQuerySet
+from .evidence import CitationEvidence, EvidenceRecord
 from .notifications import (
     Notification,
     NotificationEvent,
@@ -79,11 +80,13 @@ __all__ = [
     "ListFacets",
     "Chapter",
     "Citation",
+    "CitationEvidence",
     "ContentGeneration",
     "Correction",
     "CorrectionQuerySet",
     "Digest",
     "EditConflict",
+    "EvidenceRecord",
     "KeyPoint",
     "Notification",
     "NotificationEvent",
