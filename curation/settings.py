@@ -89,12 +89,14 @@ MIDDLEWARE = [
     # Host check: load balancers and Prometheus come over plain HTTP, with the pod's address
     # as Host.
     "summaries.ops.middleware.ProbeMiddleware",
+    # Static files next, with SecurityMiddleware's headers stored with each file and its
+    # HTTPS redirect kept (summaries/ops/static.py): they skip everything below.
+    "summaries.ops.static.StaticFilesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything that may answer on its own (CommonMiddleware's redirects), so that
     # those answers carry CORS headers too; it only acts on CORS_URLS_REGEX (the API).
     "corsheaders.middleware.CorsMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Right after static files: a cached reader page skips everything below.
+    # A cached reader page skips everything below.
     "summaries.pagecache.middleware.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
