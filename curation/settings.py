@@ -92,12 +92,15 @@ MIDDLEWARE = [
     # Static files next, with SecurityMiddleware's headers stored with each file and its
     # HTTPS redirect kept (summaries/ops/static.py): they skip everything below.
     "summaries.ops.static.StaticFilesMiddleware",
-    "django.middleware.security.SecurityMiddleware",
-    # Before anything that may answer on its own (CommonMiddleware's redirects), so that
-    # those answers carry CORS headers too; it only acts on CORS_URLS_REGEX (the API).
+    # Before anything that may answer on its own (the page cache, CommonMiddleware's
+    # redirects), so that those answers carry CORS headers too (they vary with the Origin,
+    # so they are never stored); it only acts on CORS_URLS_REGEX (the API).
     "corsheaders.middleware.CorsMiddleware",
-    # A cached reader page skips everything below.
+    # A cached reader page skips everything below. It is stored with the headers
+    # SecurityMiddleware gave it when rendered, and a plain-HTTP request that
+    # SECURE_SSL_REDIRECT sends to HTTPS goes down to SecurityMiddleware.
     "summaries.pagecache.middleware.PageCacheMiddleware",
+    "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
