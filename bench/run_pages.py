@@ -20,6 +20,15 @@ What it sets up (all idempotent):
   ALLOWED_HOSTS=127.0.0.1 and REDIS_URL=redis://127.0.0.1:6379/<--redis-db>, so the page
   cache is Redis (that database is emptied at the start: it is the benchmark's own).
 
+The baseline, measured in the same rounds with the same wrk parameters: a bare stack
+(bench/bare_settings.py: Django with WhiteNoise as its only middleware, no database, no
+request log) under the same gunicorn configuration, serving a copy of the site's collected
+stylesheet at the same address. The site's static file and each cached page (summary,
+channel, home, API detail and lists) are reported as a share of its throughput, round by
+round (targets: >= 0.95 for the static file, >= 0.8 for cached pages): what the site's
+own middleware costs an answer. The site runs with LOG_LEVEL=INFO (--log-level), as in
+production, so every request writes its log line.
+
 Uncached measurement: every request carries a query string that no other request used
 (`?nocache=<run>-<thread>-<n>`, made by a wrk Lua script). The page cache key is built from
 the path and the query string, so each request misses the cache and runs the render path a
@@ -42,11 +51,10 @@ on the machine would skew the figures (the busy share before each run is printed
 
 Cold measurement ("every cache off"): after the other runs, gunicorn
 is restarted with PAGE_CACHE_FRAGMENTS=0 (curation/settings.py) and the
-same pages are measured uncached again, so shared fragments (a channel's filter choices, a
-list's length) are computed on every request, as on the first requests after a publish.
-The API's summary detail and lists are measured the same way (unless --no-api), against
-their targets: the detail at least as fast as the summary page, each list at least 100
-req/s. `--cold-only` measures only these.
+same pages and API reads are measured uncached again, so shared fragments (a channel's
+filter choices, a list's length) are computed on every request, as on the first requests
+after a publish. The API's cold reads have targets of their own: the detail at least as
+fast as the summary page, each list at least 100 req/s. `--cold-only` measures only these.
 At the end bench/render_uncached.py measures the same pages in-process with every cache
 off (median and p90 render time, queries; target: median <= 10 ms).
 
@@ -112,7 +120,10 @@ end
 """
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-TARGET_RATIO = 0.7  # cached summary throughput / static throughput, at least
+# Against the bare stack's static file, measured in the same run: what the site's own
+# middleware (request log, ids, metrics, security headers, page cache) costs an answer.
+TARGET_STATIC_RATIO = 0.95  # the site's static file / the bare static file, at least
+TARGET_CACHED_RATIO = 0.8  # each cached page / the bare static file, at least
 TARGET_P99_MS = 50.0  # uncached p99, below
 # Anonymous API reads at page speed, from the same cache as pages.
 TARGET_API_DETAIL = 0.5  # API summary detail / cached summary page throughput, at least
@@ -122,6 +133,13 @@ TARGET_API_LIST = 0.3  # each API list / cached summary page throughput, at leas
 TARGET_COLD_API_DETAIL = 1.0  # cold API detail / cold summary page throughput, at least
 TARGET_COLD_API_LIST = 100.0
 API_PAGE_BYTES = 50_000  # a default list page of summaries, at most
+# Cached answers compared with the bare static file.
+CACHED_PAGES = ("summary", "channel", "home", "api-one", "api-list", "api-vids")
+
+
+# The servers a target is measured on: the site, and the bare stack (bench/bare_settings.py).
+SITE = "site"
+BARE = "bare"
 
 
 @dataclass
@@ -131,6 +149,7 @@ class Target:
     # "static", "cached", "uncached" (fragments warm), "cold" (every cache off), "api"
     mode: str
     connections: int
+    server: str = SITE
 
     @property
     def label(self) -> str:
@@ -206,18 +225,19 @@ class OtherLoad:
     (other people's tests, say) is "others"; a run they disturbed is repeated.
     """
 
-    def __init__(self, gunicorn_pid: int, redis_pid: int, db: str) -> None:
-        self.gunicorn_pid = gunicorn_pid
+    def __init__(self, gunicorn_pids: list[int], redis_pid: int, db: str) -> None:
+        self.gunicorn_pids = gunicorn_pids
         self.redis_pid = redis_pid
         self.db_marker = f" {db} ".encode()
 
     def _pids(self) -> set[int]:
-        pids = {os.getpid(), self.gunicorn_pid, self.redis_pid}
-        children = Path(f"/proc/{self.gunicorn_pid}/task/{self.gunicorn_pid}/children")
-        try:
-            pids |= {int(pid) for pid in children.read_text().split()}
-        except OSError:
-            pass
+        pids = {os.getpid(), self.redis_pid, *self.gunicorn_pids}
+        for master in self.gunicorn_pids:
+            children = Path(f"/proc/{master}/task/{master}/children")
+            try:
+                pids |= {int(pid) for pid in children.read_text().split()}
+            except OSError:
+                pass
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
                 continue
@@ -391,7 +411,8 @@ def run_wrk(args, port: int, target: Target, run_id: str, lua: Path) -> str:
     return completed.stdout
 
 
-def measure_once(args, port, target, cache, lua, run_id, load: OtherLoad) -> Result:
+def measure_once(args, ports, target, cache, lua, run_id, load: OtherLoad) -> Result:
+    port = ports[target.server]
     waited, busy = settle(args.max_busy, args.drain_timeout, port=port)
     if target.mode == "cached":
         status, _ = http_get(f"http://{HOST}:{port}{target.path}")  # warm (or keep warm)
@@ -420,14 +441,16 @@ def measure_once(args, port, target, cache, lua, run_id, load: OtherLoad) -> Res
     return Result(rps, p50, p99, requests, errors, new_keys, busy, others)
 
 
-def measure(args, port: int, targets: list[Target], cache, lua: Path, load) -> Measurements:
+def measure(
+    args, ports: dict[str, int], targets: list[Target], cache, lua: Path, load
+) -> Measurements:
     measurements = Measurements()
     for repeat in range(1, args.repeat + 1):
         say(f"round {repeat}/{args.repeat}")
         for number, target in enumerate(targets):
             for attempt in range(args.retries + 1):
                 run_id = f"{repeat}.{number}.{attempt}"
-                result = measure_once(args, port, target, cache, lua, run_id, load)
+                result = measure_once(args, ports, target, cache, lua, run_id, load)
                 if result.others <= args.max_others:
                     break
                 if attempt < args.retries:
@@ -436,13 +459,49 @@ def measure(args, port: int, targets: list[Target], cache, lua: Path, load) -> M
     return measurements
 
 
+def per_round_ratios(runs: list[Result], baseline: list[Result]) -> tuple[list[float], float]:
+    """Throughput of each round over the baseline's in the same round, and their median."""
+    ratios = [r.rps / b.rps for r, b in zip(runs, baseline, strict=True)]
+    return ratios, statistics.median(ratios)
+
+
+def bare_ratios(args, by_key: dict, measurements: Measurements, lines: list[str]) -> list[str]:
+    """The site's static file and each cached page over the bare static file (same run,
+    same rounds); appends one line per ratio to `lines`, returns the missed targets."""
+    c = args.connections
+    bare = measurements.runs[by_key[("bare", "static", c)].label]
+    missed = []
+    compared = [("static", "static", TARGET_STATIC_RATIO)]
+    compared += [(page, "cached", TARGET_CACHED_RATIO) for page in CACHED_PAGES]
+    for page, mode, target_ratio in compared:
+        target = by_key.get((page, mode, c))
+        if target is None:
+            continue
+        ratios, ratio = per_round_ratios(measurements.runs[target.label], bare)
+        ok = ratio >= target_ratio
+        lines.append(
+            f"{page} {mode} / bare static throughput: "
+            + ", ".join(f"{r:.2f}" for r in ratios)
+            + f" per round, median {ratio:.2f} (target >= {target_ratio}): "
+            + ("met" if ok else "MISSED")
+        )
+        if not ok:
+            missed.append(f"{page}-{mode}-ratio")
+    own_static = by_key[("static", "static", c)]
+    summary = by_key[("summary", "cached", c)]
+    _, own = per_round_ratios(measurements.runs[summary.label], measurements.runs[own_static.label])
+    lines.append(f"(cached summary / the site's own static file: median {own:.2f})")
+    return missed
+
+
 def report(args, targets, measurements: Measurements, page_info: dict) -> list[str]:
     """Print the table and the target checks; returns the missed targets."""
     busiest = max(r.busy_before for runs in measurements.runs.values() for r in runs)
     disturbed = max(r.others for runs in measurements.runs.values() for r in runs)
     lines = [
         "",
-        f"gunicorn -w 2 (sync), wrk {args.duration}s per run, median of {args.repeat} runs; "
+        f"gunicorn -w 2 (sync), LOG_LEVEL={args.log_level}, wrk {args.duration}s per run, "
+        f"median of {args.repeat} runs; "
         f"{page_info['videos']} generated videos; CPU at most {busiest:.0%} busy before a run, "
         f"other processes used at most {disturbed:.0%} of it during a run",
         f"summary page: {page_info['chapters']} chapters, {page_info['sources']} sources; "
@@ -461,24 +520,14 @@ def report(args, targets, measurements: Measurements, page_info: dict) -> list[s
             f"{measurements.median(t, 'p99_ms'):>8.2f} | {errors:>6} | {others:>6.0%} |"
         )
     by_key = {(t.page, t.mode, t.connections): t for t in targets}
+    lines.append("")
     missed = report_cold(args, by_key, measurements, lines)
-    if ("static", "static", args.connections) not in by_key:  # --cold-only
+    if ("summary", "cached", args.connections) not in by_key:  # --cold-only
         for line in lines:
             say(line)
         return missed
-    static = measurements.runs[by_key[("static", "static", args.connections)].label]
     cached = measurements.runs[by_key[("summary", "cached", args.connections)].label]
-    ratios = [c.rps / s.rps for c, s in zip(cached, static, strict=True)]
-    ratio = statistics.median(ratios)
-    lines += [
-        "",
-        "cached summary / static throughput: "
-        + ", ".join(f"{r:.2f}" for r in ratios)
-        + f" per round, median {ratio:.2f} (target >= {TARGET_RATIO}): "
-        + ("met" if ratio >= TARGET_RATIO else "MISSED"),
-    ]
-    if ratio < TARGET_RATIO:
-        missed.append("ratio")
+    missed += bare_ratios(args, by_key, measurements, lines)
     api_parts = []
     for page, target_ratio in (
         ("api-one", TARGET_API_DETAIL),
@@ -547,10 +596,7 @@ def report_cold(args, by_key: dict, measurements: Measurements, lines: list[str]
     if page is None or detail is None:
         return []
     missed, parts = [], []
-    ratio = statistics.median(
-        a.rps / p.rps
-        for a, p in zip(measurements.runs[detail.label], measurements.runs[page.label], strict=True)
-    )
+    _, ratio = per_round_ratios(measurements.runs[detail.label], measurements.runs[page.label])
     parts.append(f"API detail / summary page {ratio:.2f} (>= {TARGET_COLD_API_DETAIL})")
     if ratio < TARGET_COLD_API_DETAIL:
         missed.append("api-one-cold")
@@ -564,6 +610,63 @@ def report_cold(args, by_key: dict, measurements: Measurements, lines: list[str]
         "cold API: " + ", ".join(parts) + (f": MISSED {', '.join(missed)}" if missed else ": met")
     )
     return missed
+
+
+# --- What is measured ---------------------------------------------------------------------
+
+
+def start_bare_stack(env: dict, static_root: Path, work: Path, port: int) -> subprocess.Popen:
+    """The bare stack (bench/bare_settings.py) under the same gunicorn configuration,
+    serving a copy of the site's collected stylesheet (and its compressed forms) at the
+    same address, so that both stacks send the same bytes."""
+    bare_root = work / "bare-static"
+    relative = STATIC_PATH.removeprefix("/static/")
+    source = static_root / relative
+    (bare_root / relative).parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", ".gz", ".br"):
+        original = source.with_name(source.name + suffix)
+        if original.exists():
+            shutil.copyfile(original, bare_root / f"{relative}{suffix}")
+    bare_env = {
+        **env,
+        "DJANGO_SETTINGS_MODULE": "bench.bare_settings",
+        "BARE_STATIC_ROOT": str(bare_root),
+    }
+    return start_gunicorn(
+        bare_env, port, work / "bare.log", ready_path=STATIC_PATH, app="bench.bare_wsgi"
+    )
+
+
+def bare_static_targets(connections: int) -> list[Target]:
+    """The bare stack's static file: the baseline of every ratio."""
+    return [Target("bare", STATIC_PATH, "static", connections, BARE)]
+
+
+def static_targets(connections: int) -> list[Target]:
+    """The site's own static file, through its whole middleware stack."""
+    return [Target("static", STATIC_PATH, "static", connections)]
+
+
+def page_targets(pages: list[tuple[str, str]], connections: int) -> list[Target]:
+    """Reader pages cached and uncached (fragments warm) at `connections`, and uncached at
+    one connection (render time with no queue)."""
+    targets = []
+    for name, path in pages:
+        targets += [Target(name, path, "cached", connections)]
+        targets += [Target(name, path, "uncached", connections)]
+    return targets + [Target(name, path, "uncached", 1) for name, path in pages]
+
+
+def api_targets(api: list[tuple[str, str]], connections: int) -> list[Target]:
+    """Anonymous API reads, page-cached like pages: warm at `connections`, and every
+    request missing the cache (a parameter of its own) at one."""
+    targets = [Target(name, path, "cached", connections) for name, path in api]
+    return targets + [Target(name, path, "uncached", 1) for name, path in api]
+
+
+def cold_targets(pages: list[tuple[str, str]], connections: int) -> list[Target]:
+    """Every cache off (the server restarted with PAGE_CACHE_FRAGMENTS=0)."""
+    return [Target(name, path, "cold", n) for n in (connections, 1) for name, path in pages]
 
 
 # --- Main ---------------------------------------------------------------------------------
@@ -605,6 +708,12 @@ def main(argv: list[str] | None = None) -> int:
         "--cold-only", action="store_true", help="only the every-cache-off runs (pages and API)"
     )
     parser.add_argument(
+        "--log-level",
+        default="INFO",
+        help="the site's LOG_LEVEL: INFO (the default, as in production) writes the "
+        "request log line of every request to gunicorn's log file",
+    )
+    parser.add_argument(
         "--render-requests",
         type=int,
         default=100,
@@ -625,6 +734,7 @@ def main(argv: list[str] | None = None) -> int:
         REDIS_URL=cache_url,
         # wrk is one client: the anonymous API throttle would answer it with 429s.
         API_THROTTLE_ANON="100000000/minute",
+        LOG_LEVEL=args.log_level,
     )
     ensure_database(args, env)
     static_root = Path(tempfile.mkdtemp(prefix="curation-bench-static-"))
@@ -632,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="curation-bench-"))
     lua = work / "nocache.lua"
     lua.write_text(NOCACHE_LUA)
-    gunicorn = None
+    gunicorn = bare = None
     try:
         say("collectstatic")
         run(
@@ -644,6 +754,8 @@ def main(argv: list[str] | None = None) -> int:
         port = free_port()
         log_path = work / "gunicorn.log"
         gunicorn = start_gunicorn(env, port, log_path, ready_path=STATIC_PATH)
+        ports = {SITE: port, BARE: free_port()}
+        bare = start_bare_stack(env, static_root, work, ports[BARE])
 
         slug, channel, info = pick_pages(args, env)
         info["videos"] = args.videos
@@ -666,30 +778,25 @@ def main(argv: list[str] | None = None) -> int:
         info["api_list"] = (len(json.loads(listed)["results"]), len(listed))
 
         c = args.connections
-        targets = [Target("static", STATIC_PATH, "static", c)]
-        for name, path in pages:
-            targets += [Target(name, path, "cached", c), Target(name, path, "uncached", c)]
-        targets += [Target(name, path, "uncached", 1) for name, path in pages]
-        if not args.no_api:
-            # Anonymous API reads are page-cached like pages: warm at 32 connections, and
-            # every request missing the cache (a parameter of its own) at one.
-            targets += [Target(name, path, "cached", c) for name, path in api]
-            targets += [Target(name, path, "uncached", 1) for name, path in api]
+        measured_api = [] if args.no_api else api
+        targets = bare_static_targets(c) + static_targets(c) + page_targets(pages, c)
+        targets += api_targets(measured_api, c)
         redis_pid = int(cache.info("server")["process_id"])
-        load = OtherLoad(gunicorn.pid, redis_pid, args.db)
+        load = OtherLoad([gunicorn.pid, bare.pid], redis_pid, args.db)
         if args.cold_only:
             targets, measurements = [], Measurements()
         else:
-            measurements = measure(args, port, targets, cache, lua, load)
+            measurements = measure(args, ports, targets, cache, lua, load)
+        stop_gunicorn(bare)
+        bare = None
         if not args.no_cold:
             # Every cache off: the same server with the fragment cache off.
             stop_gunicorn(gunicorn)
             cold_env = {**env, "PAGE_CACHE_FRAGMENTS": "0"}
             gunicorn = start_gunicorn(cold_env, port, log_path, ready_path=STATIC_PATH)
-            cold_paths = pages if args.no_api else [*pages, *api]
-            cold = [Target(name, path, "cold", n) for n in (c, 1) for name, path in cold_paths]
-            load = OtherLoad(gunicorn.pid, redis_pid, args.db)
-            for target, results in measure(args, port, cold, cache, lua, load).runs.items():
+            cold = cold_targets(pages + measured_api, c)
+            load = OtherLoad([gunicorn.pid], redis_pid, args.db)
+            for target, results in measure(args, ports, cold, cache, lua, load).runs.items():
                 measurements.runs[target] = results
             targets += cold
         missed = report(args, targets, measurements, info)
@@ -711,6 +818,7 @@ def main(argv: list[str] | None = None) -> int:
                 say(f"profiling failed (exit {exc.returncode}); the figures above stand")
         return 0
     finally:
+        stop_gunicorn(bare)
         stop_gunicorn(gunicorn)
         shutil.rmtree(static_root, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)

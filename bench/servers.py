@@ -166,14 +166,21 @@ def production_settings() -> dict[str, str]:
 
 
 def start_gunicorn(
-    env: dict, port: int, log_path: Path, *, ready_path: str, cwd: Path = ROOT
+    env: dict,
+    port: int,
+    log_path: Path,
+    *,
+    ready_path: str,
+    cwd: Path = ROOT,
+    app: str = "curation.wsgi",
 ) -> subprocess.Popen:
-    """gunicorn `curation.wsgi -w 2` on HOST:port, once `ready_path` answers 200.
+    """gunicorn `<app> -w 2` (the site's `curation.wsgi` by default) on HOST:port, once
+    `ready_path` answers 200. The configuration is gunicorn.conf.py of `cwd`.
 
     Its output is appended to `log_path`, which is printed if it exits while starting.
     """
     log = log_path.open("a")
-    command = [str(Path(PYTHON).parent / "gunicorn"), "curation.wsgi", "-w", "2"]
+    command = [str(Path(PYTHON).parent / "gunicorn"), app, "-w", "2"]
     command += ["-b", f"{HOST}:{port}"]
     say(f"starting {' '.join(command)} (settings {env['DJANGO_SETTINGS_MODULE']})")
     gunicorn = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=log)

@@ -89,13 +89,18 @@ MIDDLEWARE = [
     # Host check: load balancers and Prometheus come over plain HTTP, with the pod's address
     # as Host.
     "summaries.ops.middleware.ProbeMiddleware",
-    "django.middleware.security.SecurityMiddleware",
-    # Before anything that may answer on its own (CommonMiddleware's redirects), so that
-    # those answers carry CORS headers too; it only acts on CORS_URLS_REGEX (the API).
+    # Static files next, with SecurityMiddleware's headers stored with each file and its
+    # HTTPS redirect kept (summaries/ops/static.py): they skip everything below.
+    "summaries.ops.static.StaticFilesMiddleware",
+    # Before anything that may answer on its own (the page cache, CommonMiddleware's
+    # redirects), so that those answers carry CORS headers too (they vary with the Origin,
+    # so they are never stored); it only acts on CORS_URLS_REGEX (the API).
     "corsheaders.middleware.CorsMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Right after static files: a cached reader page skips everything below.
+    # A cached reader page skips everything below. It is stored with the headers
+    # SecurityMiddleware gave it when rendered, and a plain-HTTP request that
+    # SECURE_SSL_REDIRECT sends to HTTPS goes down to SecurityMiddleware.
     "summaries.pagecache.middleware.PageCacheMiddleware",
+    "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

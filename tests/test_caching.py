@@ -8,7 +8,7 @@ import time_machine
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
@@ -45,6 +45,32 @@ def test_a_cached_page_keeps_the_headers_of_the_rendered_one(client, django_asse
     directives = {d.strip() for d in again["Cache-Control"].split(",")}
     assert directives == {"public", "max-age=0", "must-revalidate", "s-maxage=60"}
     assert again["Content-Length"] == str(len(first.content))
+
+
+def test_a_cached_page_keeps_securitymiddleware_s_headers_and_its_https_redirect(
+    client, settings, django_assert_num_queries
+):
+    """The page cache answers before SecurityMiddleware: a page is stored with the headers
+    it gave the rendered page, and plain HTTP is still redirected to HTTPS."""
+    settings.SECURE_SSL_REDIRECT = False
+    settings.SECURE_HSTS_SECONDS = 3600
+    url = SummaryFactory(live=True).get_absolute_url()
+    assert client.get(url).status_code == 200  # stored for plain-HTTP readers
+    settings.SECURE_SSL_REDIRECT = True
+    client = Client()  # middleware built again, with the redirect on
+    first = client.get(url, secure=True)
+    with django_assert_num_queries(1):  # from the cache
+        again = client.get(url, secure=True)
+    for header in (
+        "X-Content-Type-Options",
+        "Referrer-Policy",
+        "Cross-Origin-Opener-Policy",
+        "Strict-Transport-Security",
+    ):
+        assert again[header] == first[header], header
+    plain = client.get(url)
+    assert plain.status_code == 301
+    assert plain["Location"] == f"https://testserver{url}"
 
 
 def test_a_session_cookie_or_authorization_header_bypasses_the_cache(

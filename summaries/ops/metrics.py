@@ -117,10 +117,18 @@ def view_label(request, status: int) -> str:
     return _url_name(path)
 
 
+# The counter of each (view, status) met so far: `labels()` takes a lock and checks its
+# values on every call, this is one dictionary look-up. As few entries as label values.
+_request_counters: dict[tuple[str, int], Counter] = {}
+
+
 def count_request(request, status: int) -> str:
     """Count an answered request; returns its label (the log line names it too)."""
     view = view_label(request, status)
-    REQUESTS.labels(view, str(status)).inc()
+    counter = _request_counters.get((view, status))
+    if counter is None:
+        counter = _request_counters[view, status] = REQUESTS.labels(view, str(status))
+    counter.inc()
     return view
 
 

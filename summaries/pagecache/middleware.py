@@ -1,7 +1,8 @@
 """Whole reader pages served from the cache to anonymous readers.
 
 Views opt in with `CachedPageMixin` or `cached_page`; `PageCacheMiddleware`, placed right
-after WhiteNoise, answers anonymous readers from the cache before the rest of the middleware
+after static files and CORS (before SecurityMiddleware, whose headers a page is stored
+with), answers anonymous readers from the cache before the rest of the middleware
 stack, URL resolution and the view run: a stored page is served only if it was stored
 under the current content generation (generation.py; on PostgreSQL a copy in memory that
 LISTEN/NOTIFY keeps current, else one query). Each process also keeps copies of the pages
@@ -85,11 +86,11 @@ def request_query(request: HttpRequest) -> str | None:
         return None
 
 
-def _is_canonical_host(request: HttpRequest) -> bool:
-    """Whether the Host header is spelled as pages link to it: lower case, no trailing
-    dot, no port or the port the request came in on. Other spellings pass ALLOWED_HOSTS
-    (which ignores case, the trailing dot and the port) but would each be a cache key."""
-    host = request.get_host()
+def _is_canonical_host(request: HttpRequest, host: str) -> bool:
+    """Whether the Host header (`host`, as get_host() gives it) is spelled as pages link
+    to it: lower case, no trailing dot, no port or the port the request came in on. Other
+    spellings pass ALLOWED_HOSTS (which ignores case, the trailing dot and the port) but
+    would each be a cache key."""
     port = split_domain_port(host)[1]
     name = host[: -len(port) - 1] if port else host
     return host == host.lower() and not name.endswith(".") and port in ("", request.get_port())
@@ -107,9 +108,12 @@ def page_key(
     """
     if query is None:
         query = request_query(request)
-    if query is None or not _is_canonical_host(request):
+    if query is None:
         return None
-    address = f"{release()} {request.scheme}://{request.get_host()}{request.path}?{query}"
+    host = request.get_host()
+    if not _is_canonical_host(request, host):
+        return None
+    address = f"{release()} {request.scheme}://{host}{request.path}?{query}"
     encoding = encoding or pages.preferred_encoding(request)
     return f"page:{hashlib.sha256(address.encode()).hexdigest()}:{encoding}"
 
@@ -284,6 +288,7 @@ class PageCacheMiddleware:
     def __init__(self, get_response: View):
         self.get_response = get_response
         self.local = LocalPages(settings.PAGE_CACHE_LOCAL_BYTES)
+        self.redirect_to_https = settings.SECURE_SSL_REDIRECT
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         listening.listen()
@@ -291,7 +296,10 @@ class PageCacheMiddleware:
             return self.respond(request)
 
     def respond(self, request: HttpRequest) -> HttpResponseBase:
-        if not may_serve_cached(request):
+        if not may_serve_cached(request) or (
+            # Placed before SecurityMiddleware: it redirects this request to HTTPS.
+            self.redirect_to_https and not request.is_secure()
+        ):
             return self.get_response(request)
         query = request_query(request)
         key = page_key(request, query)

@@ -1,0 +1,3 @@
+"""No views: the bare stack answers static files only (bench/bare_settings.py)."""
+
+urlpatterns: list = []
