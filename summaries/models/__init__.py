@@ -39,7 +39,7 @@ from .notifications import (
     NotificationPreferences,
     NotificationQuerySet,
 )
-from .pagecache import ContentGeneration
+from .pagecache import CachePurge, ContentGeneration
 from .review import REVIEW_MESSAGE_CHARS, ReviewMessage
 from .sources import Citation, Source, SourceCheck
 from .subscriptions import Digest, Subscriber, Subscription, SubscriptionQuerySet
@@ -75,6 +75,7 @@ __all__ = [
     "ListFacets",
     "Chapter",
     "Citation",
+    "CachePurge",
     "ContentGeneration",
     "Correction",
     "CorrectionQuerySet",
