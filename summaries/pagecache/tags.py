@@ -16,6 +16,8 @@ xkey, a CDN's surrogate keys) drops exactly the answers that show what changed (
 
 from collections.abc import Iterable
 
+from django.conf import settings
+
 from summaries.models import Summary
 
 EVERY = "all"
@@ -71,8 +73,11 @@ def of_summary_change(summary_obj: Summary) -> set[str]:
     topics, the site-wide lists, and the answers that may show anything.
 
     Reads the video's people and topics (two queries): call it before and after a change
-    that moves the video between lists, and purge both.
+    that moves the video between lists, and purge both. Reads nothing, and names nothing,
+    when no purge backend is configured (there is no cache to purge).
     """
+    if not settings.HTTP_CACHE_PURGE_BACKEND:
+        return set()
     video_obj = summary_obj.summarised_video
     found = {summary(summary_obj.pk), HOME, FEEDS, SITEMAPS, *ALWAYS}
     if summary_obj.working_copy_of_id:
@@ -89,3 +94,9 @@ def of_checked_summaries(summary_ids: Iterable[int]) -> set[str]:
     """What recorded checks that change source labels make stale: the pages of the
     summaries citing those sources (cards and lists show no labels)."""
     return {*(summary(pk) for pk in summary_ids), *ALWAYS}
+
+
+def of_videos(video_ids: Iterable[int]) -> set[str]:
+    """What a change to videos (their related lists, their thumbnails) makes stale: their
+    pages and their cards wherever they are listed."""
+    return {*(video(pk) for pk in video_ids), *ALWAYS}
