@@ -247,7 +247,7 @@ PAGE_CACHE_FRAGMENTS = _bool("PAGE_CACHE_FRAGMENTS", True)
 PAGE_CACHE_LISTEN = _bool("PAGE_CACHE_LISTEN", True)
 # --- HTTP cache in front (Varnish, a CDN): docs/deploy.md "HTTP cache in front" ----------
 # Seconds a shared cache may keep a reader page, feed, sitemap, oEmbed or anonymous API
-# read (s-maxage; never past the next scheduled publication). Long only where purges reach
+# read (s-maxage; less when a scheduled publication comes sooner). Long only where purges reach
 # the cache (HTTP_CACHE_PURGE_BACKEND): every change purges the pages that show it.
 HTTP_CACHE_S_MAXAGE = env.int("HTTP_CACHE_S_MAXAGE", default=60)
 # The response header naming what an answer shows (space-separated tags): `xkey` for

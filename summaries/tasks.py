@@ -123,12 +123,10 @@ def publish_due_changes() -> None:
 @background_task(
     name="summaries.tasks.send_cache_purge",
     soft_time_limit=60,
-    # Tried again soon and often (up to 1 s, 2 s, 4 s ... a minute apart, with jitter): a purge is
-    # done only once every cache confirmed it; the sweeper takes over after the last try.
+    # Tried again soon (within 1 s, 2 s, 4 s, with jitter): a purge is done only once every
+    # cache confirmed it; after the last try the sweeper sends it again every half minute.
     autoretry_for=(*TRANSIENT_ERRORS, purge.PurgeFailed),
     retry_backoff=1,
-    retry_backoff_max=60,
-    max_retries=12,
 )
 def send_cache_purge(purge_id: int) -> None:
     """Send one purge of the HTTP caches (idempotent: a purge sent already is gone)."""

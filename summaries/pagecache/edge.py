@@ -6,8 +6,8 @@ files):
 - A public answer (Cache-Control `public`: reader pages, feeds, sitemaps, oEmbed,
   anonymous API reads and those of read-only tokens, which are the same, their 404s) to a
   GET or HEAD with no session cookie, that sets no cookie, gets `s-maxage`
-  (HTTP_CACHE_S_MAXAGE, never past the next scheduled publication, so that a shared cache
-  does not outlive it) and its cache tags (tags.py) in HTTP_CACHE_TAG_HEADER, `all` among
+  (HTTP_CACHE_S_MAXAGE, less when a scheduled publication comes sooner, so that a shared
+  cache does not outlive it) and its cache tags (tags.py) in HTTP_CACHE_TAG_HEADER, `all` among
   them.
 - Anything else (signed-in users, previews, the admin, forms with a CSRF cookie, answers
   that set a cookie, POSTs) is made `private` with no tags: a shared cache never keeps it.
@@ -23,7 +23,7 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_cache_control
 
 from . import tags
-from .generation import current, seconds_until_next_publication
+from .generation import current
 
 _PUBLIC_STATUSES = frozenset({200, 203, 204, 300, 304, 404, 410})
 _MISSING_STATUSES = frozenset({404, 410})
@@ -61,41 +61,42 @@ def is_public(request: HttpRequest, response: HttpResponseBase, names: set[str])
 
 
 class _NextPublication:
-    """When the next scheduled summary goes live, read once per content generation (a
-    schedule is a change) and again once that time has passed."""
+    """When the next scheduled summary goes live, as the page cache last read it (it does
+    whenever it stores a page), for the content generation it read it at."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.known: tuple[int, float | None] | None = None
 
+    def remember(self, generation: int, until: float | None) -> None:
+        """Keep what the page cache read at `generation`: seconds until the next one."""
+        with self.lock:
+            self.known = (generation, None if until is None else time.time() + until)
+
     def seconds(self) -> float | None:
-        generation = current().content
-        now = time.time()
+        """Seconds until the next scheduled publication, if known at the current generation
+        and still ahead; None otherwise (none scheduled, or not known: reading it would
+        cost a query on answers the page cache does not keep)."""
         with self.lock:
             known = self.known
-        if known is None or known[0] != generation or (known[1] is not None and known[1] <= now):
-            until = seconds_until_next_publication()
-            known = self.remember(generation, until)
-        return None if known[1] is None else known[1] - now
-
-    def remember(self, generation: int, until: float | None) -> tuple[int, float | None]:
-        """Keep what a caller read at `generation` (the page cache, storing a page)."""
-        known = (generation, None if until is None else time.time() + until)
-        with self.lock:
-            self.known = known
-        return known
+        if known is None or known[1] is None or known[0] != current().content:
+            return None
+        until = known[1] - time.time()
+        return until if until > 0 else None
 
 
 next_publication = _NextPublication()
 
 
 def shared_lifetime() -> int:
-    """Seconds a shared cache may keep an answer from now: HTTP_CACHE_S_MAXAGE, or until the
-    next scheduled publication (at least 1)."""
+    """Seconds a shared cache may keep an answer from now: HTTP_CACHE_S_MAXAGE, or less when
+    a scheduled publication comes sooner (where known). A publication is purged when it
+    goes live anyway (purge.py); this keeps a cache with no purges from outliving it."""
+    longest = int(settings.HTTP_CACHE_S_MAXAGE)
     until = next_publication.seconds()
     if until is None:
-        return settings.HTTP_CACHE_S_MAXAGE
-    return max(0, min(settings.HTTP_CACHE_S_MAXAGE, int(until)))
+        return longest
+    return max(0, min(longest, int(until)))
 
 
 def _make_private(response: HttpResponseBase, directives: list[str]) -> None:

@@ -16,7 +16,7 @@ import logging
 import urllib.error
 import urllib.request
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from celery import current_app
@@ -103,7 +103,7 @@ def enabled() -> bool:
 
 
 def _queue(purge_id: int, at: datetime | None = None) -> None:
-    options: dict = {"args": (purge_id,)}
+    options: dict[str, Any] = {"args": (purge_id,)}
     if settings.HTTP_CACHE_PURGE_QUEUE:
         options["queue"] = settings.HTTP_CACHE_PURGE_QUEUE
     if at is not None:
