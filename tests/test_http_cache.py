@@ -89,6 +89,13 @@ def test_oembed_and_anonymous_api_reads_are_shared_and_purged_by_any_change(clie
         assert {"misc", "all"} <= cache_tags(response), url
 
 
+def test_api_reads_are_kept_no_longer_than_browsers_keep_them(client, purging):
+    # Check details in the API change with every recorded check, which purges no answer.
+    summary = SummaryFactory(live=True)
+    response = client.get(f"/api/v1/summaries/{summary.video.slug}/")
+    assert directive(response, "s-maxage") == purging.API_CACHE_MAX_AGE
+
+
 def test_a_missing_page_is_shared_and_purged_by_any_publication(client, purging):
     response = client.get("/videos/no-such-video/")
     assert response.status_code == 404 and shared(response)

@@ -28,6 +28,7 @@ from .generation import current
 _PUBLIC_STATUSES = frozenset({200, 203, 204, 300, 304, 404, 410})
 _MISSING_STATUSES = frozenset({404, 410})
 _SHARED_DIRECTIVES = ("public", "s-maxage")
+API_PREFIX = "/api/"
 
 
 def tag(response: HttpResponseBase, names: Iterable[str]) -> HttpResponseBase:
@@ -117,7 +118,12 @@ def finish(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase
         _make_private(response, directives)
         return response
     if "immutable" not in names:
-        patch_cache_control(response, s_maxage=shared_lifetime())
+        lifetime = shared_lifetime()
+        if request.path.startswith(API_PREFIX):
+            # API answers show every check's time and result, which change with no purge
+            # (only labels on pages are purged): kept as long as browsers keep them.
+            lifetime = min(lifetime, settings.API_CACHE_MAX_AGE)
+        patch_cache_control(response, s_maxage=lifetime)
     shown = response.get(header, "").split()
     if not shown:
         shown = [tags.MISSING if response.status_code in _MISSING_STATUSES else tags.OTHER]
