@@ -494,6 +494,49 @@ def bare_ratios(args, by_key: dict, measurements: Measurements, lines: list[str]
     return missed
 
 
+def measure_varnish(args, port: int, targets: list[Target], measurements: Measurements) -> None:
+    """Cached pages and the static file through Varnish (deploy/varnish/curation.vcl, see
+    bench/varnish.py) in front of the same gunicorn, in the same run; each against the
+    static file served by Django (and the bare one, when measured). Target: >= 5x."""
+    import varnish  # bench/varnish.py
+
+    reason = varnish.missing()
+    if reason:
+        say(f"\nVarnish not measured: {reason}")
+        return
+    front = varnish.start_varnish(HOST, port)
+    try:
+        say(f"\nthrough Varnish on {front.url} (wrk -c{args.connections}):")
+        served = [t for t in targets if t.mode in ("static", "cached") and t.page != "bare"]
+        varnished = Measurements()
+        for repeat in range(args.repeat):
+            for target in served:
+                through = Target(target.page, target.path, "varnish", target.connections)
+                http_get(front.url + target.path)  # warm: the first request is a miss
+                settle(args.max_busy, args.drain_timeout, port=front.port)
+                output = run_wrk(args, front.port, through, "varnish", Path("/dev/null"))
+                rps, p50, p99, requests, errors = parse_wrk(output)
+                load = os.getloadavg()[0]
+                say(
+                    f"  {through.label:<24} {rps:9.1f} req/s  p50 {p50:7.2f} ms  "
+                    f"p99 {p99:7.2f} ms  errors {errors}  (round {repeat + 1}, load {load:.2f})"
+                )
+                varnished.add(through, Result(rps, p50, p99, requests, errors, 0, 0.0, 0.0))
+        bases = [t for t in targets if t.mode == "static"]
+        for target in served:
+            through = Target(target.page, target.path, "varnish", target.connections)
+            rps = varnished.median(through, "rps")
+            ratios = ", ".join(
+                f"{rps / measurements.median(base, 'rps'):.1f}x {base.page} file" for base in bases
+            )
+            met = (
+                "met" if all(rps >= 5 * measurements.median(b, "rps") for b in bases) else "MISSED"
+            )
+            say(f"  {through.label:<24} median {rps:9.1f} req/s = {ratios} (>= 5x: {met})")
+    finally:
+        front.stop()
+
+
 def report(args, targets, measurements: Measurements, page_info: dict) -> list[str]:
     """Print the table and the target checks; returns the missed targets."""
     busiest = max(r.busy_before for runs in measurements.runs.values() for r in runs)
@@ -714,6 +757,9 @@ def main(argv: list[str] | None = None) -> int:
         "request log line of every request to gunicorn's log file",
     )
     parser.add_argument(
+        "--varnish", action="store_true", help="also the cached pages through Varnish"
+    )
+    parser.add_argument(
         "--render-requests",
         type=int,
         default=100,
@@ -789,6 +835,8 @@ def main(argv: list[str] | None = None) -> int:
             measurements = measure(args, ports, targets, cache, lua, load)
         stop_gunicorn(bare)
         bare = None
+        if args.varnish:
+            measure_varnish(args, port, targets, measurements)
         if not args.no_cold:
             # Every cache off: the same server with the fragment cache off.
             stop_gunicorn(gunicorn)

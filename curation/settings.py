@@ -250,6 +250,24 @@ PAGE_CACHE_FRAGMENTS = _bool("PAGE_CACHE_FRAGMENTS", True)
 # behind a pooler that cannot keep LISTEN (PgBouncer in transaction mode): every request
 # then reads the generation itself.
 PAGE_CACHE_LISTEN = _bool("PAGE_CACHE_LISTEN", True)
+# --- HTTP cache in front (Varnish, a CDN): docs/deploy.md "HTTP cache in front" ----------
+# Seconds a shared cache may keep a reader page, feed, sitemap, oEmbed or anonymous API
+# read (s-maxage; less when a scheduled publication comes sooner). Long only where purges reach
+# the cache (HTTP_CACHE_PURGE_BACKEND): every change purges the pages that show it.
+HTTP_CACHE_S_MAXAGE = env.int("HTTP_CACHE_S_MAXAGE", default=60)
+# The response header naming what an answer shows (space-separated tags): `xkey` for
+# Varnish's xkey, `Surrogate-Key` for Fastly, `Cache-Tag` for Cloudflare.
+HTTP_CACHE_TAG_HEADER = env.str("HTTP_CACHE_TAG_HEADER", default="xkey")
+# Where purges go: "" sends none; "varnish" sends PURGE with an xkey-purge header to each
+# of HTTP_CACHE_PURGE_URLS; or the dotted path of a class of your own (purge.py).
+HTTP_CACHE_PURGE_BACKEND = env.str("HTTP_CACHE_PURGE_BACKEND", default="")
+HTTP_CACHE_PURGE_URLS = env.list("HTTP_CACHE_PURGE_URLS", default=[])
+HTTP_CACHE_PURGE_TIMEOUT = env.float("HTTP_CACHE_PURGE_TIMEOUT", default=5.0)
+# The Celery queue purges go to ("" the default queue): a queue of their own keeps them
+# from waiting behind source checks.
+HTTP_CACHE_PURGE_QUEUE = env.str("HTTP_CACHE_PURGE_QUEUE", default="")
+# The sweeper sends again, every this many seconds, purges not confirmed (lost tasks).
+HTTP_CACHE_PURGE_SWEEP_EVERY = env.int("HTTP_CACHE_PURGE_SWEEP_EVERY", default=30)
 
 # --- Celery -----------------------------------------------------------------------------
 if REDIS_URL:
@@ -698,4 +716,5 @@ CELERY_BEAT_SCHEDULE = {
     "forget-unfollowed-addresses": _every(3600, "forget_unfollowed_addresses"),
     "sweep-archive-captures": _every(3600, "sweep_archive_captures"),
     "sweep-evidence": _every(24 * 3600, "sweep_evidence"),
+    "sweep-cache-purges": _every(HTTP_CACHE_PURGE_SWEEP_EVERY, "sweep_cache_purges"),
 }

@@ -8,6 +8,7 @@ from summaries.admin import password_reset
 from summaries.api.docs import docs_view, schema_view
 from summaries.ops import views as ops
 from summaries.ops.metrics import metrics_view
+from summaries.pagecache import tags
 from summaries.pagecache.middleware import cached_page
 from summaries.reader import icons, oembed
 from summaries.reader.sitemaps import SITEMAPS
@@ -25,7 +26,12 @@ urlpatterns = [
     path("api/v1/", include("summaries.api.urls")),
     path("api/schema/", schema_view, name="api-schema"),
     path("api/docs/", docs_view, name="api-docs"),
-    path("sitemap.xml", cached_page(sitemap), {"sitemaps": SITEMAPS}, name="sitemap"),
+    path(
+        "sitemap.xml",
+        cached_page(sitemap, tags=(tags.SITEMAPS,)),
+        {"sitemaps": SITEMAPS},
+        name="sitemap",
+    ),
     path("robots.txt", robots_txt, name="robots-txt"),
     path("favicon.ico", icons.favicon_ico, name="favicon"),
     path("manifest.webmanifest", cached_page(icons.manifest), name="web-manifest"),

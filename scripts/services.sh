@@ -3,6 +3,8 @@
 #   PostgreSQL  127.0.0.1:5432, role postgres (trust, CREATEDB), database "test"
 #   Redis       127.0.0.1:6379
 #   Chromium    /usr/bin/chromium (Debian's package; browsers are never downloaded otherwise)
+#   Varnish     varnishd and the xkey vmod (Debian's varnish, varnish-modules); not started:
+#               tests and benchmarks start their own (bench/varnish.py)
 # Each is checked first; only what is missing is installed (apt-get) and only what is down
 # is started. Fails with one clear line per problem.
 set -euo pipefail
@@ -32,6 +34,9 @@ install_missing() {
     if [[ "$wanted" == *" chromium "* ]] && [ ! -x /usr/bin/chromium ]; then
         packages+=(chromium)
     fi
+    if [[ "$wanted" == *" varnish "* ]] && ! varnish_installed; then
+        packages+=(varnish varnish-modules)
+    fi
     # `ip` (network namespaces) for the multi-machine test, which runs as root only.
     if [[ "$wanted" == *" postgres "* ]] && [ "$(id -u)" -eq 0 ] && ! command -v ip >/dev/null 2>&1; then
         packages+=(iproute2)
@@ -43,6 +48,16 @@ install_missing() {
     say "apt-get install -y ${packages[*]}"
     $SUDO apt-get install -y -qq "${packages[@]}" >/dev/null \
         || die "apt-get install ${packages[*]} failed."
+}
+
+# varnishd and the xkey vmod (from varnish-modules) of the test's VCL.
+varnish_installed() {
+    command -v varnishd >/dev/null 2>&1 || return 1
+    local vmod
+    for vmod in /usr/lib/*/varnish/vmods/libvmod_xkey.so /usr/lib/varnish/vmods/libvmod_xkey.so; do
+        [ -e "$vmod" ] && return 0
+    done
+    return 1
 }
 
 # wait_for DESCRIPTION COMMAND...: retry COMMAND until it succeeds or WAIT_SECONDS pass.
@@ -133,15 +148,22 @@ ensure_chromium() {
     say "Chromium ready at /usr/bin/chromium"
 }
 
-# Arguments choose services (postgres, redis, chromium); none means all three.
+# --- Varnish ----------------------------------------------------------------------------
+ensure_varnish() {
+    varnish_installed || die "varnishd or its xkey vmod is missing (packages varnish, varnish-modules)."
+    say "Varnish ready ($(command -v varnishd), with xkey)"
+}
+
+# Arguments choose services (postgres, redis, chromium, varnish); none means all four.
 wanted=("$@")
-[ "${#wanted[@]}" -gt 0 ] || wanted=(postgres redis chromium)
+[ "${#wanted[@]}" -gt 0 ] || wanted=(postgres redis chromium varnish)
 install_missing "${wanted[@]}"
 for service in "${wanted[@]}"; do
     case "$service" in
         postgres) ensure_postgres ;;
         redis) ensure_redis ;;
         chromium) ensure_chromium ;;
-        *) die "unknown service '$service' (expected postgres, redis or chromium)" ;;
+        varnish) ensure_varnish ;;
+        *) die "unknown service '$service' (expected postgres, redis, chromium or varnish)" ;;
     esac
 done

@@ -30,6 +30,7 @@ from .notifications.tasks import (
     send_password_reset,
     sweep_notifications,
 )
+from .pagecache import purge
 from .reader import facets, related
 from .webhooks.tasks import deliver_webhook, sweep_webhooks
 
@@ -51,11 +52,13 @@ __all__ = [
     "refresh_related_around",
     "refresh_stale_related",
     "rerender_summary",
+    "send_cache_purge",
     "send_digests",
     "send_follow_confirmation",
     "send_notification_email",
     "send_password_reset",
     "sweep_evidence",
+    "sweep_cache_purges",
     "sweep_notifications",
     "sweep_thumbnails",
     "sweep_webhooks",
@@ -129,3 +132,25 @@ def publish_due_changes() -> None:
     Idempotent: published changes are gone, so a duplicate tick publishes nothing.
     """
     copies.publish_due_changes()
+
+
+# --- Purges of the HTTP caches in front ---------------------------------------------------
+
+
+@background_task(
+    name="summaries.tasks.send_cache_purge",
+    soft_time_limit=60,
+    # Tried again soon (within 1 s, 2 s, 4 s, with jitter): a purge is done only once every
+    # cache confirmed it; after the last try the sweeper sends it again every half minute.
+    autoretry_for=(*TRANSIENT_ERRORS, purge.PurgeFailed),
+    retry_backoff=1,
+)
+def send_cache_purge(purge_id: int) -> None:
+    """Send one purge of the HTTP caches (idempotent: a purge sent already is gone)."""
+    purge.send(purge_id)
+
+
+@background_task(name="summaries.tasks.sweep_cache_purges", soft_time_limit=60)
+def sweep_cache_purges() -> None:
+    """Queue again the purges not confirmed (celery beat). Sending one twice is harmless."""
+    purge.sweep()

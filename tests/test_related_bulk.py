@@ -95,7 +95,7 @@ def test_every_live_video_by_default_one_page_cache_bump_per_batch(monkeypatch):
     videos = catalogue(seed=11, videos=30)
     live = sorted(Video.objects.published().values_list("pk", flat=True))
     bumps = []
-    monkeypatch.setattr(related_bulk, "content_changed", lambda: bumps.append(1))
+    monkeypatch.setattr(related_bulk, "content_changed", lambda **tags: bumps.append(1))
     done = []
 
     assert refresh_all_related(batch_size=10, progress=lambda n, total: done.append(n)) == len(live)

@@ -227,6 +227,7 @@ def test_every_periodic_task_is_in_the_one_beat_schedule_and_names_a_real_task()
         "forget-unfollowed-addresses",
         "sweep-archive-captures",
         "sweep-evidence",
+        "sweep-cache-purges",
     }
     for name, entry in schedule.items():
         assert entry["task"] in app.tasks, name

@@ -24,6 +24,7 @@ from summaries.linkcheck import CheckResult, State
 from summaries.linkcheck.batch import not_started
 from summaries.models import Citation, Source, SourceCheck
 from summaries.ops import metrics
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import checks_recorded, content_changed
 from summaries.webhooks import events as webhook_events
 
@@ -313,8 +314,10 @@ def record_results(
     checks_recorded()  # API responses show every check's details
     if _shown_on_pages(sources, citations) != shown_before:
         # Written in bulk, so no save signal tells the page cache; most checks find a
-        # source as it was and leave cached pages alone.
-        content_changed()
+        # source as it was and leave cached pages alone. Labels show on the pages of the
+        # summaries citing the sources only.
+        cited_by = {c.summary_id for cited in citations.values() for c in cited}
+        content_changed(purge=cache_tags.of_checked_summaries(cited_by))
     webhook_events.checks_recorded(
         sources=sources,
         states_before=states_before,

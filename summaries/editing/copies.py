@@ -22,6 +22,7 @@ from reversion.models import Version
 from summaries import checking, notifications
 from summaries.background import queue_after_commit
 from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
@@ -339,6 +340,8 @@ def _go_live(
 ) -> Summary:
     pins_before = webhook_events.pins_before_change(live, now=now)
     comparison = corrections.changes_before_publishing(live)
+    # Lists it leaves (a person or topic taken off the video) as well as those it joins.
+    shown_before = cache_tags.of_summary_change(live)
     with reversion.create_revision(manage_manually=True):
         _move_onto(copy, live)
         receipts.publish_transcripts(video=live.summarised_video)
@@ -358,7 +361,7 @@ def _go_live(
     corrections.record_change(
         live=live, kind=kind, note=note, user=user, now=now, comparison=comparison
     )
-    content_changed()
+    content_changed(purge=shown_before | cache_tags.of_summary_change(live))
     queue_after_commit("summaries.tasks.refresh_related_around", live.video_id)
     webhook_events.summary_updated(live, now=now)
     webhook_events.pins_changed(live, pins_before, now=now)

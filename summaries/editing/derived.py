@@ -26,6 +26,7 @@ from summaries.models import (
 )
 from summaries.models.base import max_length
 from summaries.models.rows import insert_rows, insert_written_rows
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
 from summaries.text.apostrophes import searchable
 from summaries.text.citations import (
@@ -350,7 +351,7 @@ def set_key_phrase(*, citation: Citation, phrase: str, user: gate.Actor) -> Cita
         reversion.set_comment(comment)
     # The phrase is in the page's links to the source (a text fragment).
     page_changed(summary_id=citation.summary_id)
-    content_changed()
+    content_changed(purge=cache_tags.of_checked_summaries([citation.summary_id]))
     return citation
 
 
@@ -395,5 +396,5 @@ def rerender_summary(*, summary: Summary) -> Summary:
         for item in model.objects.filter(summary=summary):
             item.save()
     refresh_derived_data(summary=summary)
-    content_changed()
+    content_changed(purge=cache_tags.of_checked_summaries([summary.pk]))
     return summary

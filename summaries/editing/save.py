@@ -25,6 +25,7 @@ from summaries.models import (
     Topic,
     Video,
 )
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
 from summaries.text.remembered import remembering
 
@@ -381,7 +382,7 @@ def save_summary(
         refresh_derived_data(summary=summary, claim_new_sources=True)
         checking.queue_checks_for_summary(summary=summary)
         if not summary.is_working_copy:  # readers never see a copy
-            content_changed()
+            content_changed(purge=cache_tags.of_summary_change(summary))
         # Added last, so that the revision holds the parts as saved (with final positions).
         reversion.add_to_revision(summary)
         if video is not None and not summary.is_working_copy:

@@ -13,7 +13,9 @@ from summaries.models import (
     ReviewMessage,
     Summary,
 )
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
+from summaries.pagecache.purge import purge_after_commit
 from summaries.webhooks import events as webhook_events
 
 from . import copies, gate, receipts, review, versions
@@ -39,7 +41,11 @@ def _record(summary: Summary, user: gate.Actor, comment: str) -> None:
         if user and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment(comment)
-    content_changed()
+    shown = cache_tags.of_summary_change(summary)
+    content_changed(purge=shown)
+    if summary.publish_at is not None and summary.publish_at > timezone.now():
+        # Scheduled: its pages and lists change again when it goes live, with no write.
+        purge_after_commit(shown, at=summary.publish_at)
 
 
 def _check_publishable(summary: Summary) -> None:

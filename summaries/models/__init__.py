@@ -41,7 +41,7 @@ from .notifications import (
     NotificationPreferences,
     NotificationQuerySet,
 )
-from .pagecache import ContentGeneration
+from .pagecache import CachePurge, ContentGeneration
 from .review import REVIEW_MESSAGE_CHARS, ReviewMessage
 from .sources import Citation, Source, SourceCheck
 from .subscriptions import Digest, Subscriber, Subscription, SubscriptionQuerySet
@@ -81,6 +81,7 @@ __all__ = [
     "Chapter",
     "Citation",
     "CitationEvidence",
+    "CachePurge",
     "ContentGeneration",
     "Correction",
     "CorrectionQuerySet",

@@ -27,3 +27,26 @@ class ContentGeneration(models.Model):
 
     def __str__(self):
         return f"Content generation {self.content}, checks generation {self.checks}"
+
+
+class CachePurge(models.Model):
+    """Cache tags to purge from the HTTP caches in front of the site (an outbox).
+
+    Written in the transaction of the change it purges for (summaries/pagecache/purge.py),
+    so a purge is never lost when the broker or a worker dies: a worker deletes the row
+    once every cache confirmed the purge, and a sweeper sends again whatever is left.
+    """
+
+    tags = models.TextField(help_text="Space-separated cache tags.")
+    due_at = models.DateTimeField(
+        db_index=True, help_text="Not sent before this time (a scheduled publication)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["due_at", "id"]
+
+    def __str__(self):
+        return f"Purge of {self.tags[:60]} due {self.due_at:%Y-%m-%d %H:%M:%S}"

@@ -17,7 +17,7 @@ per request (`remembered_per_request`).
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any, NamedTuple
@@ -30,7 +30,8 @@ from django.utils import timezone
 
 from summaries.models import ContentGeneration, Summary
 
-from . import listening
+from . import listening, tags
+from .purge import purge_after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -175,17 +176,21 @@ def _date_change() -> None:
     listening.refresh()
 
 
-def content_changed() -> None:
-    """Make every cached page and fragment stale once the current transaction commits.
+def content_changed(purge: Iterable[str] | None = None) -> None:
+    """Make every cached page and fragment stale once the current transaction commits, and
+    purge the HTTP caches in front of the site (purge.py) of the answers tagged `purge`
+    (tags.py), or of every answer when the caller names none.
 
     Every write path calls it, in the transaction that changes anything a reader or an
     anonymous API client may see (editing services, check results, related lists, bulk
     loads). The number moves in that transaction, so readers see the old number exactly as
     long as they see the old data. Costs one write, and holds the row's lock until the
-    transaction ends (changes to content are serialised from that point).
+    transaction ends (changes to content are serialised from that point); one more (the
+    purge's outbox row) when a purge backend is configured.
     """
     _move("content", dated=True)
     transaction.on_commit(_date_change)
+    purge_after_commit(frozenset(purge) if purge is not None else frozenset({tags.EVERY}))
 
 
 def checks_recorded() -> None:

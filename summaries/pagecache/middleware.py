@@ -39,7 +39,7 @@ from django.http.response import HttpResponseBase
 
 from summaries.ops import metrics
 
-from . import listening, pages, tokens
+from . import edge, listening, pages, tokens
 from .generation import (
     current,
     read,
@@ -246,6 +246,7 @@ def store(
     for Last-Modified.
     """
     until_next = seconds_until_next_publication()
+    edge.next_publication.remember(current().content, until_next)
     ttl = ttl_until(until_next)
     now = time.time()
     modified = pages.last_modified(
@@ -293,7 +294,8 @@ class PageCacheMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         listening.listen()
         with remembered_per_request():
-            return self.respond(request)
+            # Shared caches in front keep only public answers, with their tags (edge.py).
+            return edge.finish(request, self.respond(request))
 
     def respond(self, request: HttpRequest) -> HttpResponseBase:
         if not may_serve_cached(request) or (
@@ -360,15 +362,18 @@ def mark_cacheable(
     return response
 
 
-def cached_page(view: View) -> View:
+def cached_page(view: View, tags: Iterable[str] = ()) -> View:
     """Decorate a function view (or a feed) that reads no query parameter so that its
-    anonymous 200 responses are cached."""
+    anonymous 200 responses are cached, with the cache `tags` of what it shows (edge.py;
+    none: it may show anything)."""
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         response = view(request, *args, **kwargs)
         if response.status_code == 200 and not request.user.is_authenticated:
             mark_cacheable(response)
+            if tags:
+                edge.tag(response, tags)
         return response
 
     return wrapper
@@ -392,10 +397,18 @@ class CachedPageMixin(_ViewBase):
     def cache_query(self) -> str | None:
         return ""
 
+    def cache_tags(self) -> Iterable[str]:
+        """The cache tags of what the page shows (summaries/pagecache/tags.py); none: it
+        may show anything, and every change purges it."""
+        return ()
+
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         response = super().dispatch(request, *args, **kwargs)
         if self.page_cache and response.status_code == 200 and not request.user.is_authenticated:
             query = self.cache_query()
             if query is not None:
                 mark_cacheable(response, query)
+                shown = self.cache_tags()
+                if shown:
+                    edge.tag(response, shown)
         return response

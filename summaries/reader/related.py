@@ -25,6 +25,7 @@ from django.db.models.functions import Substr
 from django.utils import timezone
 
 from summaries.models import Appearance, Citation, RelatedLink, Source, Video
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
 
 from .cards import card, card_of_video, card_values
@@ -317,7 +318,7 @@ def refresh_related(*, video: Video, now=None) -> list[RelatedLink]:
         RelatedLink.objects.filter(video=video).delete()
         RelatedLink.objects.bulk_create(links)
         Video.objects.filter(pk=video.pk).update(related_refreshed_at=now if live else None)
-        content_changed()
+        content_changed(purge=cache_tags.of_videos([video.pk]))
     return links
 
 

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from summaries.models import Appearance, Citation, RelatedLink, Source, Topic, Video
 from summaries.models.rows import insert_rows
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
 
 from .related import (
@@ -301,4 +302,4 @@ def _store(catalogue: Catalogue, batch: list[int], now) -> None:
         offline = sorted(set(batch) - set(live))
         if offline:
             Video.objects.filter(pk__in=offline).update(related_refreshed_at=None)
-        content_changed()
+        content_changed(purge=cache_tags.of_videos(batch))

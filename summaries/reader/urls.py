@@ -1,10 +1,18 @@
 from django.urls import path
 
+from summaries.pagecache import tags
 from summaries.pagecache.middleware import cached_page
 
 from . import feeds, following, indexes, versions, views
 
 app_name = "summaries"
+
+
+def latest_feed(feed):
+    """A feed of the latest summaries, the site's or a channel's: cached, and purged by
+    every publication (cache tag `feeds`)."""
+    return cached_page(feed, tags=(tags.FEEDS,))
+
 
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
@@ -29,16 +37,26 @@ urlpatterns = [
     path("preview/<slug:slug>/", views.SummaryPreviewView.as_view(), name="summary-preview"),
     path("channels/", indexes.ChannelIndexView.as_view(), name="channel-list"),
     path("channels/<slug:slug>/", views.ChannelDetailView.as_view(), name="channel-detail"),
-    path("channels/<slug:slug>/rss/", cached_page(feeds.ChannelFeed()), name="channel-feed-rss"),
     path(
-        "channels/<slug:slug>/atom/", cached_page(feeds.ChannelAtomFeed()), name="channel-feed-atom"
+        "channels/<slug:slug>/rss/",
+        latest_feed(feeds.ChannelFeed()),
+        name="channel-feed-rss",
+    ),
+    path(
+        "channels/<slug:slug>/atom/",
+        latest_feed(feeds.ChannelAtomFeed()),
+        name="channel-feed-atom",
     ),
     path("people/", indexes.PersonIndexView.as_view(), name="person-list"),
     path("people/<slug:slug>/", views.PersonDetailView.as_view(), name="person-detail"),
     path("topics/", indexes.TopicIndexView.as_view(), name="topic-list"),
     path("topics/<slug:slug>/", views.TopicDetailView.as_view(), name="topic-detail"),
-    path("feeds/rss/", cached_page(feeds.LatestSummariesFeed()), name="feed-rss"),
-    path("feeds/atom/", cached_page(feeds.LatestSummariesAtomFeed()), name="feed-atom"),
+    path("feeds/rss/", latest_feed(feeds.LatestSummariesFeed()), name="feed-rss"),
+    path(
+        "feeds/atom/",
+        latest_feed(feeds.LatestSummariesAtomFeed()),
+        name="feed-atom",
+    ),
     path("corrections/", views.CorrectionListView.as_view(), name="corrections"),
     path("corrections/rss/", cached_page(feeds.CorrectionsFeed()), name="corrections-feed-rss"),
     path(

@@ -29,6 +29,7 @@ from summaries.models import (
     Video,
 )
 from summaries.models.access import can_see_unpublished
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.fragments import cached_fragment
 from summaries.pagecache.middleware import CachedPageMixin, canonical_query
 
@@ -163,6 +164,9 @@ class HomeView(SectionMixin, CardListMixin, CachedListMixin, ListView):
     def count_key(self):
         return "count:home"
 
+    def cache_tags(self):
+        return (cache_tags.HOME,)
+
     def known_count(self):
         # A live summary always has a video of its own (Summary's constraints), so the
         # live videos are as many as the live summaries: counted from the visibility
@@ -189,6 +193,14 @@ class CorrectionListView(CachedListMixin, ListView):
         for correction in context["corrections"]:
             correction.what_changed = corrections.what_changed_html(correction.changes)
         return context
+
+
+# The cache tags of a list's owner (its name) and of its list, by the list's lookup.
+OWNER_TAGS = {
+    "channel": (cache_tags.channel, cache_tags.channel_list),
+    "people": (cache_tags.person, cache_tags.person_list),
+    "topics": (cache_tags.topic, cache_tags.topic_list),
+}
 
 
 class VideoListView(SectionMixin, CardListMixin, CachedListMixin, ListView):
@@ -269,6 +281,11 @@ class VideoListView(SectionMixin, CardListMixin, CachedListMixin, ListView):
 
     def cache_query(self):
         return super().cache_query() if self.filters_chosen else None
+
+    def cache_tags(self):
+        """The owner's list and name (a rename purges every answer; tags.py)."""
+        name, listed = OWNER_TAGS[self.lookup]
+        return (name(self.owner.pk), listed(self.owner.pk))
 
 
 class ChannelDetailView(VideoListView):
@@ -563,6 +580,7 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             (video.channel.name, video.channel.get_absolute_url()),
             (video.title, video.get_absolute_url()),
         )
+        self.shown_videos = [card["pk"] for card in (*more, *(i.video for i in context["related"]))]
         changes = corrections.for_page(self.object)
         context["corrections"] = changes.shown
         context["social"] = seo.social_meta(self.object, self.request)
@@ -578,6 +596,18 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
             )
         )
         return context
+
+    def cache_tags(self):
+        """The summary, its video and channel, and every video whose card the page shows
+        (unpublished, it must leave the page). People and topics are named by their
+        renames, which purge every answer (tags.py)."""
+        video = self.object.video
+        return (
+            cache_tags.summary(self.object.pk),
+            cache_tags.video(video.pk),
+            cache_tags.channel(video.channel_id),
+            *(cache_tags.video(pk) for pk in getattr(self, "shown_videos", ())),
+        )
 
 
 @method_decorator([staff_member_required, never_cache], name="dispatch")

@@ -28,6 +28,7 @@ from summaries.background import queue_after_commit
 from summaries.checking.options import fetch_options
 from summaries.linkcheck import CheckResult, ErrorClass, State
 from summaries.models import THUMBNAIL_STORAGE, Video
+from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
 
 from . import cleanup, images
@@ -204,7 +205,7 @@ def store_image(*, video: Video, data: bytes, source: str) -> list[list]:
     files = _save_variants(images.make_variants(data))
     shown = video.thumbnail_files
     if _record(video, source, thumbnail_files=files, thumbnail_error="") and files != shown:
-        content_changed()
+        content_changed(purge=cache_tags.of_videos([video.pk]))
     return files
 
 
@@ -232,7 +233,7 @@ def fetch_thumbnail(*, video: Video, force: bool = False, **fetch_overrides) -> 
             return UNCHANGED
         shown = bool(video.thumbnail_files)
         if _record(video, "", thumbnail_files=[], thumbnail_error="") and shown:
-            content_changed()
+            content_changed(purge=cache_tags.of_videos([video.pk]))
         return CLEARED
     if url == video.thumbnail_source and not force:
         return UNCHANGED
@@ -255,5 +256,5 @@ def fetch_thumbnail(*, video: Video, force: bool = False, **fetch_overrides) -> 
         raise TransientFetchError(error)
     shown = bool(video.thumbnail_files)
     if _record(video, url, thumbnail_files=[], thumbnail_error=error[:300]) and shown:
-        content_changed()
+        content_changed(purge=cache_tags.of_videos([video.pk]))
     return FAILED

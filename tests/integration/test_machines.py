@@ -7,6 +7,8 @@ Built with Linux network namespaces (tests/integration/machines.py), all on one 
 - rp (.11): a streaming replica of db's PostgreSQL, the web machines' DATABASE_REPLICA_URL;
 - wa, wb (.21, .22): gunicorn of this project, two processes each;
 - w1, w2 (.31, .32): a Celery worker each; Celery beat on w1;
+- vc (.41): Varnish with the repository's VCL in front of wa, purged by tag from the
+  workers (HTTP_CACHE_PURGE_BACKEND=varnish); only the web and worker machines may purge;
 - i1, i2, i3 (.101–.103): "internet" sites serving the cited pages (page_server.py), which
   count the requests per path and per client and the requests in flight; the workers'
   FETCH_ALLOWED_NETWORKS names their subnet (198.18.0.96/27) and nothing else;
@@ -43,6 +45,7 @@ import pytest
 import redis
 from django.conf import settings
 
+from bench import varnish
 from summaries.demo import data as demo_data
 from summaries.linkcheck.batch import BACKLOG  # results waiting to be written, at most
 from tests.integration import machines
@@ -212,6 +215,8 @@ class Cluster:
         self.replica_machine = make("rp", 11)
         self.webs = {"wa": make("wa", 21), "wb": make("wb", 22)}
         self.workers_machines = {"w1": make("w1", 31), "w2": make("w2", 32)}
+        self.cache_machine = make("vc", 41)
+        self.varnish: machines.Process | None = None
         self.sites = {role: make(role, host) for role, host in SITES.items()}
         self.lab_machine = make("lab", 250)
         self.postgres = Postgres(
@@ -263,7 +268,7 @@ class Cluster:
             "CURATION_VAR_DIR": str(var_dir),
             "DEBUG": "0",
             "SECRET_KEY": self.secret,
-            "ALLOWED_HOSTS": ",".join(webs),
+            "ALLOWED_HOSTS": ",".join([*webs, self.cache_machine.address]),
             "CSRF_TRUSTED_ORIGINS": ",".join(f"http://{web}" for web in webs),
             # Plain HTTP inside the lab: no redirect to https, no secure-only cookies.
             "SECURE_SSL_REDIRECT": "0",
@@ -288,7 +293,36 @@ class Cluster:
             "CHECK_INTERVAL_PROBLEM": str(30 * 24 * 3600),
             "RELATED_REFRESH_EVERY": "3600",
             "PUBLISH_CHANGES_EVERY": "3600",
+            **self.purge_settings(),
         }
+
+    def purge_settings(self) -> dict[str, str]:
+        """Purges of the Varnish machine, where Varnish can run here."""
+        if varnish.missing():
+            return {}
+        return {
+            "HTTP_CACHE_PURGE_BACKEND": "varnish",
+            "HTTP_CACHE_PURGE_URLS": f"http://{self.cache_machine.address}:80/",
+            "HTTP_CACHE_S_MAXAGE": "3600",
+        }
+
+    def start_varnish(self) -> None:
+        """varnishd on the cache machine in front of web A; the web and worker machines may
+        purge, no other (the lab machine, where the test stands, may not)."""
+        if varnish.missing():
+            return
+        folder = self.run_dir / "varnish"
+        folder.mkdir(mode=0o755)
+        purgers = tuple(m.address for m in (*self.webs.values(), *self.workers_machines.values()))
+        (folder / "site.vcl").write_text(varnish.site_vcl(self.webs["wa"].address, 80, purgers))
+        listen = f"{self.cache_machine.address}:80"
+        self.varnish = self.cache_machine.start("varnish", *varnish.command(folder, listen))
+        wait_for(
+            lambda: self.console.http(self.cache_machine.address, "GET", "/readyz")[0] == 200,
+            "Varnish did not answer",
+            60,
+            processes=[self.varnish],
+        )
 
     def manage(self, *args: str, env_extra: dict | None = None) -> str:
         web = self.webs["wa"]
@@ -360,6 +394,7 @@ class Cluster:
             )
         for role in self.workers:
             self.wait_for_worker(role)
+        self.start_varnish()
 
     def _redis_answers(self) -> bool:
         try:
@@ -767,6 +802,63 @@ def test_an_unpublish_through_one_web_machine_is_a_404_on_the_other(cluster):
     status, body = c.console.http(a, "POST", f"/api/v1/summaries/{SLUG}/publish/", editor)
     assert status == 200, body[:500]
     assert [c.console.http(b, "GET", PAGE)[0] for _ in range(12)] == [200] * 12
+
+
+def _get_with_headers(address: str, path: str, headers=None):
+    connection = http.client.HTTPConnection(address, 80, timeout=10)
+    try:
+        connection.request("GET", path, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+def test_varnish_in_front_is_purged_by_the_workers_and_refuses_other_purgers(cluster):
+    c = cluster
+    if c.varnish is None:
+        pytest.skip(varnish.missing())
+    cache, a = c.cache_machine.address, c.webs["wa"].address
+    editor = {"Authorization": f"Token {c.token}", "If-Match": "*"}
+
+    def read(headers=None):
+        return c.console.on_lab(_get_with_headers, cache, PAGE, headers)
+
+    def purged() -> float:
+        began = time.monotonic()
+        wait_for(
+            lambda: c.console.sql("SELECT count(*) FROM summaries_cachepurge")[0][0] == 0,
+            "the purge was not confirmed",
+            60,
+            processes=[c.varnish],
+        )
+        return time.monotonic() - began
+
+    read()
+    status, headers, _ = read()
+    assert status == 200 and len(headers["X-Varnish"].split()) == 2, headers  # a hit
+
+    status, body = c.console.http(a, "POST", f"/api/v1/summaries/{SLUG}/unpublish/", editor)
+    assert status == 200, body[:500]
+    unpublished = purged()
+    assert read()[0] == 404
+
+    status, body = c.console.http(a, "POST", f"/api/v1/summaries/{SLUG}/publish/", editor)
+    assert status == 200, body[:500]
+    published = purged()
+    assert read()[0] == 200
+    # An editor's request (a token) is never answered from the cache.
+    status, headers, _ = read({"Authorization": f"Token {c.token}"})
+    assert len(headers["X-Varnish"].split()) == 1 and headers["Age"] == "0"
+
+    def purge_from_lab():
+        connection = http.client.HTTPConnection(cache, 80, timeout=10)
+        connection.request("PURGE", "/", headers={"xkey-purge": "all"})
+        return connection.getresponse().status
+
+    assert c.console.on_lab(purge_from_lab) == 403
+    assert read()[0] == 200 and len(read()[1]["X-Varnish"].split()) == 2  # still cached
+    report("varnish", {"unpublish purged (s)": unpublished, "publish purged (s)": published})
 
 
 def test_anonymous_api_reads_come_from_the_replica_machine(cluster):
