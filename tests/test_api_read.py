@@ -301,7 +301,7 @@ def test_conditional_get_with_etag_and_last_modified(client):
     summary = rich_summary()
     url = f"/api/v1/summaries/{summary.video.slug}/"
     first = client.get(url)
-    assert first["Cache-Control"] == "public, max-age=60"
+    assert first["Cache-Control"] == "public, max-age=60, s-maxage=60"
     assert first["ETag"].startswith(f'"{summary.lock_version}-')
     assert client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
     not_modified = client.get(url, HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
