@@ -426,3 +426,14 @@ def test_restoring_any_demo_revision_leaves_other_summaries_videos_and_publicati
         assert response.status_code == 302, (what, response.content.decode()[:3000])
         assert others(summary) == before, what
         assert publication() == published, what
+
+
+def test_the_demo_summaries_answer_memento_after_loading(client):
+    """The demo's live summaries are written, not published through review: the command
+    records their current version, so a new site's TimeMap and TimeGate are not 404s."""
+    call_command("load_demo", stdout=io.StringIO())
+    call_command("load_demo", "--if-missing", stdout=io.StringIO())  # nothing twice
+    for summary in Summary.objects.published():
+        page = summary.get_absolute_url()
+        assert client.get(f"{page}timemap/").status_code == 200
+        assert summary.published_versions.count() == 1

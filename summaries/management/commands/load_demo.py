@@ -1,6 +1,8 @@
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from summaries.demo import demo_is_loaded, load_demo, store_thumbnails
+from summaries.editing import versions
 
 
 class Command(BaseCommand):
@@ -22,6 +24,7 @@ class Command(BaseCommand):
             drawn = store_thumbnails()  # a demo loaded before thumbnails existed gets them
             if drawn:
                 self.stdout.write(f"Added the thumbnails of {drawn} demo videos.")
+            self.record_versions()
             return
         counts = load_demo()
         for action in ("created", "updated", "deleted"):
@@ -32,3 +35,11 @@ class Command(BaseCommand):
             self.stdout.write("Demo data already up to date; nothing changed.")
         else:
             self.stdout.write(self.style.SUCCESS("Demo data loaded."))
+        self.record_versions()
+
+    def record_versions(self):
+        """The demo's live summaries are written as they are, not published through review:
+        give each its current version, so that its Memento TimeMap and TimeGate have it."""
+        recorded = versions.record_current_versions(now=timezone.now())
+        if recorded:
+            self.stdout.write(f"Recorded the current version of {recorded} live summaries.")
