@@ -56,13 +56,17 @@ def bound(**fields):
         _context.reset(token)
 
 
-def request_id_for(request) -> str:
+def well_formed_id(offered: str | None) -> str:
     """The client's id when well formed, else 32 random hex digits (as uuid4().hex, without
     building a UUID on every request)."""
-    offered = request.META.get("HTTP_X_REQUEST_ID")
     if offered and _WELL_FORMED_ID.match(offered):
         return offered
     return os.urandom(16).hex()
+
+
+def request_id_for(request) -> str:
+    """The request's id: its X-Request-ID when well formed, else a new one."""
+    return well_formed_id(request.META.get("HTTP_X_REQUEST_ID"))
 
 
 def _printable(text: str, limit: int) -> str:

@@ -122,13 +122,18 @@ def view_label(request, status: int) -> str:
 _request_counters: dict[tuple[str, int], Counter] = {}
 
 
-def count_request(request, status: int) -> str:
-    """Count an answered request; returns its label (the log line names it too)."""
-    view = view_label(request, status)
+def count(view: str, status: int) -> None:
+    """Count a request answered by `view` (a label of view_label's) with `status`."""
     counter = _request_counters.get((view, status))
     if counter is None:
         counter = _request_counters[view, status] = REQUESTS.labels(view, str(status))
     counter.inc()
+
+
+def count_request(request, status: int) -> str:
+    """Count an answered request; returns its label (the log line names it too)."""
+    view = view_label(request, status)
+    count(view, status)
     return view
 
 
