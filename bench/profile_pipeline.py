@@ -1,6 +1,7 @@
 """Profile the request pipeline in-process: a static file and cached pages, through the
-whole WSGI stack (every middleware of MIDDLEWARE, the request log, metrics), with no
-network and no gunicorn in between.
+site's WSGI application as gunicorn calls it (static files answered before Django, then
+every middleware of MIDDLEWARE, the request log, metrics), with no network and no gunicorn
+in between.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/curation_bench \\
         REDIS_URL=redis://127.0.0.1:6379/14 STATIC_ROOT=/tmp/collected DEBUG=0 \\
@@ -35,6 +36,8 @@ inprocess.setup_django()
 
 from django.core.handlers.wsgi import WSGIHandler  # noqa: E402
 
+from summaries.ops.static import StaticFilesApplication  # noqa: E402
+
 
 def environ_for(path: str) -> dict:
     """A WSGI environ of a browser's GET of `path` on 127.0.0.1, as gunicorn builds it."""
@@ -59,7 +62,7 @@ def environ_for(path: str) -> dict:
     }
 
 
-def request(app: WSGIHandler, path: str) -> str:
+def request(app: StaticFilesApplication, path: str) -> str:
     """One request through the app, its body read to the end as a server would; the status."""
     answered = []
 
@@ -77,7 +80,7 @@ def request(app: WSGIHandler, path: str) -> str:
     return answered[0]
 
 
-def timed(app: WSGIHandler, path: str, requests: int) -> float:
+def timed(app: StaticFilesApplication, path: str, requests: int) -> float:
     """Microseconds per request, over `requests` requests."""
     started = time.perf_counter()
     for _ in range(requests):
@@ -85,7 +88,7 @@ def timed(app: WSGIHandler, path: str, requests: int) -> float:
     return (time.perf_counter() - started) / requests * 1e6
 
 
-def profiled(app: WSGIHandler, path: str, requests: int, top: int) -> str:
+def profiled(app: StaticFilesApplication, path: str, requests: int, top: int) -> str:
     profile = cProfile.Profile()
     profile.enable()
     for _ in range(requests):
@@ -107,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-profile", action="store_true", help="timings only")
     args = parser.parse_args(argv)
 
-    app = WSGIHandler()
+    app = StaticFilesApplication(WSGIHandler())  # as curation/wsgi.py builds it
     for path in args.paths:
         for _ in range(args.warm):
             status = request(app, path)

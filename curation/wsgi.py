@@ -1,5 +1,5 @@
-"""The site's WSGI application: Django, with static files answered before it
-(summaries/ops/static.py)."""
+"""The site's WSGI application: Django, with static files (summaries/ops/static.py) and
+cached reader pages (summaries/pagecache/front.py) answered before it."""
 
 import os
 
@@ -12,6 +12,8 @@ load_settings_or_exit()
 
 application = get_wsgi_application()
 
-from summaries.ops.static import StaticFilesApplication  # noqa: E402 - needs the settings
+# These need the settings loaded above.
+from summaries.ops.static import StaticFilesApplication  # noqa: E402
+from summaries.pagecache.front import CachedPagesApplication  # noqa: E402
 
-application = StaticFilesApplication(application)
+application = StaticFilesApplication(CachedPagesApplication(application))

@@ -176,3 +176,25 @@ def test_only_web_processes_listen(settings, client):
         assert listening.running() is not None
     finally:
         listening.stop()
+
+
+def test_the_site_answers_a_cached_page_before_django_with_no_query(
+    client, listener, django_assert_num_queries, monkeypatch
+):
+    """curation/wsgi.py's application: a cached page is answered before Django's handler
+    (summaries/pagecache/front.py), from the listener's copy of the generation."""
+    from curation.wsgi import application
+
+    from .test_pagecache_front import call
+
+    summary = SummaryFactory(live=True, tldr="Kept words.")
+    url = summary.get_absolute_url()
+    client.get(url)  # rendered and stored
+    wait_for(lambda: listener.copy() == database_row(), "the copy of the new row")
+    cached_pages = application.application  # inside the static files' wrapper
+    monkeypatch.setattr(cached_pages, "application", lambda *args: pytest.fail("Django called"))
+    with django_assert_num_queries(0):
+        status, headers, body = call(application, url, HTTP_ACCEPT_ENCODING="")
+    assert status == "200 OK"
+    assert "Kept words." in body.decode()
+    assert "s-maxage=" in headers["Cache-Control"]

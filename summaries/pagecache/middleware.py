@@ -55,6 +55,10 @@ logger = logging.getLogger(__name__)
 # in canonical_query's spelling, of the page the view served ("" for none).
 CACHEABLE_ATTRIBUTE = "curation_page_cache"
 
+# Set in the environ of a request whose page was looked up before Django (front.py) and
+# is not in the cache.
+LOOKED_UP = "curation.page_cache_missed"
+
 # What a page is stored with: the content generation (reader pages), or it and the checks
 # generation (API responses).
 Generation: TypeAlias = int | tuple[int, int]
@@ -212,6 +216,20 @@ class LocalPages:
             self.pages[key] = stored
 
 
+_local_pages: LocalPages | None = None
+
+
+def local_pages() -> LocalPages:
+    """This process's copies of pages, shared by PageCacheMiddleware and the answers given
+    before Django (front.py); made again when PAGE_CACHE_LOCAL_BYTES changes (tests)."""
+    global _local_pages  # noqa: PLW0603 - one per process
+    size = settings.PAGE_CACHE_LOCAL_BYTES
+    found = _local_pages
+    if found is None or found.size != size:
+        found = _local_pages = LocalPages(size)
+    return found
+
+
 def lookup(key: str, local: LocalPages, generation: Generation) -> Stored | None:
     """The page stored under `key` at `generation` (the database's, read for this request),
     or None: this process's copy, else the shared cache's (one round trip)."""
@@ -227,7 +245,7 @@ def lookup(key: str, local: LocalPages, generation: Generation) -> Stored | None
     return stored
 
 
-def _answer_stored(request: HttpRequest, stored: Stored) -> HttpResponse:
+def answer_stored(request: HttpRequest, stored: Stored) -> HttpResponse:
     _, content, headers, _, etag, modified = stored
     return pages.answer(request, content, headers, etag, modified)
 
@@ -288,7 +306,6 @@ class PageCacheMiddleware:
 
     def __init__(self, get_response: View):
         self.get_response = get_response
-        self.local = LocalPages(settings.PAGE_CACHE_LOCAL_BYTES)
         self.redirect_to_https = settings.SECURE_SSL_REDIRECT
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
@@ -317,24 +334,25 @@ class PageCacheMiddleware:
             else:
                 generation = (now.content, now.checks) if is_api(request) else now.content
                 changed_at = now.changed_at
-        if key is not None:
+        # A page looked up before Django (front.py) and not found is rendered at once.
+        if key is not None and LOOKED_UP not in request.META:
             try:
-                stored = lookup(key, self.local, generation)
+                stored = lookup(key, local_pages(), generation)
             except Exception:  # noqa: BLE001 - the cache is down: serve the page uncached
                 logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
                 key = None
             else:
                 if stored is not None:
                     metrics.PAGE_CACHE_HITS.inc()
-                    return _answer_stored(request, stored)
+                    return answer_stored(request, stored)
         rendered_at = time.time()
         response = self.get_response(request)
         if not is_shared(request, response) or not isinstance(response, HttpResponse):
             return pages.limit_error_lifetime(response)
         if key is not None and is_storable(request, response, query):
             metrics.PAGE_CACHE_MISSES.inc()
-            stored = store(key, generation, changed_at, rendered_at, response, self.local)
-            return _answer_stored(request, stored)
+            stored = store(key, generation, changed_at, rendered_at, response, local_pages())
+            return answer_stored(request, stored)
         # Shared but not kept (another spelling of the address, the cache down): validators
         # and compression still, Last-Modified not (no change time to check it against).
         encoding = pages.preferred_encoding(request)

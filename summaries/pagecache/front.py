@@ -1,0 +1,109 @@
+"""Cached reader pages answered before Django's handler, at the WSGI layer.
+
+A page in the page cache is the same bytes for every anonymous reader; serving it needs
+the cache's key, the content generation and the stored answer, nothing of Django's
+request cycle (its signals, which check database connections, the middleware chain, the
+URL configuration). `CachedPagesApplication` wraps the site's WSGI application
+(curation/wsgi.py) and answers such a request itself when all of this holds:
+
+- the page cache's own rules let the request share cached pages (`may_serve_cached`: a
+  GET or HEAD with no session cookie, no Authorization, no Accept-Datetime), and it is
+  not an API read (CORS headers, which vary with the Origin, are added by middleware);
+- it needs no redirect to HTTPS, and its Host is allowed and spelled as pages link to it
+  (`page_key`);
+- the content generation is known without a query: the listener keeps this process's
+  copy current (listening.py, PostgreSQL). Reading the row would need a database
+  connection, which only Django's request cycle opens, checks and closes;
+- the page is stored at that generation (this process's copy, else one cache round trip).
+
+It answers exactly as PageCacheMiddleware would (the same stored answer, 304 to a
+conditional request, the shared cache's lifetime and tags from edge.py), with the request
+log's id, count and line. Anything else goes to Django unchanged; a page looked up here
+and not found is marked in the environ, so the middleware renders it without looking
+it up again.
+"""
+
+import logging
+import time
+
+from django.conf import settings
+from django.core.exceptions import DisallowedHost
+from django.core.handlers.wsgi import WSGIRequest
+from django.http.response import HttpResponseBase
+
+from summaries.ops import logs, metrics
+from summaries.ops.static import is_secure
+
+from . import edge, listening
+from .generation import current, remembered_per_request
+from .middleware import (
+    LOOKED_UP,
+    Stored,
+    answer_stored,
+    is_api,
+    local_pages,
+    lookup,
+    may_serve_cached,
+    page_key,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class CachedPagesApplication:
+    """WSGI application answering anonymous reads of cached pages before Django (module
+    docstring), and handing every other request to `application`."""
+
+    def __init__(self, application):
+        self.application = application
+        self.redirect_to_https = settings.SECURE_SSL_REDIRECT
+
+    def __call__(self, environ, start_response):
+        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            return self.application(environ, start_response)
+        started = time.perf_counter()
+        request = WSGIRequest(environ)
+        with remembered_per_request():
+            stored = self.find(request)
+            if stored is None:
+                return self.application(environ, start_response)
+            response = edge.finish(request, answer_stored(request, stored))
+        metrics.PAGE_CACHE_HITS.inc()
+        return self.send(request, response, started, start_response)
+
+    def find(self, request: WSGIRequest) -> Stored | None:
+        """The stored page this request may be answered with, or None."""
+        if (
+            is_api(request)
+            or not may_serve_cached(request)
+            or (self.redirect_to_https and not is_secure(request.META))
+        ):
+            return None
+        listening.listen()
+        if listening.copy() is None:
+            return None  # the generation would cost a query: Django answers
+        try:
+            key = page_key(request)
+        except DisallowedHost:
+            return None  # Django answers 400
+        if key is None:
+            return None
+        request.META[LOOKED_UP] = True
+        try:
+            return lookup(key, local_pages(), current().content)
+        except Exception:  # noqa: BLE001 - the cache is down: Django serves the page uncached
+            logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
+            del request.META[LOOKED_UP]
+            return None
+
+    @staticmethod
+    def send(request: WSGIRequest, response: HttpResponseBase, started: float, start_response):
+        """The answer as Django's handler sends one, with the request log's id, count and
+        line (summaries/ops/logs.py)."""
+        request_id = logs.request_id_for(request)
+        response[logs.REQUEST_ID_HEADER] = request_id
+        status = response.status_code
+        start_response(f"{status} {response.reason_phrase}", list(response.items()))
+        view = metrics.count_request(request, status)
+        logs.log_request(request.method or "", view, request.path, status, started, request_id)
+        return [response.content]
