@@ -10,10 +10,10 @@ from curation.startup import load_settings_or_exit
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
 load_settings_or_exit()
 
-application = get_wsgi_application()
+django_application = get_wsgi_application()
 
 # These need the settings loaded above.
 from summaries.ops.static import StaticFilesApplication  # noqa: E402
 from summaries.pagecache.front import CachedPagesApplication  # noqa: E402
 
-application = StaticFilesApplication(CachedPagesApplication(application))
+application = StaticFilesApplication(CachedPagesApplication(django_application))

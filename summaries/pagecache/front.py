@@ -25,11 +25,13 @@ it up again.
 
 import logging
 import time
+from collections.abc import Iterable
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.wsgi import WSGIRequest
-from django.http.response import HttpResponseBase
+from django.http import HttpResponse
 
 from summaries.ops import logs, metrics
 from summaries.ops.static import is_secure
@@ -54,11 +56,11 @@ class CachedPagesApplication:
     """WSGI application answering anonymous reads of cached pages before Django (module
     docstring), and handing every other request to `application`."""
 
-    def __init__(self, application):
+    def __init__(self, application: WSGIApplication):
         self.application = application
         self.redirect_to_https = settings.SECURE_SSL_REDIRECT
 
-    def __call__(self, environ, start_response):
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
             return self.application(environ, start_response)
         started = time.perf_counter()
@@ -67,7 +69,8 @@ class CachedPagesApplication:
             stored = self.find(request)
             if stored is None:
                 return self.application(environ, start_response)
-            response = edge.finish(request, answer_stored(request, stored))
+            response = answer_stored(request, stored)
+            edge.finish(request, response)
         metrics.PAGE_CACHE_HITS.inc()
         return self.send(request, response, started, start_response)
 
@@ -97,7 +100,9 @@ class CachedPagesApplication:
             return None
 
     @staticmethod
-    def send(request: WSGIRequest, response: HttpResponseBase, started: float, start_response):
+    def send(
+        request: WSGIRequest, response: HttpResponse, started: float, start_response: StartResponse
+    ) -> list[bytes]:
         """The answer as Django's handler sends one, with the request log's id, count and
         line (summaries/ops/logs.py)."""
         request_id = logs.request_id_for(request)
