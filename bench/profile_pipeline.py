@@ -1,6 +1,7 @@
 """Profile the request pipeline in-process: a static file and cached pages, through the
-site's WSGI application as gunicorn calls it (static files answered before Django, then
-every middleware of MIDDLEWARE, the request log, metrics), with no network and no gunicorn
+site's WSGI application as gunicorn calls it (curation/wsgi.py: static files and cached
+pages answered before Django, everything else through every middleware of MIDDLEWARE; the
+request log, metrics), with no network and no gunicorn
 in between.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/curation_bench \\
@@ -34,9 +35,7 @@ import inprocess  # noqa: E402
 
 inprocess.setup_django()
 
-from django.core.handlers.wsgi import WSGIHandler  # noqa: E402
-
-from summaries.ops.static import StaticFilesApplication  # noqa: E402
+from curation.wsgi import application as site  # noqa: E402
 
 
 def environ_for(path: str) -> dict:
@@ -62,7 +61,7 @@ def environ_for(path: str) -> dict:
     }
 
 
-def request(app: StaticFilesApplication, path: str) -> str:
+def request(app, path: str) -> str:
     """One request through the app, its body read to the end as a server would; the status."""
     answered = []
 
@@ -80,7 +79,7 @@ def request(app: StaticFilesApplication, path: str) -> str:
     return answered[0]
 
 
-def timed(app: StaticFilesApplication, path: str, requests: int) -> float:
+def timed(app, path: str, requests: int) -> float:
     """Microseconds per request, over `requests` requests."""
     started = time.perf_counter()
     for _ in range(requests):
@@ -88,7 +87,7 @@ def timed(app: StaticFilesApplication, path: str, requests: int) -> float:
     return (time.perf_counter() - started) / requests * 1e6
 
 
-def profiled(app: StaticFilesApplication, path: str, requests: int, top: int) -> str:
+def profiled(app, path: str, requests: int, top: int) -> str:
     profile = cProfile.Profile()
     profile.enable()
     for _ in range(requests):
@@ -110,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-profile", action="store_true", help="timings only")
     args = parser.parse_args(argv)
 
-    app = StaticFilesApplication(WSGIHandler())  # as curation/wsgi.py builds it
+    app = site
     for path in args.paths:
         for _ in range(args.warm):
             status = request(app, path)

@@ -236,3 +236,22 @@ def test_with_the_cache_down_django_serves_the_page(site, monkeypatch):
     monkeypatch.setattr(middleware, "lookup", unreachable)
     assert call(application, url)[0] == "200 OK"
     assert django.calls == 2
+
+
+def test_the_answer_kept_with_a_page_follows_the_shared_lifetime(site, settings):
+    application, django = site
+    url = SummaryFactory(live=True).get_absolute_url()
+    settings.HTTP_CACHE_S_MAXAGE = 60
+    call(application, url)
+    assert "s-maxage=60" in call(application, url)[1]["Cache-Control"]
+    settings.HTTP_CACHE_S_MAXAGE = 30
+    assert "s-maxage=30" in call(application, url)[1]["Cache-Control"]
+    assert django.calls == 1
+
+
+def test_each_answer_before_django_has_its_own_request_id(site):
+    application, _ = site
+    url = SummaryFactory(live=True).get_absolute_url()
+    call(application, url)
+    ids = {call(application, url)[1][logs.REQUEST_ID_HEADER] for _ in range(3)}
+    assert len(ids) == 3

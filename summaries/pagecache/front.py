@@ -26,12 +26,12 @@ it up again.
 import logging
 import time
 from collections.abc import Iterable
+from typing import TypeAlias
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.wsgi import WSGIRequest
-from django.http import HttpResponse
 
 from summaries.ops import logs, metrics
 from summaries.ops.static import is_secure
@@ -52,13 +52,32 @@ from .middleware import (
 logger = logging.getLogger(__name__)
 
 
+# The request headers that may turn an answer into a 304 or a 412.
+CONDITIONAL = (
+    "HTTP_IF_NONE_MATCH",
+    "HTTP_IF_MODIFIED_SINCE",
+    "HTTP_IF_MATCH",
+    "HTTP_IF_UNMODIFIED_SINCE",
+)
+# (the stored page, the shared lifetime, status line, headers, body)
+Answer: TypeAlias = tuple[Stored, int, str, list[tuple[str, str]], bytes]
+_KEPT_ANSWERS = 4096
+
+
 class CachedPagesApplication:
     """WSGI application answering anonymous reads of cached pages before Django (module
-    docstring), and handing every other request to `application`."""
+    docstring), and handing every other request to `application`.
+
+    The answer to a plain GET of a stored page is the same until the shared lifetime it
+    carries changes (edge.py), so it is made once, as PageCacheMiddleware makes it, and
+    kept with the page (`answers`, by the stored tuple this process holds); a conditional
+    request gets its own.
+    """
 
     def __init__(self, application: WSGIApplication):
         self.application = application
         self.redirect_to_https = settings.SECURE_SSL_REDIRECT
+        self.answers: dict[int, Answer] = {}
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
@@ -69,10 +88,12 @@ class CachedPagesApplication:
             stored = self.find(request)
             if stored is None:
                 return self.application(environ, start_response)
-            response = answer_stored(request, stored)
-            edge.finish(request, response)
+            if any(name in environ for name in CONDITIONAL):
+                answer = self.make_answer(request, stored, 0)
+            else:
+                answer = self.kept_answer(request, stored)
         metrics.PAGE_CACHE_HITS.inc()
-        return self.send(request, response, started, start_response)
+        return self.send(request, answer, started, start_response)
 
     def find(self, request: WSGIRequest) -> Stored | None:
         """The stored page this request may be answered with, or None."""
@@ -100,15 +121,35 @@ class CachedPagesApplication:
             return None
 
     @staticmethod
+    def make_answer(request: WSGIRequest, stored: Stored, lifetime: int) -> Answer:
+        """The answer PageCacheMiddleware gives `request` from `stored`."""
+        response = answer_stored(request, stored)
+        edge.finish(request, response)
+        status = f"{response.status_code} {response.reason_phrase}"
+        return stored, lifetime, status, list(response.items()), response.content
+
+    def kept_answer(self, request: WSGIRequest, stored: Stored) -> Answer:
+        """The answer to a plain GET or HEAD of `stored`, made once per shared lifetime."""
+        lifetime = edge.shared_lifetime()
+        kept = self.answers.get(id(stored))
+        if kept is not None and kept[0] is stored and kept[1] == lifetime:
+            return kept
+        answer = self.make_answer(request, stored, lifetime)
+        if len(self.answers) >= _KEPT_ANSWERS:
+            self.answers.clear()
+        self.answers[id(stored)] = answer
+        return answer
+
+    @staticmethod
     def send(
-        request: WSGIRequest, response: HttpResponse, started: float, start_response: StartResponse
+        request: WSGIRequest, answer: Answer, started: float, start_response: StartResponse
     ) -> list[bytes]:
         """The answer as Django's handler sends one, with the request log's id, count and
         line (summaries/ops/logs.py)."""
+        _, _, status_line, headers, body = answer
         request_id = logs.request_id_for(request)
-        response[logs.REQUEST_ID_HEADER] = request_id
-        status = response.status_code
-        start_response(f"{status} {response.reason_phrase}", list(response.items()))
+        start_response(status_line, [*headers, (logs.REQUEST_ID_HEADER, request_id)])
+        status = int(status_line[:3])
         view = metrics.count_request(request, status)
         logs.log_request(request.method or "", view, request.path, status, started, request_id)
-        return [response.content]
+        return [body]
