@@ -44,10 +44,14 @@ The render time of a single uncached request, which the "< 50 ms" target is abou
 measured too: the same uncached pages at one connection (`-t1 -c1`), with no queue.
 
 Sync workers close every connection, leaving sockets in TIME_WAIT on the server port for
-60 s; before every run the script waits until none are left on the port, so no run starts
-with the port space of the previous one in use, and until the CPU is quiet (--max-busy):
-gunicorn finishes requests still queued from the previous run, and work of other processes
-on the machine would skew the figures (the busy share before each run is printed).
+60 s. So that no run starts with the port space of the previous one in use, without
+waiting those 60 s, each gunicorn also listens on the same port of more loopback addresses
+(127.0.0.2 to 127.0.0.17, `LOOPBACK_ADDRESSES`), and each run connects to one with no
+socket left in TIME_WAIT (waiting only when every one has some), sending the same Host
+header (127.0.0.1:port) so that pages are the same cache keys. Before every run the script
+also waits until the CPU is quiet (--max-busy): gunicorn finishes requests still queued
+from the previous run, and work of other processes on the machine would skew the figures
+(the busy share before each run is printed).
 
 Cold measurement ("every cache off"): after the other runs, gunicorn
 is restarted with PAGE_CACHE_FRAGMENTS=0 (curation/settings.py) and the
@@ -94,6 +98,7 @@ from servers import (
     settle,
     start_gunicorn,
     stop_gunicorn,
+    time_wait_count,
 )
 
 BENCH = Path(__file__).resolve().parent
@@ -120,6 +125,9 @@ end
 """
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# Where the servers listen besides HOST (module docstring: TIME_WAIT); all of 127/8 is
+# loopback on Linux.
+LOOPBACK_ADDRESSES = tuple(f"127.0.0.{n}" for n in range(2, 18))
 # Against the bare stack's static file, measured in the same run: what the site's own
 # middleware (request log, ids, metrics, security headers, page cache) costs an answer.
 TARGET_STATIC_RATIO = 0.95  # the site's static file / the bare static file, at least
@@ -387,7 +395,18 @@ def empty_cache_db(client, db_number: int) -> None:
 # --- Measuring ------------------------------------------------------------------------------
 
 
-def run_wrk(args, port: int, target: Target, run_id: str, lua: Path) -> str:
+def quiet_address(port: int) -> str:
+    """A loopback address the servers listen on whose `port` has no socket in TIME_WAIT;
+    the one with fewest when none is free."""
+    counts = {}
+    for address in (HOST, *LOOPBACK_ADDRESSES):
+        counts[address] = time_wait_count(port, address)
+        if not counts[address]:
+            return address
+    return min(counts, key=counts.__getitem__)
+
+
+def run_wrk(args, port: int, target: Target, run_id: str, lua: Path, address: str = HOST) -> str:
     threads = min(args.threads, target.connections)
     command = [
         "wrk",
@@ -402,7 +421,9 @@ def run_wrk(args, port: int, target: Target, run_id: str, lua: Path) -> str:
         command += ["-H", f"Accept-Encoding: {args.accept_encoding}"]
     if target.mode in ("uncached", "cold"):
         command += ["-s", str(lua)]
-    command.append(f"http://{HOST}:{port}{target.path}")
+    if address != HOST:
+        command += ["-H", f"Host: {HOST}:{port}"]
+    command.append(f"http://{address}:{port}{target.path}")
     if target.mode in ("uncached", "cold"):
         command += ["--", run_id]
     completed = subprocess.run(
@@ -413,14 +434,15 @@ def run_wrk(args, port: int, target: Target, run_id: str, lua: Path) -> str:
 
 def measure_once(args, ports, target, cache, lua, run_id, load: OtherLoad) -> Result:
     port = ports[target.server]
-    waited, busy = settle(args.max_busy, args.drain_timeout, port=port)
+    address = quiet_address(port)
+    waited, busy = settle(args.max_busy, args.drain_timeout, port=port, address=address)
     if target.mode == "cached":
         status, _ = http_get(f"http://{HOST}:{port}{target.path}")  # warm (or keep warm)
         if status != 200:
             raise SystemExit(f"{target.path} answered {status}")
     keys_before = page_keys(cache)
     load.start()
-    output = run_wrk(args, port, target, run_id, lua)
+    output = run_wrk(args, port, target, run_id, lua, address)
     others = load.stop()
     rps, p50, p99, requests, errors = parse_wrk(output)
     server_idle(args.drain_timeout, args.max_busy)
@@ -428,7 +450,8 @@ def measure_once(args, ports, target, cache, lua, run_id, load: OtherLoad) -> Re
     say(
         f"  {target.label:<24} {rps:9.1f} req/s  p50 {p50:8.2f} ms  p99 {p99:8.2f} ms"
         f"  requests {requests:6d}  errors {errors}  new keys {new_keys}"
-        f"  (waited {waited:.0f} s, CPU {busy:.0%} busy before, others {others:.0%} during)"
+        f"  (on {address}, waited {waited:.0f} s, CPU {busy:.0%} busy before, others {others:.0%}"
+        " during)"
     )
     if target.mode in ("uncached", "cold"):
         # Each request carries a query parameter of its own: it misses the cache, renders
@@ -676,7 +699,12 @@ def start_bare_stack(env: dict, static_root: Path, work: Path, port: int) -> sub
         "BARE_STATIC_ROOT": str(bare_root),
     }
     return start_gunicorn(
-        bare_env, port, work / "bare.log", ready_path=STATIC_PATH, app="bench.bare_wsgi"
+        bare_env,
+        port,
+        work / "bare.log",
+        ready_path=STATIC_PATH,
+        app="bench.bare_wsgi",
+        also_on=LOOPBACK_ADDRESSES,
     )
 
 
@@ -799,7 +827,9 @@ def main(argv: list[str] | None = None) -> int:
 
         port = free_port()
         log_path = work / "gunicorn.log"
-        gunicorn = start_gunicorn(env, port, log_path, ready_path=STATIC_PATH)
+        gunicorn = start_gunicorn(
+            env, port, log_path, ready_path=STATIC_PATH, also_on=LOOPBACK_ADDRESSES
+        )
         ports = {SITE: port, BARE: free_port()}
         bare = start_bare_stack(env, static_root, work, ports[BARE])
 
@@ -841,7 +871,9 @@ def main(argv: list[str] | None = None) -> int:
             # Every cache off: the same server with the fragment cache off.
             stop_gunicorn(gunicorn)
             cold_env = {**env, "PAGE_CACHE_FRAGMENTS": "0"}
-            gunicorn = start_gunicorn(cold_env, port, log_path, ready_path=STATIC_PATH)
+            gunicorn = start_gunicorn(
+                cold_env, port, log_path, ready_path=STATIC_PATH, also_on=LOOPBACK_ADDRESSES
+            )
             cold = cold_targets(pages + measured_api, c)
             load = OtherLoad([gunicorn.pid], redis_pid, args.db)
             for target, results in measure(args, ports, cold, cache, lua, load).runs.items():

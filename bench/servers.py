@@ -86,10 +86,11 @@ def cpu_busy(interval: float = 1.0) -> float:
     return (busy2 - busy) / max(1, total2 - total)
 
 
-def time_wait_count(port: int) -> int:
-    """Sockets on the local port that are in TIME_WAIT."""
+def time_wait_count(port: int, address: str | None = None) -> int:
+    """Sockets on the local port (of `address`, if given) that are in TIME_WAIT."""
+    where = [f"src {address}:{port}"] if address else [f"( sport = :{port} )"]
     output = subprocess.run(
-        ["ss", "-Htan", "state", "time-wait", f"( sport = :{port} )"],
+        ["ss", "-Htan", "state", "time-wait", *where],
         check=True,
         text=True,
         capture_output=True,
@@ -97,9 +98,11 @@ def time_wait_count(port: int) -> int:
     return sum(1 for line in output.splitlines() if line.strip())
 
 
-def settle(max_busy: float, timeout: float, *, port: int | None = None) -> tuple[float, float]:
+def settle(
+    max_busy: float, timeout: float, *, port: int | None = None, address: str | None = None
+) -> tuple[float, float]:
     """Wait until the machine is quiet: at most `max_busy` of its CPU in use over a second
-    and, with `port`, no socket on that port in TIME_WAIT.
+    and, with `port`, no socket on that port (of `address`, if given) in TIME_WAIT.
 
     Other work on a shared machine slows every process measured, and a server may still be
     finishing requests of the previous run (gunicorn's sync workers finish what they
@@ -108,7 +111,7 @@ def settle(max_busy: float, timeout: float, *, port: int | None = None) -> tuple
     """
     started = time.monotonic()
     while True:
-        waiting = 0 if port is None else time_wait_count(port)
+        waiting = 0 if port is None else time_wait_count(port, address)
         busy = cpu_busy()
         elapsed = time.monotonic() - started
         if not waiting and busy <= max_busy:
@@ -173,15 +176,18 @@ def start_gunicorn(
     ready_path: str,
     cwd: Path = ROOT,
     app: str = "curation.wsgi",
+    also_on: tuple[str, ...] = (),
 ) -> subprocess.Popen:
-    """gunicorn `<app> -w 2` (the site's `curation.wsgi` by default) on HOST:port, once
-    `ready_path` answers 200. The configuration is gunicorn.conf.py of `cwd`.
+    """gunicorn `<app> -w 2` (the site's `curation.wsgi` by default) on HOST:port, and on
+    the same port of the loopback addresses `also_on`, once `ready_path` answers 200. The
+    configuration is gunicorn.conf.py of `cwd`.
 
     Its output is appended to `log_path`, which is printed if it exits while starting.
     """
     log = log_path.open("a")
     command = [str(Path(PYTHON).parent / "gunicorn"), app, "-w", "2"]
-    command += ["-b", f"{HOST}:{port}"]
+    for address in (HOST, *also_on):
+        command += ["-b", f"{address}:{port}"]
     say(f"starting {' '.join(command)} (settings {env['DJANGO_SETTINGS_MODULE']})")
     gunicorn = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=log)
     log.close()  # the child keeps its own descriptor
