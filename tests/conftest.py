@@ -97,7 +97,11 @@ def _is_integration(node) -> bool:
 @pytest.fixture(autouse=True)
 def _cache_per_test(request):
     """Unit tests get a fresh local-memory cache; integration tests the configured one
-    (without Redis, an empty file cache of their own: `_integration_caches`)."""
+    (without Redis, an empty file cache of their own: `_integration_caches`). Every test
+    starts with no copy of a page in this process (summaries/pagecache/middleware.py)."""
+    from summaries.pagecache.middleware import forget_local_pages
+
+    forget_local_pages()
     if _is_integration(request.node):
         override = request.getfixturevalue("settings")
         override.CACHES = _INTEGRATION_CACHES

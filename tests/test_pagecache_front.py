@@ -173,11 +173,33 @@ def test_requests_that_may_not_share_the_cached_page_go_to_django(site, extra):
     assert django.calls == 2
 
 
-def test_api_reads_go_to_django_for_their_cors_headers(site):
+@pytest.mark.parametrize("encoding", ["gzip", ""])
+def test_an_anonymous_api_read_is_answered_before_django_as_django_answers_it(site, encoding):
+    application, django = site
+    SummaryFactory(live=True)
+    url = "/api/v1/summaries/"
+    assert call(application, url, HTTP_ACCEPT_ENCODING=encoding)[0] == "200 OK"  # stored
+    by_django = call(django, url, HTTP_ACCEPT_ENCODING=encoding)
+    assert django.calls == 2
+
+    status, headers, body = call(application, url, HTTP_ACCEPT_ENCODING=encoding)
+
+    assert django.calls == 2
+    assert (status, body) == (by_django[0], by_django[2])
+    assert without_request_id(headers) == without_request_id(by_django[1])
+    assert "origin" in headers["Vary"].lower()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"HTTP_ORIGIN": "https://reader.example"}, {"HTTP_AUTHORIZATION": "Token abc"}],
+    ids=["origin", "token"],
+)
+def test_api_reads_with_an_origin_or_a_token_go_to_django(site, extra):
     application, django = site
     SummaryFactory(live=True)
     assert call(application, "/api/v1/summaries/")[0] == "200 OK"  # stored
-    call(application, "/api/v1/summaries/", HTTP_ORIGIN="https://reader.example")
+    call(application, "/api/v1/summaries/", **extra)
     assert django.calls == 2
 
 

@@ -1,4 +1,4 @@
-"""Cached reader pages answered before Django's handler, at the WSGI layer.
+"""Cached reader pages and API reads answered before Django's handler, at the WSGI layer.
 
 A page in the page cache is the same bytes for every anonymous reader; serving it needs
 the cache's key, the content generation and the stored answer, nothing of Django's
@@ -7,8 +7,10 @@ URL configuration). `CachedPagesApplication` wraps the site's WSGI application
 (curation/wsgi.py) and answers such a request itself when all of this holds:
 
 - the page cache's own rules let the request share cached pages (`may_serve_cached`: a
-  GET or HEAD with no session cookie, no Authorization, no Accept-Datetime), and it is
-  not an API read (CORS headers, which vary with the Origin, are added by middleware);
+  GET or HEAD with no session cookie, no Authorization on pages and no Accept-Datetime;
+  API reads that accept JSON), and an API read carries neither a token nor an Origin
+  (CORS headers, which depend on it, are CorsMiddleware's: without one it adds only
+  `Vary: origin`, which is added here too);
 - it needs no redirect to HTTPS, and its Host is allowed and spelled as pages link to it
   (`page_key`);
 - the content generation is known without a query: the listener keeps this process's
@@ -29,6 +31,7 @@ from collections.abc import Iterable
 from typing import TypeAlias
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
+from corsheaders.middleware import CorsMiddleware
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.wsgi import WSGIRequest
@@ -62,6 +65,12 @@ CONDITIONAL = (
 # (the stored page, the shared lifetime, status line, headers, body)
 Answer: TypeAlias = tuple[Stored, int, str, list[tuple[str, str]], bytes]
 _KEPT_ANSWERS = 4096
+
+
+def _is_anonymous_api_read(request: WSGIRequest) -> bool:
+    """An API read with neither a token (reading which may cost a query: tokens.py) nor an
+    Origin (CORS headers that depend on it)."""
+    return "HTTP_AUTHORIZATION" not in request.META and "HTTP_ORIGIN" not in request.META
 
 
 class CachedPagesApplication:
@@ -98,9 +107,9 @@ class CachedPagesApplication:
     def find(self, request: WSGIRequest) -> Stored | None:
         """The stored page this request may be answered with, or None."""
         if (
-            is_api(request)
-            or not may_serve_cached(request)
+            not may_serve_cached(request)
             or (self.redirect_to_https and not is_secure(request.META))
+            or (is_api(request) and not _is_anonymous_api_read(request))
         ):
             return None
         listening.listen()
@@ -114,7 +123,9 @@ class CachedPagesApplication:
             return None
         request.META[LOOKED_UP] = True
         try:
-            return lookup(key, local_pages(), current().content)
+            now = current()
+            generation = (now.content, now.checks) if is_api(request) else now.content
+            return lookup(key, local_pages(), generation)
         except Exception:  # noqa: BLE001 - the cache is down: Django serves the page uncached
             logger.warning("Cache unreachable: %s served uncached", request.path, exc_info=True)
             del request.META[LOOKED_UP]
@@ -125,6 +136,9 @@ class CachedPagesApplication:
         """The answer PageCacheMiddleware gives `request` from `stored`."""
         response = answer_stored(request, stored)
         edge.finish(request, response)
+        if is_api(request):
+            # CorsMiddleware's part, outside the page cache: `Vary: origin` (there is none).
+            CorsMiddleware(lambda _: response).add_response_headers(request, response)
         status = f"{response.status_code} {response.reason_phrase}"
         return stored, lifetime, status, list(response.items()), response.content
 

@@ -230,6 +230,13 @@ def local_pages() -> LocalPages:
     return found
 
 
+def forget_local_pages() -> None:
+    """Drop this process's copies of pages (tests: generation numbers come back when a
+    test's transaction is rolled back, which they never do in production)."""
+    global _local_pages  # noqa: PLW0603 - one per process
+    _local_pages = None
+
+
 def lookup(key: str, local: LocalPages, generation: Generation) -> Stored | None:
     """The page stored under `key` at `generation` (the database's, read for this request),
     or None: this process's copy, else the shared cache's (one round trip)."""
