@@ -477,7 +477,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "summaries.api.pagination.CursorPagination",
     "PAGE_SIZE": API_PAGE_SIZE,
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_FILTER_BACKENDS": ["summaries.api.filters.FilterBackend"],
     "DEFAULT_THROTTLE_CLASSES": [
         "summaries.api.throttling.AnonThrottle",
         "summaries.api.throttling.UserThrottle",

@@ -133,3 +133,29 @@ def test_the_schema_documents_expand_count_and_the_lean_item(client):
     assert {"expand", "count", "page_size", "cursor"} <= names
     text = json.dumps(schema["components"]["schemas"])
     assert "SummaryListItem" in text and "SummaryCounts" in text
+
+
+@pytest.mark.parametrize("path", ["/api/v1/summaries/", "/api/v1/videos/"])
+def test_a_list_named_no_filter_is_the_list_its_empty_filters_give(client, path, monkeypatch):
+    """No filter set is built for a request that names none of its filters (api/filters.py
+    FilterBackend); the list is the one the filter set gives with every filter empty, and
+    a filter named still filters."""
+    from django.core.cache import cache
+    from django_filters import FilterSet
+
+    SummaryFactory.create_batch(3, live=True)
+    other = SummaryFactory(live=True)
+    built = []
+    original = FilterSet.__init__
+    monkeypatch.setattr(
+        FilterSet, "__init__", lambda self, *a, **k: built.append(1) or original(self, *a, **k)
+    )
+    plain = client.get(path).json()["results"]
+    assert built == []
+    cache.clear()  # the same page to the page cache, which drops empty parameters
+    empty = client.get(path, {"channel": "", "language": ""}).json()["results"]
+    assert built
+    assert plain == empty and len(plain) == 4
+    channel = other.video.channel.slug
+    named = client.get(path, {"channel": channel}).json()["results"]
+    assert 1 <= len(named) < 4

@@ -237,6 +237,16 @@ def test_anonymous_clients_are_throttled_with_retry_after():
         )
 
 
+def test_an_anonymous_client_is_counted_by_the_anonymous_rate_alone():
+    """The user rate is for signed-in clients: an anonymous one is not also counted by
+    address against it (at 1/minute here, the second request would be refused)."""
+    with rates("3/minute", "1/minute"):
+        client = APIClient()
+        for n in range(3):
+            assert client.get("/api/v1/channels/", {"search": f"a{n}"}).status_code == 200
+        error_of(client.get("/api/v1/channels/", {"search": "a9"}), 429)
+
+
 def test_signed_in_clients_have_their_own_rate(editor_client):
     with rates("1/minute", "2/minute"):
         assert editor_client.get("/api/v1/channels/").status_code == 200

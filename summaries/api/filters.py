@@ -6,6 +6,7 @@ from django import forms
 from django.db.models import Subquery
 from django_filters import fields as filter_fields
 from django_filters import rest_framework as filters
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
@@ -168,6 +169,20 @@ class SummaryFilter(search_filters.SearchFilter):
         lookup_expr="gte",
         help_text="Only summaries changed at or after this time (ISO 8601), to sync changes.",
     )
+
+
+class FilterBackend(DjangoFilterBackend):
+    """django-filter's backend, which builds no filter set (its filters deep-copied, a form
+    built and cleaned: about 2 ms a request) for a request that names none of its
+    filters: a filter given no value leaves the list as it is."""
+
+    def filter_queryset(self, request, queryset, view):
+        filterset_class = self.get_filterset_class(view, queryset)
+        if filterset_class is not None and not any(
+            name in request.query_params for name in filterset_class.base_filters
+        ):
+            return queryset
+        return super().filter_queryset(request, queryset, view)
 
 
 class OrderingFilter(BaseFilterBackend):

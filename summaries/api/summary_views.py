@@ -10,7 +10,6 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.http import http_date
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status
@@ -34,7 +33,7 @@ from summaries.text.remembered import remembering
 
 from . import representation
 from .conditional import check_if_match, edit_version, summary_tag
-from .filters import OrderingFilter, SummaryFilter, SummarySearchFilter
+from .filters import FilterBackend, OrderingFilter, SummaryFilter, SummarySearchFilter
 from .inputs import KeyPhraseInput, SummaryInput
 from .permissions import can_see_unpublished
 from .review import (
@@ -236,7 +235,7 @@ class SummaryViewSet(
     serializer_class = SummarySerializer
     lookup_field = "video__slug"
     lookup_url_kwarg = "slug"
-    filter_backends = [DjangoFilterBackend, SummarySearchFilter, OrderingFilter]
+    filter_backends = [FilterBackend, SummarySearchFilter, OrderingFilter]
     filterset_class = SummaryFilter
     expandable = EXPANDABLE
     ordering_choices = {

@@ -6,7 +6,6 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django_filters import rest_framework as filters
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -21,7 +20,7 @@ from summaries.reader.related import STORED_COUNT, related_for_page
 from . import catalogue_inputs, representation, serializers
 from .conditional import ConditionalResponseMixin, check_if_match, entity_tag
 from .errors import PreconditionFailed, PreconditionRequired
-from .filters import DateTimeFilter, OrderingFilter, SearchFilter, VideoFilter
+from .filters import DateTimeFilter, FilterBackend, OrderingFilter, SearchFilter, VideoFilter
 from .permissions import can_see_unpublished
 
 SLUG_PATTERN = r"[-a-zA-Z0-9_]+"
@@ -33,7 +32,7 @@ class ApiViewSet(ConditionalResponseMixin, viewsets.GenericViewSet):
 
     lookup_field = "slug"
     lookup_value_regex = SLUG_PATTERN
-    filter_backends = [DjangoFilterBackend, SearchFilter, OrderingFilter]
+    filter_backends = [FilterBackend, SearchFilter, OrderingFilter]
 
 
 def _name_orderings():
