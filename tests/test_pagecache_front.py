@@ -277,3 +277,20 @@ def test_each_answer_before_django_has_its_own_request_id(site):
     call(application, url)
     ids = {call(application, url)[1][logs.REQUEST_ID_HEADER] for _ in range(3)}
     assert len(ids) == 3
+
+
+def test_answers_kept_with_pages_stay_within_the_local_copies_budget(site, settings):
+    """A kept answer holds its stored page: the answers are bounded by bytes as this
+    process's copies of pages are, so an evicted page does not live on in them."""
+    application, django = site
+    urls = [SummaryFactory(live=True).get_absolute_url() for _ in range(3)]
+    for url in urls:
+        call(application, url)
+    one_page = len(call(application, urls[0])[2])
+    settings.PAGE_CACHE_LOCAL_BYTES = one_page * 3 // 2
+    application = front.CachedPagesApplication(django)
+    for url in urls:
+        call(application, url)
+        call(application, url)
+    assert 0 < sum(len(answer[4]) for answer in application.answers.values()) <= one_page * 3 // 2
+    assert len(application.answers) == 1

@@ -26,11 +26,13 @@ it up again.
 """
 
 import logging
+import threading
 import time
 from collections.abc import Iterable
 from typing import TypeAlias
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
+import cachetools
 from corsheaders.middleware import CorsMiddleware
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
@@ -64,7 +66,10 @@ CONDITIONAL = (
 )
 # (the stored page, the shared lifetime, status line, headers, body)
 Answer: TypeAlias = tuple[Stored, int, str, list[tuple[str, str]], bytes]
-_KEPT_ANSWERS = 4096
+
+
+def _answer_size(answer: Answer) -> int:
+    return len(answer[4])
 
 
 def _is_anonymous_api_read(request: WSGIRequest) -> bool:
@@ -86,7 +91,13 @@ class CachedPagesApplication:
     def __init__(self, application: WSGIApplication):
         self.application = application
         self.redirect_to_https = settings.SECURE_SSL_REDIRECT
-        self.answers: dict[int, Answer] = {}
+        # As many bytes of answers as of this process's copies of pages, least recent out:
+        # an answer holds its stored page, which would otherwise outlive its eviction.
+        self.kept_bytes = settings.PAGE_CACHE_LOCAL_BYTES
+        self.answers: cachetools.LRUCache[int, Answer] = cachetools.LRUCache(
+            maxsize=max(self.kept_bytes, 1), getsizeof=_answer_size
+        )
+        self.lock = threading.Lock()  # LRUCache is not thread-safe; runserver is threaded
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
@@ -143,15 +154,17 @@ class CachedPagesApplication:
         return stored, lifetime, status, list(response.items()), response.content
 
     def kept_answer(self, request: WSGIRequest, stored: Stored) -> Answer:
-        """The answer to a plain GET or HEAD of `stored`, made once per shared lifetime."""
+        """The answer to a plain GET or HEAD of `stored`, made once per shared lifetime
+        (where this process keeps copies of pages: otherwise each hit reads a new one)."""
         lifetime = edge.shared_lifetime()
-        kept = self.answers.get(id(stored))
+        with self.lock:
+            kept = self.answers.get(id(stored))
         if kept is not None and kept[0] is stored and kept[1] == lifetime:
             return kept
         answer = self.make_answer(request, stored, lifetime)
-        if len(self.answers) >= _KEPT_ANSWERS:
-            self.answers.clear()
-        self.answers[id(stored)] = answer
+        if self.kept_bytes and _answer_size(answer) <= self.kept_bytes:
+            with self.lock:
+                self.answers[id(stored)] = answer
         return answer
 
     @staticmethod
