@@ -1,13 +1,19 @@
 """The Celery application; configuration comes from Django settings (CELERY_*)."""
 
+import contextlib
 import functools
 import os
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 from celery import Celery
 from celery.beat import PersistentScheduler
+from kombu.transport import filesystem as kombu_filesystem
 from kombu.transport import redis as kombu_redis
+from kombu.utils.encoding import str_to_bytes
+from kombu.utils.json import dumps
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
@@ -48,6 +54,38 @@ def _refuse_redis_channels_of_closed_connections() -> None:
 
 
 _refuse_redis_channels_of_closed_connections()
+
+
+def _put_message_files_whole() -> None:
+    """Make kombu's file-system transport (the zero-configuration broker) publish each
+    message file whole: written under a name no consumer reads, then renamed into place.
+
+    kombu's `Channel._put` opens `<time>_<uuid>.<queue>.msg` in the queue folder and only
+    then writes the message; its lock is one the consumer never takes. A worker listing
+    the folder in between moves and reads an empty file, and the JSON error it raises
+    stops the worker ("Unrecoverable error"), losing the message. Seen with kombu 5.7.0
+    under load. A rename within a folder is atomic, so a consumer sees the whole file or
+    none. tests/test_celery_broker.py checks that no partial file is ever visible.
+    """
+    channel_class: Any = kombu_filesystem.Channel
+
+    def _put(channel: Any, queue: str, payload: Any, **kwargs: Any) -> None:
+        name = f"{int(round(time.monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
+        final = os.path.join(channel.data_folder_out, name)
+        partial = os.path.join(channel.data_folder_out, f".{name}.partial")
+        try:
+            with open(partial, "wb") as message_file:
+                message_file.write(str_to_bytes(dumps(payload)))
+            os.replace(partial, final)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.remove(partial)
+            raise kombu_filesystem.ChannelError(f"Cannot add file {final!r} to directory") from exc
+
+    channel_class._put = _put
+
+
+_put_message_files_whole()
 
 app = Celery("curation")
 app.config_from_object("django.conf:settings", namespace="CELERY")
