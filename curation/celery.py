@@ -10,6 +10,7 @@ from typing import Any
 
 from celery import Celery
 from celery.beat import PersistentScheduler
+from kombu.exceptions import ChannelError
 from kombu.transport import filesystem as kombu_filesystem
 from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import str_to_bytes
@@ -80,7 +81,7 @@ def _put_message_files_whole() -> None:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.remove(partial)
-            raise kombu_filesystem.ChannelError(f"Cannot add file {final!r} to directory") from exc
+            raise ChannelError(f"Cannot add file {final!r} to directory") from exc
 
     channel_class._put = _put
 
