@@ -10,6 +10,7 @@ from typing import Any
 
 from celery import Celery
 from celery.beat import PersistentScheduler
+from celery.worker.consumer import Consumer as CeleryConsumer
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem as kombu_filesystem
 from kombu.transport import redis as kombu_redis
@@ -100,3 +101,30 @@ class BeatScheduler(PersistentScheduler):
     def setup_schedule(self):
         Path(self.schedule_filename).parent.mkdir(parents=True, exist_ok=True)
         super().setup_schedule()
+
+
+_CONSUMER_BLUEPRINT: Any = CeleryConsumer.Blueprint  # celery's type hints call it a variable
+
+
+class Consumer(CeleryConsumer):
+    """Celery's worker consumer without event heartbeats, gossip and mingle
+    (set as CELERY_WORKER_CONSUMER, so it holds however a worker is started).
+
+    The heartbeat publishes a `worker-heartbeat` event every 2 s from the worker's event
+    loop, retrying without limit (celery 5.7.0, `Heart._send`). When Redis stops answering
+    before it goes away (saving its data on a busy disk, a frozen machine), a heartbeat
+    waits for its reply and then retries until Redis is back: the loop stands still
+    meanwhile, and the worker neither notices the lost broker nor gives back what it
+    holds. tests/integration/test_worker_redis_restart.py fails with the heartbeat.
+
+    Nothing here reads these events: gossip listens for other workers' heartbeats, mingle
+    asks the others at start-up for revoked task ids, which this project never revokes,
+    and worker health checks use remote control's ping (`manage.py worker_health`).
+    """
+
+    class Blueprint(_CONSUMER_BLUEPRINT):
+        default_steps = [
+            step
+            for step in _CONSUMER_BLUEPRINT.default_steps
+            if step.rsplit(":", 1)[1] not in {"Heart", "Gossip", "Mingle"}
+        ]

@@ -313,6 +313,7 @@ CELERY_TASK_TIME_LIMIT = 180
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULER = "curation.celery:BeatScheduler"
+CELERY_WORKER_CONSUMER = "curation.celery:Consumer"  # no event heartbeats: see there
 CELERY_TIMEZONE = "UTC"
 
 # --- Auth, i18n, static -----------------------------------------------------------------

@@ -110,7 +110,6 @@ def _worker_arguments(hostname: str, queue: str) -> list[str]:
     return [
         *"worker --concurrency 1 --loglevel info".split(),
         *("--queues", queue, "--hostname", hostname),
-        *("--without-gossip", "--without-mingle"),  # no other workers to hear from
     ]
 
 

@@ -9,6 +9,7 @@ import collections
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -166,9 +167,17 @@ class PrivateRedis:
         self.stop()
         pytest.fail(f"redis-server did not start on port {self.port}")
 
-    def stop(self) -> None:
+    def stop(self, stall: float = 0) -> None:
+        """Stop the server. With `stall`, it first stops answering for that many seconds
+        with its connections open (as one saving its data on a busy disk, or behind a
+        network partition, does), then goes away."""
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+            if stall:
+                self.process.send_signal(signal.SIGSTOP)
+                time.sleep(stall)
+            self.process.terminate()  # handled once the server runs again
+            if stall:
+                self.process.send_signal(signal.SIGCONT)
             try:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
@@ -348,6 +357,7 @@ def test_a_killed_workers_batch_delivered_again_fetches_and_records_nothing(
 
 RESTART_LEASE = 10  # seconds a claim lasts in the broker-restart test
 RESTART_DEADLINE = 10  # FETCH_DEADLINE there: the held requests never time out
+RESTART_STALL = 3  # seconds the Redis that keeps its data stops answering before it goes
 
 
 @needs_redis_server
@@ -368,7 +378,8 @@ def test_a_broker_restart_mid_batch_while_beat_dispatches_loses_and_repeats_noth
     fail meanwhile; sources added during the outage are dispatched once beat reaches the
     broker again. A Redis that loses its data loses the waiting batches: their sources are
     swept by beat's dispatch once their lease lapses. A Redis that keeps its data (saved
-    when stopped) delivers them after the restart, under their own claims. Counted at the
+    when stopped, after it stalls a few seconds) delivers them after the restart, under
+    their own claims. Counted at the
     test server and in the history: every source is fetched exactly once and has exactly
     one history row; and the broker is left with no unacknowledged batch to deliver again.
     """
@@ -401,7 +412,9 @@ def test_a_broker_restart_mid_batch_while_beat_dispatches_loses_and_repeats_noth
     queued_tokens = {token_of[pk] for pk in queued}
     assert len(busy) == 2 and len(queued_tokens) == 2 and "" not in queued_tokens
 
-    private_redis.stop()
+    # A Redis that saves its data when stopped also stalls first, as one saving on a busy
+    # disk does (the worker's event loop must not wait for it).
+    private_redis.stop(stall=RESTART_STALL if keeps_data else 0)
     added = {Source.objects.create(url=url(site, p), host="127.0.0.2").pk: p for p in paths[6:]}
     path_of.update(added)
     gate.open()

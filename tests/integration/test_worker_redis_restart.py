@@ -154,3 +154,37 @@ def test_a_worker_holding_a_counted_down_retry_survives_five_redis_restarts_and_
         "the broker still holds unacknowledged messages",
         worker,
     )
+
+
+# Seconds Redis stops answering before it goes away: longer than the interval (2 s) of the
+# worker's event heartbeat, so that one is due while Redis holds its reply.
+STALL = 3
+SWEEP_TASK = "summaries.tasks.sweep_webhooks"
+
+
+def test_a_worker_notices_a_broker_that_stalls_before_it_goes_and_consumes_once_it_returns(
+    broker, celery_processes
+):
+    """Redis stops answering with its connections open (saving its data on a busy disk, a
+    frozen machine), then goes away. The idle worker notices the lost broker within seconds,
+    while Redis is still down, and takes tasks again once it is back."""
+    worker = celery_processes.worker(
+        "curation-redis-stall", queue=QUEUE, app=broker.app, REDIS_URL=broker.url
+    )
+    broker.stop(stall=STALL)
+    wait_until(
+        lambda: "Connection to broker lost" in worker.log_text(),
+        "the worker did not notice the broker was gone",
+        worker,
+        timeout=30,
+    )
+    broker.start()
+    wait_for_worker(worker, broker.app)
+    task = broker.app.send_task(SWEEP_TASK, queue=QUEUE)
+    wait_until(
+        lambda: f"{SWEEP_TASK} {task.id} SUCCESS" in worker.log_text(),
+        "the worker took no task after Redis came back",
+        worker,
+        timeout=30,
+    )
+    assert worker.process.poll() is None, worker.log_tail()
