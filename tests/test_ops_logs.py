@@ -30,6 +30,12 @@ def request_lines(caplog):
     return [r for r in caplog.records if r.name == "curation.request"]
 
 
+def logged_request(caplog) -> tuple:
+    """(view, path, status, request id) of the one request line logged."""
+    (line,) = request_lines(caplog)
+    return line.view, line.path, line.status, line.request_id
+
+
 def test_a_request_logs_one_line_with_its_id_and_status(client, caplog):
     caplog.set_level(logging.INFO, logger="curation.request")
     response = client.get("/no-such-page/", HTTP_X_REQUEST_ID="req-1234abcd")

@@ -10,6 +10,7 @@ from django.test import Client
 
 from summaries.ops.static import StaticFilesApplication, security_headers
 
+from .test_ops_logs import logged_request
 from .test_ops_metrics import value
 
 pytestmark = pytest.mark.django_db
@@ -53,13 +54,7 @@ def test_a_static_file_is_logged_counted_and_given_a_request_id(static_client, c
     assert response.status_code == 200
     assert response["X-Request-ID"] == "static-req-1"
     assert value("curation_http_requests_total", view="static", status="200") == before + 1
-    (line,) = [r for r in caplog.records if r.name == "curation.request"]
-    assert (line.view, line.path, line.status, line.request_id) == (
-        "static",
-        CSS,
-        200,
-        "static-req-1",
-    )
+    assert logged_request(caplog) == ("static", CSS, 200, "static-req-1")
 
 
 def test_plain_http_is_redirected_to_https_when_the_site_says_so(static_client, settings):
@@ -122,13 +117,7 @@ def test_a_static_file_is_answered_without_calling_django(site_static, caplog):
     for name, header_value in security_headers():
         assert headers[name] == header_value, name
     assert value("curation_http_requests_total", view="static", status="200") == before + 1
-    (line,) = [r for r in caplog.records if r.name == "curation.request"]
-    assert (line.view, line.path, line.status, line.request_id) == (
-        "static",
-        CSS,
-        200,
-        "wsgi-req-1",
-    )
+    assert logged_request(caplog) == ("static", CSS, 200, "wsgi-req-1")
 
 
 def test_the_wsgi_static_answer_has_a_new_id_when_the_client_s_is_malformed(site_static):

@@ -20,6 +20,7 @@ from summaries.ops import logs
 from summaries.pagecache import front, generation, listening, middleware
 
 from .factories import SummaryFactory
+from .test_ops_logs import logged_request
 from .test_ops_metrics import value
 
 pytestmark = pytest.mark.django_db
@@ -144,13 +145,7 @@ def test_an_answer_before_django_is_logged_counted_and_given_the_client_s_id(sit
         value("curation_http_requests_total", view="summaries:summary-detail", status="200")
         == counted + 1
     )
-    (line,) = [r for r in caplog.records if r.name == "curation.request"]
-    assert (line.view, line.path, line.status, line.request_id) == (
-        "summaries:summary-detail",
-        url,
-        200,
-        "front-1",
-    )
+    assert logged_request(caplog) == ("summaries:summary-detail", url, 200, "front-1")
 
 
 @pytest.mark.parametrize(
