@@ -42,7 +42,7 @@ from summaries.ops import logs, metrics
 from summaries.ops.static import is_secure
 
 from . import edge, listening
-from .generation import current, remembered_per_request
+from .generation import listened, remembered_per_request
 from .middleware import (
     LOOKED_UP,
     Stored,
@@ -124,7 +124,8 @@ class CachedPagesApplication:
         ):
             return None
         listening.listen()
-        if listening.copy() is None:
+        now = listened()
+        if now is None:
             return None  # the generation would cost a query: Django answers
         try:
             key = page_key(request)
@@ -134,7 +135,6 @@ class CachedPagesApplication:
             return None
         request.META[LOOKED_UP] = True
         try:
-            now = current()
             generation = (now.content, now.checks) if is_api(request) else now.content
             return lookup(key, local_pages(), generation)
         except Exception:  # noqa: BLE001 - the cache is down: Django serves the page uncached

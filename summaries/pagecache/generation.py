@@ -83,11 +83,21 @@ def current() -> Current:
     remembered = _remembered.get()
     if remembered:
         return remembered["current"]
-    found = listening.copy() or _read_row()
-    value = Current(int(found[0]), int(found[1]), float(found[2]))
+    value = _as_current(listening.copy() or _read_row())
     if remembered is not None:
         remembered["current"] = value
     return value
+
+
+def listened() -> Current | None:
+    """The generations from this process's listener copy, or None when only a read of
+    the row could tell them (see listening.copy)."""
+    found = listening.copy()
+    return None if found is None else _as_current(found)
+
+
+def _as_current(found: tuple[Any, ...]) -> Current:
+    return Current(int(found[0]), int(found[1]), float(found[2]))
 
 
 def current_generation() -> int:
