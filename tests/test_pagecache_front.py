@@ -289,3 +289,12 @@ def test_answers_kept_with_pages_stay_within_the_local_copies_budget(site, setti
         call(application, url)
     assert 0 < sum(len(answer[4]) for answer in application.answers.values()) <= one_page * 3 // 2
     assert len(application.answers) == 1
+
+
+def test_a_path_outside_ascii_reaches_django_as_the_server_sent_it(site):
+    """A WSGI server passes the path's UTF-8 bytes as Latin-1 characters (PEP 3333); the
+    front must hand Django the environ as it came, or Django cannot decode the path."""
+    application, django = site
+    sent = "/channels/\u0100/".encode().decode("latin-1")
+    assert call(application, sent)[0] == call(django, sent)[0] == "404 Not Found"
+    assert django.calls == 2

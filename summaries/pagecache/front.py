@@ -103,10 +103,14 @@ class CachedPagesApplication:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
             return self.application(environ, start_response)
         started = time.perf_counter()
-        request = WSGIRequest(environ)
+        # A copy: WSGIRequest rewrites PATH_INFO and SCRIPT_NAME in the environ it is given
+        # to their decoded form, which Django's handler could no longer decode.
+        request = WSGIRequest(environ.copy())
         with remembered_per_request():
             stored = self.find(request)
             if stored is None:
+                if LOOKED_UP in request.META:
+                    environ[LOOKED_UP] = True
                 return self.application(environ, start_response)
             if any(name in environ for name in CONDITIONAL):
                 answer = self.make_answer(request, stored, 0)
