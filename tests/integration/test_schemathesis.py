@@ -19,7 +19,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
 )
 
-from curation.wsgi import django_application as application
+from curation.wsgi import application
 from summaries.editing import derived
 from tests.factories import (
     AppearanceFactory,
@@ -88,9 +88,8 @@ def load_schema() -> schemathesis.schemas.BaseSchema:
     response = view(RequestFactory().get(SCHEMA_PATH, {"format": "json"}))
     response.render()
     loaded = schemathesis.openapi.from_dict(json.loads(response.content))
-    # Django's handler: given curation/wsgi.py's wrapped application, schemathesis sent
-    # paths with characters outside Latin-1 in PATH_INFO, which no WSGI server sends and
-    # Django cannot decode either (why it treats the two apps differently is not known).
+    # The site's WSGI application, as servers run it: static files and cached reads are
+    # answered before Django's handler (curation/wsgi.py).
     loaded.app = application
     loaded.location = SCHEMA_PATH
     return loaded
