@@ -475,7 +475,7 @@ def child_pins(args: argparse.Namespace) -> bool:
     def cold() -> None:
         stale()
         receipts._WORDS.clear()
-        pins._INDEXES.clear()
+        pins.forget_indexes()
 
     stale()
     refresh()  # warm-up
@@ -491,7 +491,7 @@ def child_pins(args: argparse.Namespace) -> bool:
     stored = Transcript.objects.defer("segments", "original")  # as transcript_for reads it
     reading, _ = timed(lambda: stored.get(pk=transcript.pk).words(), 3)
     words_read = transcript.words()
-    indexing, _ = timed(lambda: pins._index(words_read), 3, before=pins._INDEXES.clear)
+    indexing, _ = timed(lambda: pins.index_of(words_read), 3, before=pins.forget_indexes)
     say(
         f"(b) of a cold run: reading the words (the segments from the database) "
         f"{statistics.median(reading):,.0f} ms, indexing them {statistics.median(indexing):,.0f} ms"

@@ -195,7 +195,7 @@ def measure(summary, user, lines, repeat: int) -> dict[str, list[Run]]:
     cold = []
     for _ in range(repeat):
         receipts._WORDS.clear()
-        pins._INDEXES.clear()
+        pins.forget_indexes()
         cold.append(timed_save(summary, user, timer, restate))
     results["cold"] = cold
     return results

@@ -1,0 +1,105 @@
+"""A transcript's tokens, stems and sentences, indexed once for the last few transcripts seen."""
+
+from __future__ import annotations
+
+import math
+import threading
+from bisect import bisect_left
+from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..transcripts import Word
+from .base import Span, span_of
+from .tokens import _normalised, _stem, _word_tokens
+
+# ---------------------------------------------------------------------------------------
+# The transcript, indexed
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Transcript:
+    words: tuple[Word, ...]
+    tokens: list[str]
+    stems: list[str]
+    # The first and last word each token was said in.
+    first_word: list[int]
+    last_word: list[int]
+    # Where each stem is said, in token positions.
+    postings: dict[str, list[int]]
+
+    def weight(self, stem: str) -> float:
+        """How much a stem tells about where it is: rare stems more than common ones."""
+        return math.log(1.0 + len(self.tokens) / (1.0 + len(self.postings.get(stem, ()))))
+
+    def tokens_of(self, first_word: int, end_word: int) -> tuple[int, int]:
+        """The token range said in words `first_word` to `end_word`."""
+        return bisect_left(self.first_word, first_word), bisect_left(self.first_word, end_word)
+
+    def span(self, a: int, b: int, score: float) -> Span:
+        return span_of(self.words, self.first_word[a], self.last_word[b - 1] + 1, score)
+
+    def said(self, a: int, b: int) -> str:
+        """The words of tokens a to b as the transcript has them."""
+        return " ".join(w.text for w in self.words[self.first_word[a] : self.last_word[b - 1] + 1])
+
+
+def _build_index(words: tuple[Word, ...]) -> _Transcript:
+    tokens: list[str] = []
+    places: list[int] = []
+    for index, word in enumerate(words):
+        if word.text.startswith("[") and word.text.endswith("]"):
+            continue  # a caption's note, not speech: "[Music]", "[Applause]"
+        for term in _word_tokens(word.text):
+            tokens.append(term)
+            places.append(index)
+    normal, firsts, lasts = _normalised(tokens, places)
+    stems = [_stem(term) for term in normal]
+    postings: dict[str, list[int]] = defaultdict(list)
+    for position, stem in enumerate(stems):
+        postings[stem].append(position)
+    return _Transcript(words, normal, stems, firsts, lasts, dict(postings))
+
+
+_INDEXES: OrderedDict[int, _Transcript] = OrderedDict()
+_INDEXES_KEPT = 4
+_INDEX_LOCK = threading.Lock()
+
+
+def _index(words: Sequence[Word]) -> _Transcript:
+    """The index of a transcript, built once for the last few transcripts seen (the same
+    words, compared item by item, which is fast when they are the same objects)."""
+    key = tuple(words)
+    with _INDEX_LOCK:
+        # Newest first: a summary's pins are verified one after another on one transcript,
+        # and versions of a transcript often have as many words (a full comparison each).
+        for cached_key, cached in reversed(_INDEXES.items()):
+            if _same_words(cached.words, key):
+                _INDEXES.move_to_end(cached_key)
+                return cached
+    index = _build_index(key)
+    with _INDEX_LOCK:
+        _INDEXES[id(index)] = index
+        while len(_INDEXES) > _INDEXES_KEPT:
+            _INDEXES.popitem(last=False)
+    return index
+
+
+def _same_words(cached: tuple[Word, ...], key: tuple[Word, ...]) -> bool:
+    """Whether two transcripts say the same words at the same times; a difference at either
+    end (a line added or corrected there) is seen without comparing every word."""
+    if len(cached) != len(key):
+        return False
+    return not key or (cached[-1] == key[-1] and cached[0] == key[0] and cached == key)
+
+
+def index_of(words: Sequence[Word]) -> _Transcript:
+    """The index of a transcript (built now, or the one kept), for a benchmark to time."""
+    return _index(words)
+
+
+def forget_indexes() -> None:
+    """Drop the indexes kept, as a fresh process has none."""
+    with _INDEX_LOCK:
+        _INDEXES.clear()
