@@ -22,12 +22,11 @@ copies, publishing, revisions and restores carry pins with their parts. A pin is
 Statuses are recomputed whenever the statement or the transcript changes (`refresh_pins`,
 on every save and before every publication); editors import transcripts and set, approve or
 override pins through `pinning`; an approval or an override holds only for the statement,
-transcript and status it was given for. On a summary whose video has a transcript,
-publishing is refused (`publication_problems`) until every key point, takeaway and chapter
-start is pinned (caveats, the editors' own notes, may stay unpinned) and every pin is
-verbatim or a paraphrase a named editor approved; a pin not found, contradicted or
-mis-timed, or a paraphrase nobody approved, is let through only by a named reviewer's
-override with a note. Nothing is approved or overridden by "system".
+transcript and status it was given for. Publishing is refused (`publication_problems`)
+until every pin is verbatim or a paraphrase a named editor approved (a key point's, a
+takeaway's, a caveat's, a chapter start's or a quotation's alike); a pin not found,
+contradicted or mis-timed, or a paraphrase nobody approved, is let through only by a named
+reviewer's override with a note. Nothing is approved or overridden by "system".
 """
 
 from __future__ import annotations
@@ -337,9 +336,6 @@ def user_or_none(user: Any) -> Any:
 # What the API calls the list each kind of part is in, and a part of each kind.
 _FIELDS = {KeyPoint: "key_points", Takeaway: "takeaways", Chapter: "chapters", Caveat: "caveats"}
 _KINDS = {KeyPoint: "key_point", Takeaway: "takeaway", Chapter: "chapter", Caveat: "caveat"}
-# Parts that may stay unpinned on a summary with a transcript: caveats are the editors'
-# own notes, not what the video says.
-UNPINNED_ALLOWED = (Caveat,)
 # The name nothing but a person may approve or override under.
 _NOBODY = {"", "system"}
 
@@ -395,16 +391,13 @@ def publication_problems(summary: Summary) -> list[Problem]:
     """Why the pins of `summary`, as stored, keep it from being published (empty when they
     do not): one problem per statement, naming it, when it is said and why.
 
-    On a summary whose video has a transcript every key point, takeaway and chapter start
-    is pinned (a caveat may stay unpinned), and each pin is verbatim, a paraphrase a named
-    editor approved, or overridden by a named reviewer with a note (`blocks`)."""
-    has_transcript = transcript_for(summary) is not None
+    Each pin is verbatim, a paraphrase a named editor approved, or overridden by a named
+    reviewer with a note (`blocks`). A statement nobody pinned is not judged: the Receipts
+    panel counts it among the statements to check."""
     problems = []
     for part in parts_of(summary):
         if part.pin is not None and blocks(part.pin):
             problems.append(Problem(part, None, _problem(part, part.pin)))
-        elif part.pin is None and has_transcript and not isinstance(part, UNPINNED_ALLOWED):
-            problems.append(Problem(part, None, _unpinned(part)))
         if isinstance(part, Chapter):
             for index, pin in enumerate(part.quote_pins):
                 if blocks(pin):
@@ -462,13 +455,6 @@ def _problem(part: Part, pin: dict[str, Any]) -> str:
     else:
         said = "is contradicted by the transcript"
     return f"{what}{where} {said}" + (f": {reason}." if reason else ".")
-
-
-def _unpinned(part: Part) -> str:
-    what = f"{_KIND_NAMES[type(part)]} “{label(part)}”"
-    stated = statement_of(part).stated_time
-    where = f" (at {format_duration(int(stated))})" if stated is not None else ""
-    return f"{what}{where} is not pinned to the transcript: pin it to the words that say it."
 
 
 def _time_of(part: Part, pin: dict[str, Any]) -> float | None:
