@@ -855,8 +855,8 @@ def refusal_html(refused: receipts.PublicationRefused, page_url: str, title: str
     page; "" on that page itself). `title` names the summary on a page listing many."""
     who = format_html("{}: ", title) if title else ""
     return format_html(
-        '{}Publishing is refused: <span class="publication-refused">the transcript does not '
-        "support these statements.</span>"
+        '{}Publishing is refused. <span class="publication-refused">The transcript does not '
+        "support these statements:</span>"
         '<ul class="publication-problems">{}</ul>',
         who,
         _problem_items(refused.problems, page_url),
