@@ -662,9 +662,7 @@ def test_things_to_check_lists_what_publishing_refuses(editor, draft):
     things = page(response).split('id="things-to-check"', 1)[1].split("</div>", 1)[0]
     assert "Publishing is refused" in things
     for problem in receipts.publication_problems(draft):
-        assert problem.replace("“", "").split(" (")[0][:30].replace("“", "") in things.replace(
-            "“", ""
-        )
+        assert problem.message.replace("“", "").split(" (")[0][:30] in things.replace("“", "")
     assert "Faster" in things and "contradicted" in things
 
 

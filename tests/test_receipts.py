@@ -533,11 +533,20 @@ def test_a_summary_with_a_contradicted_point_is_not_published(draft, editor, rev
     with pytest.raises(ValidationError) as refused:
         workflow.publish_summary(summary=draft, user=reviewer)
 
-    assert refused.value.messages == [
-        "The transcript does not support these statements:",
+    message = (
         "Key point “Price” (at 0:06) is contradicted by the transcript: "
-        "the transcript says 2.5 times, the statement says 4 times.",
-    ]
+        "the transcript says 2.5 times, the statement says 4 times."
+    )
+    # Named under the list the part is in, and as a value a face links to the statement.
+    assert refused.value.message_dict == {"key_points": [message]}
+    [problem] = refused.value.problems
+    price = point(draft, "Price")
+    assert problem.as_json() == {
+        "kind": "key_point",
+        "id": price.pk,
+        "quote": None,
+        "message": message,
+    }
     draft.refresh_from_db()
     assert draft.status == Summary.Status.DRAFT
     assert Transcript.objects.get().state == Transcript.State.DRAFT
@@ -554,7 +563,7 @@ def test_a_point_that_is_nowhere_in_the_transcript_is_not_published(draft, edito
     with pytest.raises(ValidationError) as refused:
         workflow.publish_summary(summary=draft, user=reviewer)
 
-    assert refused.value.messages[1].startswith(
+    assert refused.value.messages[0].startswith(
         "Key point “Price” (at 0:22) is not in the transcript: nothing in the transcript says"
     )
 
@@ -567,7 +576,7 @@ def test_a_contradicted_quotation_is_named_with_its_chapter_and_time(draft, edit
         workflow.publish_summary(summary=draft, user=reviewer)
 
     said_at = clock(chapter(draft).quote_pins[0]["start"])
-    assert refused.value.messages[1] == (
+    assert refused.value.messages[0] == (
         f"The quotation “{CONTRADICTED_QUOTE}” in chapter “Release” (at {said_at}) is "
         "contradicted by the transcript: the transcript says 2.5 times, the statement says "
         "3 times."
@@ -584,7 +593,7 @@ def test_a_quotation_nobody_said_is_named_with_its_chapters_start(draft, editor,
     with pytest.raises(ValidationError) as refused:
         workflow.publish_summary(summary=draft, user=reviewer)
 
-    assert refused.value.messages[1].startswith(
+    assert refused.value.messages[0].startswith(
         f"The quotation “{UNSAID_POINT}” in chapter “Release” (at 0:01) is not in the "
         "transcript: nothing in the transcript says this"
     )
@@ -620,11 +629,15 @@ def test_an_approval_holds_when_the_statement_is_verified_again_with_the_same_ve
     assert pin["approved"] == approved["approved"]
 
 
-def test_an_unapproved_paraphrase_of_a_point_does_not_keep_it_from_publication(
+def test_an_unapproved_paraphrase_of_a_point_keeps_it_from_publication_until_approved(
     draft, editor, reviewer
 ):
     import_speech(draft.video, editor)
     assert pin_best(draft, point(draft, "Speed"), editor)["status"] == "paraphrase"
+    with pytest.raises(ValidationError, match="Key point “Speed” .* no editor approved it"):
+        workflow.publish_summary(summary=draft, user=reviewer)
+
+    pinning.approve_pin(summary=draft, part=point(draft, "Speed"), user=editor)
     workflow.publish_summary(summary=draft, user=reviewer)
     draft.refresh_from_db()
     assert draft.is_live()

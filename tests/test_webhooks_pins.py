@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from summaries.editing import copies, pinning, save, workflow
@@ -21,13 +22,21 @@ from summaries.models import (
     WebhookEventType,
 )
 from summaries.webhooks import events
-from tests.factories import ChapterFactory, KeyPointFactory, SummaryFactory, TakeawayFactory
+from tests.factories import (
+    ChapterFactory,
+    EditorFactory,
+    KeyPointFactory,
+    ReviewerFactory,
+    SummaryFactory,
+    TakeawayFactory,
+)
 from tests.receipts_factories import (
     PARAPHRASED_POINT,
     SPEECH,
     SPEECH_CORRECTED,
     VERBATIM_POINT,
     VERBATIM_QUOTE,
+    let_through,
     make_transcript,
     pin_best,
     vtt,
@@ -61,10 +70,21 @@ def live():
     make_transcript(summary.video, SPEECH)
     pin_best(summary, KeyPoint.objects.get(summary=summary))
     pin_best(summary, Takeaway.objects.get(summary=summary))
+    let_through(summary, editor=editor())  # the takeaway's paraphrase approved
     workflow.publish_summary(summary=summary, user=None)
     summary.refresh_from_db()
     assert summary.is_live()
     return summary
+
+
+def editor():
+    """The editor who approves paraphrases (one account however often it is asked for)."""
+    return User.objects.filter(username="eve").first() or EditorFactory(username="eve")
+
+
+def reviewer():
+    """The reviewer who overrides refused pins."""
+    return User.objects.filter(username="rita").first() or ReviewerFactory(username="rita")
 
 
 def pin_events() -> list[dict]:
@@ -87,18 +107,17 @@ def edit_and_publish(summary: Summary, *, point_body: str) -> None:
     point = KeyPoint.objects.get(summary=copy)
     point.body = point_body
     save.save_summary(summary=copy, parts={KeyPoint: [point]}, user=None)
+    let_through(copy, editor=editor())  # a paraphrase approved by a named editor
     copies.publish_changes(summary=summary, user=None)
 
 
 def import_and_publish(summary: Summary, lines) -> None:
     """A new transcript goes live with the summary's changes: refused pins are overridden
-    by the system first, so that the changes can go live."""
+    by a reviewer first, so that the changes can go live."""
     imported = pinning.import_transcript(video=summary.video, data=vtt(lines), user=None)
     copy = imported.summary
     assert copy is not None and copy.is_working_copy
-    for part in (KeyPoint.objects.get(summary=copy), Takeaway.objects.get(summary=copy)):
-        if part.pin and part.pin["status"] in ("not_found", "contradicted"):
-            pinning.override_pin(summary=copy, part=part, note="Checked by ear.", user=None)
+    let_through(copy, editor=editor(), reviewer=reviewer())
     copies.publish_changes(summary=summary, user=None)
 
 
@@ -193,7 +212,11 @@ def test_quotations_of_a_chapter_are_told_by_their_text(endpoint):
     for index, pin in enumerate(chapter.quote_pins):
         if pin["status"] != "verbatim":
             pinning.override_pin(
-                summary=imported.summary, part=chapter, note="Heard it.", user=None, quote=index
+                summary=imported.summary,
+                part=chapter,
+                note="Heard it.",
+                user=reviewer(),
+                quote=index,
             )
     copies.publish_changes(summary=summary, user=None)
     told = [e["data"] for e in pin_events() if e["data"]["quote"] is not None]
@@ -228,6 +251,6 @@ def test_a_change_that_fails_to_go_live_tells_nothing(live, endpoint):
     point = KeyPoint.objects.get(summary=copy)
     point.body = "Bananas are yellow and grow on trees in Ecuador."
     save.save_summary(summary=copy, parts={KeyPoint: [point]}, user=None)
-    with pytest.raises(Exception, match="transcript does not support"):
+    with pytest.raises(Exception, match="is not in the transcript"):
         copies.publish_changes(summary=live, user=None)
     assert pin_events() == []

@@ -310,11 +310,13 @@ class PinRow:
 
     @property
     def approved(self) -> dict[str, Any] | None:
-        return self.pin.get("approved") if self.pin else None
+        """The approval of a named editor (one by nobody, or "system", is none)."""
+        return self.pin["approved"] if self.pin and receipts.is_approved(self.pin) else None
 
     @property
     def override(self) -> dict[str, Any] | None:
-        return self.pin.get("override") if self.pin else None
+        """The override of a named reviewer, with its note."""
+        return self.pin["override"] if self.pin and receipts.is_overridden(self.pin) else None
 
     @property
     def may_be_approved(self) -> bool:
@@ -325,7 +327,7 @@ class PinRow:
         """Whether it keeps the summary from being published, so that a reviewer's
         override would let it through."""
         pin = self.pin
-        return pin is not None and receipts.blocks(pin, quote=bool(self.quote))
+        return pin is not None and receipts.blocks(pin)
 
     @property
     def needs_attention(self) -> bool:
@@ -334,6 +336,12 @@ class PinRow:
 
 def part_key(part) -> str:
     return f"{type(part).__name__.lower()}-{part.pk}"
+
+
+def problem_anchor(problem: receipts.Problem) -> str:
+    """The id of the Receipts panel's row of the statement a problem names (`PinRow.anchor`)."""
+    quote = f"-quote-{problem.quote + 1}" if problem.quote is not None else ""
+    return f"pin-{part_key(problem.part)}{quote}"
 
 
 def _row(part) -> PinRow:
@@ -822,19 +830,42 @@ class TranscriptAdmin(ReadOnlyAdmin, VersionAdmin):
         )
 
 
-# --- Things to check ----------------------------------------------------------------------
+# --- What publishing refuses ---------------------------------------------------------------
 
 
 def publication_problems_html(summary: Summary):
     """The publish gate's refusals from the pins (`receipts.publication_problems`) for the
-    summary page's "Things to check" ("" when there are none)."""
+    summary page's "Things to check", each linked to its statement's row in the Receipts
+    panel ("" when there are none)."""
     problems = receipts.publication_problems(summary)
     if not problems:
         return ""
     return format_html(
         '<p class="publication-problems-headline"><strong>Publishing is refused</strong> '
-        "until each of these statements is pinned to what was said, or a reviewer overrides "
-        'its pin with a note (see <a href="#receipts">Receipts</a>):</p>'
+        "until each of these statements is verbatim, a paraphrase an editor approved, or "
+        'overridden by a reviewer with a note (see <a href="#receipts">Receipts</a>):</p>'
         '<ul class="editor-warnings publication-problems">{}</ul>',
-        format_html_join("", "<li>{}</li>", ((problem,) for problem in problems)),
+        _problem_items(problems, ""),
+    )
+
+
+def refusal_html(refused: receipts.PublicationRefused, page_url: str, title: str = ""):
+    """The message a refused publication is answered with: each statement that keeps it
+    from being published, linked to its row on the summary's page (`page_url`, the change
+    page; "" on that page itself). `title` names the summary on a page listing many."""
+    who = format_html("{}: ", title) if title else ""
+    return format_html(
+        '{}Publishing is refused. <span class="publication-refused">The transcript does not '
+        "support these statements:</span>"
+        '<ul class="publication-problems">{}</ul>',
+        who,
+        _problem_items(refused.problems, page_url),
+    )
+
+
+def _problem_items(problems: list[receipts.Problem], page_url: str):
+    return format_html_join(
+        "",
+        '<li><a href="{}#{}">{}</a></li>',
+        ((page_url, problem_anchor(problem), problem.message) for problem in problems),
     )

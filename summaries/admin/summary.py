@@ -19,7 +19,7 @@ from django.utils.text import Truncator
 
 from summaries import checking
 from summaries.checking.record import PROBLEM_STATES, PROBLEM_VERDICTS
-from summaries.editing import copies, derived, rules, save, workflow
+from summaries.editing import copies, derived, receipts, rules, save, workflow
 from summaries.models import (
     LANGUAGE_CHOICES,
     Caveat,
@@ -49,7 +49,7 @@ from .forms import (
 )
 from .history import RevisionHistoryMixin
 from .preview import MarkdownPreviewMixin
-from .receipts import ReceiptsMixin, publication_problems_html
+from .receipts import ReceiptsMixin, publication_problems_html, refusal_html
 from .restore import RestoreMixin
 from .review import SUBMIT_MESSAGE_FIELD, ReviewMixin
 from .sources import page_summary, state_badge, verdict_badge
@@ -781,6 +781,8 @@ class SummaryAdmin(
                 note = request.POST.get("review_note", "")
                 workflow.send_back(summary=summary, user=request.user, note=note)
                 messages.success(request, "Sent back to the editor with your note.")
+        except receipts.PublicationRefused as refused:
+            messages.error(request, refusal_html(refused, _change_page(summary)))
         except ValidationError as error:
             messages.error(request, " ".join(error.messages))
         except PermissionDenied as error:
@@ -810,6 +812,9 @@ class SummaryAdmin(
             try:
                 service(summary=summary, user=request.user, **kwargs)
                 count += 1
+            except receipts.PublicationRefused as refused:
+                page = _change_page(summary)
+                messages.error(request, refusal_html(refused, page, title=str(summary)))
             except ValidationError as error:
                 messages.error(request, f"{summary}: {' '.join(error.messages)}")
             except PermissionDenied as error:
@@ -851,6 +856,12 @@ class SummaryAdmin(
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/summaries/summary/schedule.html", context)
+
+
+def _change_page(summary) -> str:
+    """The change page a summary (or its unpublished changes) is edited on."""
+    original = summary.working_copy_of or summary
+    return reverse("admin:summaries_summary_change", args=[original.pk])
 
 
 def _publish_first_versions(*, summary, user, **kwargs):

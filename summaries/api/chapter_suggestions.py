@@ -187,7 +187,7 @@ class ChapterSuggestionViewSet(OfSummaryViewSet):
                     }
                     for chapter in accepted.chapters
                 ],
-                "problems": receipts.publication_problems(target),
+                "problems": [p.as_json() for p in receipts.publication_problems(target)],
             }
             response = Response(data, status=status.HTTP_201_CREATED)
             response["Edit-Version"] = edit_version(target)

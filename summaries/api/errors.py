@@ -1,7 +1,9 @@
 """One JSON shape for every API error: {"error": {"status", "code", "message", "fields"}}.
 
 `fields` maps the path of each invalid input (`video.duration`, `chapters[2].title`) to its
-messages; it is empty for errors that are not about the input.
+messages; it is empty for errors that are not about the input. A publication the publish
+gate refuses also lists `problems`: each statement's part (`kind`, `id`, `quote`) and
+`message`, under the list the part is in (`fields["key_points"]`).
 """
 
 import logging
@@ -28,6 +30,7 @@ from rest_framework.serializers import as_serializer_error
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
+from summaries.editing.receipts import PublicationRefused
 from summaries.models import EditConflict
 from summaries.ops.outage import RETRY_AFTER, is_outage, log_outage
 
@@ -175,6 +178,7 @@ def exception_handler(exc, context):
     if is_outage(exc):
         log_outage(exc, getattr(request, "path", "?"))
         exc = ServiceUnavailable()
+    refused = exc  # the publish gate's refusal answers with its problems too
     exc = _as_api_exception(exc)
     if request is not None:
         # Errors are JSON on every API view, also those that render YAML or HTML (the
@@ -201,7 +205,12 @@ def exception_handler(exc, context):
         headers["WWW-Authenticate"] = exc.auth_header
     if getattr(exc, "wait", None) is not None:
         headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
-    if isinstance(exc, exceptions.ValidationError):
+    if isinstance(refused, PublicationRefused):
+        fields = flatten_fields(exc.detail)
+        message = "Publishing is refused: " + " ".join(str(p) for p in refused.problems)
+        body = error_body(exc.status_code, "invalid", message, fields)
+        body["error"]["problems"] = [problem.as_json() for problem in refused.problems]
+    elif isinstance(exc, exceptions.ValidationError):
         fields = flatten_fields(exc.detail)
         body = error_body(exc.status_code, "invalid", _validation_message(fields), fields)
     else:

@@ -727,7 +727,7 @@ class PinViewSet(OfSummaryViewSet):
             },
             "quote": quote,
             "pin": shown,
-            "problems": receipts.publication_problems(target),
+            "problems": [p.as_json() for p in receipts.publication_problems(target)],
         }
         response = Response(data)
         response["Edit-Version"] = edit_version(target)

@@ -5,6 +5,19 @@ from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 
+class PublicationProblemSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["key_point", "takeaway", "chapter", "caveat"], help_text="The part's kind."
+    )
+    id = serializers.IntegerField(help_text="The part's id.")
+    quote = serializers.IntegerField(
+        allow_null=True,
+        help_text="Which quotation of the chapter's body (from 0), or null: the part's own "
+        "statement.",
+    )
+    message = serializers.CharField(help_text="The statement, and why it is refused.")
+
+
 class ErrorDetailSerializer(serializers.Serializer):
     status = serializers.IntegerField(help_text="The HTTP status code.")
     code = serializers.CharField(help_text="A stable, machine-readable code (e.g. `invalid`).")
@@ -12,6 +25,12 @@ class ErrorDetailSerializer(serializers.Serializer):
     fields = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),
         help_text="Messages per input path (`video.duration`, `chapters[2].title`).",
+    )
+    problems = PublicationProblemSerializer(
+        many=True,
+        required=False,
+        help_text="A publication refused by the receipts: each statement that keeps the "
+        "summary from being published.",
     )
 
 

@@ -4,8 +4,10 @@ Loaded as an editor and a reviewer would do it, through the services: the transc
 imported with `pinning.import_transcript` (parsed as an upload is), each key point,
 takeaway and chapter start is pinned at the best suggestion (`pinning.suggestions`,
 `pinning.set_pin`; a pin an earlier load left elsewhere is set there again), a paraphrase
-is approved (`pinning.approve_pin`), quotations of the chapter bodies are pinned where they
-are said (`receipts.refresh_pins`), and the publish gate is asked before the summary is
+is approved by the demo's editor (`pinning.approve_pin`; the account `make run` prints a
+login for, made here when it is missing: nothing is approved by "system"), quotations of
+the chapter bodies are pinned where they are said (`receipts.refresh_pins`), and the
+publish gate is asked before the summary is
 published again with its transcript, which goes live with it
 (`receipts.publish_transcripts`). Caveats are the editors' own notes and stay unpinned.
 """
@@ -14,11 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
 from summaries.editing import pinning, receipts
 from summaries.models import Caveat, Summary, Transcript
 from summaries.text.pins import Status
 
 from .transcripts import FILENAME
+
+# The demo's editor, who approves its paraphrases (summaries/management/commands/
+# create_demo_editor.py makes the same account, with its login).
+EDITOR = "editor"
+EDITOR_GROUPS = ("Editors", "Reviewers")
 
 
 def receipts_hold(summary: Summary, data: bytes, counts: Any) -> bool:
@@ -55,6 +65,7 @@ def pin_and_publish(summary: Summary, counts: Any) -> None:
     transcript = receipts.transcript_for(summary)
     if transcript is None:
         raise RuntimeError("start_pinning imports the transcript before pins are set")
+    editor = demo_editor()
     for part in _pinned_parts(summary):
         if _verified(summary, part, transcript.digest):
             continue
@@ -70,12 +81,23 @@ def pin_and_publish(summary: Summary, counts: Any) -> None:
             user=None,
         )
         if pin is not None and pin["status"] == Status.PARAPHRASE.value:
-            pinning.approve_pin(summary=summary, part=part, user=None)
+            pinning.approve_pin(summary=summary, part=part, user=editor)
         (counts.updated if had_pin else counts.created)["Pin"] += 1
     receipts.check_publishable(summary)
     Summary.objects.filter(pk=summary.pk).update(status=Summary.Status.PUBLISHED)
     summary.status = Summary.Status.PUBLISHED
     receipts.publish_transcripts(video=summary.summarised_video)
+
+
+def demo_editor() -> Any:
+    """The demo's editor account (`create_demo_editor` gives it its password), in the
+    Editors and Reviewers groups: made without a password when it is missing."""
+    user, _ = get_user_model().objects.get_or_create(
+        username=EDITOR, defaults={"is_staff": True, "is_active": True}
+    )
+    user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in EDITOR_GROUPS))
+    # Fresh: permissions are cached on the instance, and the groups just changed.
+    return get_user_model().objects.get(pk=user.pk)
 
 
 def _only_live(summary: Summary, data: bytes) -> Transcript | None:
@@ -117,4 +139,4 @@ def _holds(pin: dict[str, Any] | None, digest: str, *, approvable: bool) -> bool
         return False
     if pin["status"] == Status.VERBATIM.value:
         return True
-    return approvable and pin["status"] == Status.PARAPHRASE.value and bool(pin.get("approved"))
+    return approvable and pin["status"] == Status.PARAPHRASE.value and receipts.is_approved(pin)

@@ -16,7 +16,7 @@ from typing import Any
 
 import reversion
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -204,7 +204,9 @@ def approve_pin(
     *, summary: Summary, part: Part, user: gate.Actor, quote: int | None = None
 ) -> dict[str, Any]:
     """An editor accepts a paraphrase as saying what the transcript says (for a quotation,
-    lets it be published as it is written). Only a paraphrase is approved."""
+    lets it be published as it is written). Only a paraphrase is approved, and only by a
+    named editor: PermissionDenied for the system (`user` None) or an anonymous user."""
+    _require_person(user, "approve a paraphrase")
     gate.require(user, gate.CHANGE, "change summaries")
     _editable(summary, part)
     pin = _current_pin(part, quote)
@@ -221,16 +223,18 @@ def approve_pin(
 def override_pin(
     *, summary: Summary, part: Part, note: str, user: gate.Actor, quote: int | None = None
 ) -> dict[str, Any]:
-    """A reviewer lets a pin that keeps the summary from being published (not found,
-    contradicted, an unapproved paraphrase of a quotation) through, with a note that
-    History shows. Holds until the statement, the transcript or the verdict change."""
+    """A named reviewer lets a pin that keeps the summary from being published (not
+    found, contradicted, mis-timed, a paraphrase nobody approved) through, with a note
+    that History shows. Holds until the statement, the transcript or the verdict change.
+    PermissionDenied for the system (`user` None) or an anonymous user."""
+    _require_person(user, "override a pin")
     gate.require(user, gate.PUBLISH, "override pins")
     _editable(summary, part)
     note = " ".join((note or "").split())
     if not note:
         raise ValidationError({"note": "Say why this statement may be published as it is."})
     pin = _current_pin(part, quote)
-    if not blocks({**pin, "override": None}, quote=quote is not None):
+    if not blocks({**pin, "override": None}):
         raise ValidationError(
             "Only a pin that keeps the summary from being published is overridden."
         )
@@ -254,10 +258,19 @@ def _current_pin(part: Part, quote: int | None) -> dict[str, Any]:
     return dict(part.pin)
 
 
+def _require_person(user: gate.Actor, doing: str) -> None:
+    """Only a signed-in person approves or overrides: the gate lets a pin through on
+    someone's word, never on the system's."""
+    if user_or_none(user) is None:
+        raise PermissionDenied(f"Only a named editor may {doing}: sign in to do it.")
+
+
 def _by(user: gate.Actor) -> dict[str, Any]:
+    """Who did it and when (`user` a signed-in person: `_require_person`)."""
     person = user_or_none(user)
-    name = person.get_username() if person is not None else "system"
-    return {"by": name, "at": timezone.now().isoformat()}
+    if person is None:
+        raise PermissionDenied("Only a named editor approves or overrides a pin.")
+    return {"by": person.get_username(), "at": timezone.now().isoformat()}
 
 
 def _set_user(user: gate.Actor) -> None:

@@ -22,9 +22,11 @@ copies, publishing, revisions and restores carry pins with their parts. A pin is
 Statuses are recomputed whenever the statement or the transcript changes (`refresh_pins`,
 on every save and before every publication); editors import transcripts and set, approve or
 override pins through `pinning`; an approval or an override holds only for the statement,
-transcript and status it was given for. Publishing is refused while a pin is not found or
-contradicted (a quotation: also while it is a paraphrase nobody approved), unless a reviewer
-overrode it with a note (`publication_problems`).
+transcript and status it was given for. Publishing is refused (`publication_problems`)
+until every pin is verbatim or a paraphrase a named editor approved (a key point's, a
+takeaway's, a caveat's, a chapter start's or a quotation's alike); a pin not found,
+contradicted or mis-timed, or a paraphrase nobody approved, is let through only by a named
+reviewer's override with a note. Nothing is approved or overridden by "system".
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from summaries.text.transcripts import Word
 from .items import Part, PartModel
 
 PINNED_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
-BLOCKING = {pin_text.Status.NOT_FOUND, pin_text.Status.CONTRADICTED}
+BLOCKING = {pin_text.Status.NOT_FOUND, pin_text.Status.CONTRADICTED, pin_text.Status.MIS_TIMED}
 # The words of a chapter's body that stand for its start.
 CHAPTER_OPENING_WORDS = 25
 # The words of a pin it keeps as text (`said`).
@@ -331,28 +333,108 @@ def user_or_none(user: Any) -> Any:
 # --- The publish gate ------------------------------------------------------------------
 
 
-def publication_problems(summary: Summary) -> list[str]:
+# What the API calls the list each kind of part is in, and a part of each kind.
+_FIELDS = {KeyPoint: "key_points", Takeaway: "takeaways", Chapter: "chapters", Caveat: "caveats"}
+_KINDS = {KeyPoint: "key_point", Takeaway: "takeaway", Chapter: "chapter", Caveat: "caveat"}
+# The name nothing but a person may approve or override under.
+_NOBODY = {"", "system"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One statement that keeps its summary from being published: the part, which of its
+    quotations (None: the part's own statement) and why, in an editor's words."""
+
+    part: Part
+    quote: int | None
+    message: str
+
+    @property
+    def kind(self) -> str:
+        """ "key_point", "takeaway", "chapter" or "caveat"."""
+        return _KINDS[type(self.part)]
+
+    @property
+    def field(self) -> str:
+        """The summary's list the part is in ("key_points")."""
+        return _FIELDS[type(self.part)]
+
+    @property
+    def part_id(self) -> int:
+        return int(self.part.pk)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.part_id, "quote": self.quote, "message": self.message}
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class PublicationRefused(ValidationError):
+    """The publish gate's refusal: a ValidationError naming, under each list of parts
+    ("key_points", "chapters"…), the statements that keep the summary from being
+    published; `problems` has them as values, for a face to link each to its statement."""
+
+    def __init__(self, problems: list[Problem]):
+        by_field: dict[str, list[str]] = defaultdict(list)
+        for problem in problems:
+            by_field[problem.field].append(problem.message)
+        super().__init__(dict(by_field))
+        self.problems = problems
+
+    def __reduce__(self):
+        # Copied or pickled from its problems, as it is made.
+        return (type(self), (self.problems,))
+
+
+def publication_problems(summary: Summary) -> list[Problem]:
     """Why the pins of `summary`, as stored, keep it from being published (empty when they
-    do not): one message per pin, naming the statement and when it is said."""
+    do not): one problem per statement, naming it, when it is said and why.
+
+    Each pin is verbatim, a paraphrase a named editor approved, or overridden by a named
+    reviewer with a note (`blocks`). A statement nobody pinned is not judged: the Receipts
+    panel counts it among the statements to check."""
     problems = []
     for part in parts_of(summary):
-        if part.pin is not None and blocks(part.pin, quote=False):
-            problems.append(_problem(part, part.pin))
+        if part.pin is not None and blocks(part.pin):
+            problems.append(Problem(part, None, _problem(part, part.pin)))
         if isinstance(part, Chapter):
-            for pin in part.quote_pins:
-                if blocks(pin, quote=True):
-                    problems.append(_problem(part, pin))
+            for index, pin in enumerate(part.quote_pins):
+                if blocks(pin):
+                    problems.append(Problem(part, index, _problem(part, pin)))
     return problems
 
 
-def blocks(pin: dict[str, Any], *, quote: bool) -> bool:
-    """Whether `pin` keeps its summary from being published."""
-    if pin.get("override"):
+def blocks(pin: dict[str, Any]) -> bool:
+    """Whether `pin` keeps its summary from being published: anything but a verbatim pin
+    or a paraphrase a named editor approved, unless a named reviewer overrode it with a
+    note."""
+    if is_overridden(pin):
         return False
     status = pin_text.Status(pin["status"])
     if status in BLOCKING:
         return True
-    return quote and status == pin_text.Status.PARAPHRASE and not pin.get("approved")
+    return status == pin_text.Status.PARAPHRASE and not is_approved(pin)
+
+
+def is_approved(pin: dict[str, Any]) -> bool:
+    """Whether a named editor approved the pin (never "system", never nobody)."""
+    approved = pin.get("approved")
+    return isinstance(approved, dict) and _named(approved.get("by"))
+
+
+def is_overridden(pin: dict[str, Any]) -> bool:
+    """Whether a named reviewer overrode the pin, with a note."""
+    override = pin.get("override")
+    return (
+        isinstance(override, dict)
+        and _named(override.get("by"))
+        and bool(str(override.get("note") or "").strip())
+    )
+
+
+def _named(by: Any) -> bool:
+    return isinstance(by, str) and by.strip().lower() not in _NOBODY
 
 
 def _problem(part: Part, pin: dict[str, Any]) -> str:
@@ -368,6 +450,8 @@ def _problem(part: Part, pin: dict[str, Any]) -> str:
         said = "is not word for word and no editor approved it as a paraphrase"
     elif status == pin_text.Status.NOT_FOUND:
         said = "is not in the transcript"
+    elif status == pin_text.Status.MIS_TIMED:
+        said = "is not said when the summary says"
     else:
         said = "is contradicted by the transcript"
     return f"{what}{where} {said}" + (f": {reason}." if reason else ".")
@@ -389,8 +473,9 @@ def _time_of(part: Part, pin: dict[str, Any]) -> float | None:
 
 def check_publishable(summary: Summary) -> None:
     """Verify the pins of `summary` against its transcript as it is now, then raise
-    ValidationError listing each statement the transcript does not support."""
+    PublicationRefused (a ValidationError) naming each statement that keeps it from being
+    published (`publication_problems`)."""
     refresh_pins(summary=summary)
     problems = publication_problems(summary)
     if problems:
-        raise ValidationError(["The transcript does not support these statements:", *problems])
+        raise PublicationRefused(problems)
