@@ -186,6 +186,15 @@ def set_pin(
             raise ValidationError("A quotation is always checked against the transcript.")
         _save_pin(summary, part, None, user, "Removed the pin of", quote=None)
         return None
+    pin = _pinned_at(summary, part, first, end, quote)
+    _save_pin(summary, part, pin, user, "Pinned", quote=quote)
+    return pin
+
+
+def _pinned_at(
+    summary: Summary, part: Part, first: int, end: int, quote: int | None
+) -> dict[str, Any]:
+    """The pin of `part` (or its quotation) on words `first`..`end`, verified there."""
     transcript = transcript_for(summary)
     if transcript is None:
         raise ValidationError("This video has no transcript to pin to.")
@@ -200,9 +209,45 @@ def set_pin(
     verdict = pin_text.verify(
         statement.text, words, span, kind=statement.kind, stated_time=statement.stated_time
     )
-    pin = pin_data(span, verdict, statement, transcript)
-    _save_pin(summary, part, pin, user, "Pinned", quote=quote)
+    return pin_data(span, verdict, statement, transcript)
+
+
+@transaction.atomic
+def accept_proposal(
+    *, summary: Summary, part: Part, user: gate.Actor, quote: int | None = None
+) -> dict[str, Any]:
+    """Move a pin to the span a new transcript proposed for it (`receipts.verified`),
+    verified there; as any pin an editor moves, it starts without approval."""
+    gate.require(user, gate.CHANGE, "change summaries")
+    _editable(summary, part)
+    proposal = _proposal_of(summary, part, quote)
+    pin = _pinned_at(summary, part, int(proposal["first"]), int(proposal["end"]), quote)
+    _save_pin(summary, part, pin, user, "Accepted the proposed span of", quote=quote)
     return pin
+
+
+@transaction.atomic
+def reject_proposal(
+    *, summary: Summary, part: Part, user: gate.Actor, quote: int | None = None
+) -> dict[str, Any]:
+    """Keep a pin on the words it points to, dropping the span a new transcript proposed
+    (until another transcript comes)."""
+    gate.require(user, gate.CHANGE, "change summaries")
+    _editable(summary, part)
+    _proposal_of(summary, part, quote)
+    pin = {**_current_pin(part, quote), "proposal": None}
+    _save_pin(summary, part, pin, user, "Kept the pinned span of", quote=quote)
+    return pin
+
+
+def _proposal_of(summary: Summary, part: Part, quote: int | None) -> dict[str, Any]:
+    proposal = _current_pin(part, quote).get("proposal")
+    if not proposal:
+        raise ValidationError("No other span is proposed for this statement.")
+    transcript = transcript_for(summary)
+    if transcript is None or proposal.get("transcript") != transcript.digest:
+        raise ValidationError("The transcript changed since this span was proposed.")
+    return dict(proposal)
 
 
 @transaction.atomic
@@ -354,7 +399,14 @@ def record_pins(*, summary: Summary, parts: Sequence[Part], user: gate.Actor, co
 
     The summary's other parts are those of its last revision holding all of them (the
     revision's `PinRevision.base`); when it has none yet (a working copy just made), this
-    revision holds them all."""
+    revision holds them all, as it does within a revision being recorded."""
+    if reversion.is_active():
+        # Within a revision being recorded (a load of content, say): the pins are recorded
+        # with it, which holds the summary and all of its parts.
+        reversion.add_to_revision(summary)  # its parts as they are, if not held yet
+        for part in parts:  # these as they are now, even if held already
+            reversion.add_to_revision(part)
+        return
     base = _base_revision(summary)
     if base is None:
         with reversion.create_revision(manage_manually=True):
