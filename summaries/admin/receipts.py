@@ -84,6 +84,8 @@ PANEL_WORDS = 16
 CONTEXT_WORDS = 8
 # Pin actions the panel and a statement's page post, and the service each one calls.
 ACTIONS = ("accept", "move", "reject", "approve", "override", "approve_quote", "override_quote")
+# A span a new transcript proposed for a pin (receipts.verified): taken, or the pin kept.
+PROPOSAL_ACTIONS = ("take_proposal", "keep_pin", "take_proposal_quote", "keep_pin_quote")
 NOTE_MAX_LENGTH = 2000
 
 
@@ -319,6 +321,23 @@ class PinRow:
         return self.pin["override"] if self.pin and receipts.is_overridden(self.pin) else None
 
     @property
+    def proposal(self) -> dict[str, Any] | None:
+        """Where a new transcript says the pin's words now, if not where it points."""
+        return self.pin.get("proposal") if self.pin else None
+
+    @property
+    def proposal_when(self) -> str:
+        proposal = self.proposal
+        if not proposal or proposal.get("start") is None:
+            return ""
+        return format_duration(int(proposal["start"]))
+
+    @property
+    def proposal_status_text(self) -> str:
+        status = self.proposal.get("status", "") if self.proposal else ""
+        return STATUSES.get(status, NOT_PINNED)[1]
+
+    @property
     def may_be_approved(self) -> bool:
         return self.status == "paraphrase" and not self.approved and not self.override
 
@@ -331,7 +350,8 @@ class PinRow:
 
     @property
     def needs_attention(self) -> bool:
-        return self.may_be_overridden or self.status in ("unpinned", "mis_timed")
+        unsettled = self.proposal is not None
+        return unsettled or self.may_be_overridden or self.status in ("unpinned", "mis_timed")
 
 
 def part_key(part) -> str:
@@ -588,7 +608,9 @@ class PinActionForm(forms.Form):
     PART = re.compile(r"^(keypoint|takeaway|chapter|caveat)-\d{1,18}$")
 
     part = forms.RegexField(regex=PART)
-    action = forms.ChoiceField(choices=[(action, action) for action in ACTIONS])
+    action = forms.ChoiceField(
+        choices=[(action, action) for action in (*ACTIONS, *PROPOSAL_ACTIONS)]
+    )
     # A suggestion's words as the transcript numbers them (end exclusive).
     first = forms.IntegerField(required=False, min_value=0)
     end = forms.IntegerField(required=False, min_value=1)
@@ -654,10 +676,19 @@ def _act(original: Summary, data: dict, user):
         pinning.set_pin(summary=target, part=part, first=None, end=None, user=user)
     elif action in ("approve", "approve_quote"):
         pinning.approve_pin(summary=target, part=part, user=user, quote=quote)
+    elif action in PROPOSAL_ACTIONS:
+        _act_on_proposal(target, part, action, user, quote)
     else:
         pinning.override_pin(summary=target, part=part, note=data["note"], user=user, quote=quote)
     part.refresh_from_db()
     return part
+
+
+def _act_on_proposal(target: Summary, part, action: str, user, quote: int | None) -> None:
+    if action.startswith("take_proposal"):
+        pinning.accept_proposal(summary=target, part=part, user=user, quote=quote)
+    else:
+        pinning.reject_proposal(summary=target, part=part, user=user, quote=quote)
 
 
 def _quote(part, data: dict) -> int:
@@ -681,6 +712,10 @@ def _done_message(action: str, part) -> str:
         "approve": f"Approved the paraphrase of {what}.",
         "override": f"Overrode the pin of {what}; the note is in its history.",
         "approve_quote": f"Approved the paraphrased quotation in {row.name}.",
+        "take_proposal": f"Pinned {what} where the new transcript says it.",
+        "keep_pin": f"Kept the pin of {what} where it was.",
+        "take_proposal_quote": f"Pinned the quotation in {row.name} where the transcript says it.",
+        "keep_pin_quote": f"Kept the pin of the quotation in {row.name} where it was.",
         "override_quote": (
             f"Overrode the quotation's pin in {row.name}; the note is in its history."
         ),

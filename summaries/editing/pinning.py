@@ -11,17 +11,22 @@ reviewer saw.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import reversion
 from django.conf import settings
+from django.core import serializers
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from reversion import revisions
+from reversion.models import Revision, Version
 
-from summaries.models import Chapter, Summary, Transcript, Video, segments_digest
+from summaries.models import Chapter, PinRevision, Summary, Transcript, Video, segments_digest
 from summaries.models.base import LANGUAGE_CODES
 from summaries.text import pins as pin_text
 from summaries.text.transcripts import (
@@ -32,9 +37,10 @@ from summaries.text.transcripts import (
 )
 
 from . import copies, gate
-from .items import Part
+from .items import Part, PartModel
 from .receipts import (
     blocks,
+    first_pin,
     label,
     parts_of,
     pin_data,
@@ -180,6 +186,15 @@ def set_pin(
             raise ValidationError("A quotation is always checked against the transcript.")
         _save_pin(summary, part, None, user, "Removed the pin of", quote=None)
         return None
+    pin = _pinned_at(summary, part, first, end, quote)
+    _save_pin(summary, part, pin, user, "Pinned", quote=quote)
+    return pin
+
+
+def _pinned_at(
+    summary: Summary, part: Part, first: int, end: int, quote: int | None
+) -> dict[str, Any]:
+    """The pin of `part` (or its quotation) on words `first`..`end`, verified there."""
     transcript = transcript_for(summary)
     if transcript is None:
         raise ValidationError("This video has no transcript to pin to.")
@@ -194,9 +209,76 @@ def set_pin(
     verdict = pin_text.verify(
         statement.text, words, span, kind=statement.kind, stated_time=statement.stated_time
     )
-    pin = pin_data(span, verdict, statement, transcript)
-    _save_pin(summary, part, pin, user, "Pinned", quote=quote)
+    return pin_data(span, verdict, statement, transcript)
+
+
+@transaction.atomic
+def accept_proposal(
+    *, summary: Summary, part: Part, user: gate.Actor, quote: int | None = None
+) -> dict[str, Any]:
+    """Move a pin to the span a new transcript proposed for it (`receipts.verified`),
+    verified there; as any pin an editor moves, it starts without approval."""
+    gate.require(user, gate.CHANGE, "change summaries")
+    _editable(summary, part)
+    proposal = _proposal_of(summary, part, quote)
+    pin = _pinned_at(summary, part, int(proposal["first"]), int(proposal["end"]), quote)
+    _save_pin(summary, part, pin, user, "Accepted the proposed span of", quote=quote)
     return pin
+
+
+@transaction.atomic
+def reject_proposal(
+    *, summary: Summary, part: Part, user: gate.Actor, quote: int | None = None
+) -> dict[str, Any]:
+    """Keep a pin on the words it points to, dropping the span a new transcript proposed
+    (until another transcript comes)."""
+    gate.require(user, gate.CHANGE, "change summaries")
+    _editable(summary, part)
+    _proposal_of(summary, part, quote)
+    pin = {**_current_pin(part, quote), "proposal": None}
+    _save_pin(summary, part, pin, user, "Kept the pinned span of", quote=quote)
+    return pin
+
+
+def _proposal_of(summary: Summary, part: Part, quote: int | None) -> dict[str, Any]:
+    proposal = _current_pin(part, quote).get("proposal")
+    if not proposal:
+        raise ValidationError("No other span is proposed for this statement.")
+    transcript = transcript_for(summary)
+    if transcript is None or proposal.get("transcript") != transcript.digest:
+        raise ValidationError("The transcript changed since this span was proposed.")
+    return dict(proposal)
+
+
+@transaction.atomic
+def pin_all(*, summary: Summary, user: gate.Actor) -> int:
+    """Accept every first suggestion: pin each statement not pinned yet where the
+    transcript best says it (a statement nothing matches is pinned as not found at the
+    transcript's start, for an editor to see). One revision records them all. Returns
+    how many statements were pinned."""
+    gate.require(user, gate.CHANGE, "change summaries")
+    if copies.needs_working_copy(summary):
+        raise ValidationError("A published summary is changed only through its changes.")
+    transcript = transcript_for(summary)
+    if transcript is None:
+        raise ValidationError("This video has no transcript to pin to.")
+    pinned: dict[PartModel, list[Part]] = defaultdict(list)
+    for part in parts_of(summary):
+        if part.pin is None:
+            part.pin = first_pin(statement_of(part), transcript)
+            pinned[type(part)].append(part)
+    if not pinned:
+        return 0
+    for model, parts in pinned.items():
+        manager: Any = model.objects  # parts of that model only
+        manager.bulk_update(parts, ["pin"])
+    _unschedule(summary)
+    _move_edit_version(summary)
+    count = sum(len(parts) for parts in pinned.values())
+    every = [part for parts in pinned.values() for part in parts]
+    comment = f"Pinned {count} statement{'s' if count != 1 else ''} where the transcript says them"
+    record_pins(summary=summary, parts=every, user=user, comment=comment)
+    return count
 
 
 @transaction.atomic
@@ -296,27 +378,96 @@ def _save_pin(
     *,
     quote: int | None,
 ) -> None:
-    """Store the pin, take the summary's changes off any schedule and record a revision of
-    the summary with its parts, commented with what was done."""
+    """Store the pin, take the summary's changes off any schedule, move its edit version on
+    and record a pin revision of the summary and this part, commented with what was done."""
+    what = _store_pin(part, pin, quote)
+    _unschedule(summary)
+    _move_edit_version(summary)
+    record_pins(summary=summary, parts=[part], user=user, comment=f"{doing} {what}")
+
+
+def _store_pin(part: Part, pin: dict[str, Any] | None, quote: int | None) -> str:
+    """Write the pin (one UPDATE of the part); returns what a comment calls it."""
     if quote is None or pin is None or not isinstance(part, Chapter):
         type(part).objects.filter(pk=part.pk).update(pin=pin)
         part.pin = pin
-        what = f"“{label(part)}”"
-    else:
-        quotes = list(part.quote_pins)
-        quotes[quote] = {
-            **pin,
-            "quote": quotes[quote]["quote"],
-            "speaker": quotes[quote].get("speaker", ""),
-        }
-        Chapter.objects.filter(pk=part.pk).update(quote_pins=quotes)
-        part.quote_pins = quotes
-        what = f"the quotation “{quotes[quote]['quote']}” in “{label(part)}”"
-    _unschedule(summary)
-    _move_edit_version(summary)
-    with reversion.create_revision(manage_manually=True):
-        reversion.add_to_revision(summary)
-        for item in parts_of(summary):
-            reversion.add_to_revision(item)
-        _set_user(user)
-        reversion.set_comment(f"{doing} {what}")
+        return f"“{label(part)}”"
+    quotes = list(part.quote_pins)
+    quotes[quote] = {
+        **pin,
+        "quote": quotes[quote]["quote"],
+        "speaker": quotes[quote].get("speaker", ""),
+    }
+    Chapter.objects.filter(pk=part.pk).update(quote_pins=quotes)
+    part.quote_pins = quotes
+    return f"the quotation “{quotes[quote]['quote']}” in “{label(part)}”"
+
+
+# --- Pin revisions --------------------------------------------------------------------------
+
+
+def record_pins(*, summary: Summary, parts: Sequence[Part], user: gate.Actor, comment: str) -> None:
+    """One revision of an editor's action on pins: the summary (so that its History lists
+    the action, by `user`, with `comment`) and `parts`, the parts whose pins it changed.
+
+    The summary's other parts are those of its last revision holding all of them (the
+    revision's `PinRevision.base`); when it has none yet (a working copy just made), this
+    revision holds them all, as it does within a revision being recorded."""
+    if reversion.is_active():
+        # Within a revision being recorded (a load of content, say): the pins are recorded
+        # with it, which holds the summary and all of its parts.
+        reversion.add_to_revision(summary)  # its parts as they are, if not held yet
+        for part in parts:  # these as they are now, even if held already
+            reversion.add_to_revision(part)
+        return
+    base = _base_revision(summary)
+    if base is None:
+        with reversion.create_revision(manage_manually=True):
+            reversion.add_to_revision(summary)  # with all of its parts
+            _set_user(user)
+            reversion.set_comment(comment)
+        return
+    revision = Revision.objects.create(
+        date_created=timezone.now(), user=user_or_none(user), comment=comment
+    )
+    Version.objects.bulk_create([_version(row, revision) for row in [summary, *parts]])
+    PinRevision.objects.create(revision=revision, base=base, summary_id=summary.pk)
+
+
+def _base_revision(summary: Summary) -> Revision | None:
+    """The summary's last revision that holds it with all of its parts.
+
+    A working copy's revisions join its summary's history when it is published or taken
+    back: those hold another summary row, told apart by the row they stored."""
+    versions = (
+        Version.objects.get_for_model(Summary)
+        .filter(object_id=str(summary.pk))
+        .select_related("revision__pin_revision__base")
+        .order_by("-pk")
+    )
+    for version in versions.iterator(chunk_size=20):
+        if version.field_dict.get("id") != summary.pk:
+            continue
+        pins = getattr(version.revision, "pin_revision", None)
+        return pins.base if pins is not None else version.revision
+    return None
+
+
+def _version(row: Any, revision: Revision) -> Version:
+    """`row` as django-reversion would store it in `revision`, without the rows it follows
+    (a summary's parts): the same serialisation, so that history reads it as any other."""
+    options = revisions._get_options(type(row))
+    return Version(
+        revision=revision,
+        content_type=revisions._get_content_type(type(row), "default"),
+        object_id=str(row.pk),
+        db="default",
+        format=options.format,
+        serialized_data=serializers.serialize(
+            options.format,
+            (row,),
+            fields=options.fields,
+            use_natural_foreign_keys=options.use_natural_foreign_keys,
+        ),
+        object_repr=str(row),
+    )

@@ -17,16 +17,24 @@ copies, publishing, revisions and restores carry pins with their parts. A pin is
     stated_time       the time the part states (seconds, or None) when it was verified
     approved          {"by", "at"}: an editor accepted a paraphrase
     override          {"by", "at", "note"}: a reviewer let a refused pin through
+    earlier_approvals approvals and overrides given on another ground (an earlier
+                      transcript), each with its transcript, statement and status: given
+                      back when the pin is on that ground again
+    proposal          where a new transcript says the pin's words (or else the statement)
+                      when it no longer says them where the pin points: first, end, start,
+                      stop, said and the verdict there, for an editor to accept or reject
     quote, speaker    (quote pins) the quotation's text, and who says it if the body names them
 
 Statuses are recomputed whenever the statement or the transcript changes (`refresh_pins`,
-on every save and before every publication); editors import transcripts and set, approve or
-override pins through `pinning`; an approval or an override holds only for the statement,
-transcript and status it was given for. Publishing is refused (`publication_problems`)
-until every pin is verbatim or a paraphrase a named editor approved (a key point's, a
-takeaway's, a caveat's, a chapter start's or a quotation's alike); a pin not found,
-contradicted or mis-timed, or a paraphrase nobody approved, is let through only by a named
-reviewer's override with a note. Nothing is approved or overridden by "system".
+on every save and before every publication), on the span an editor accepted: a new
+transcript never moves a pin, it proposes where to (`verified`). Editors import
+transcripts and set, approve or override pins through `pinning`; an approval or an
+override holds only for the statement, transcript and status it was given for.
+Publishing is refused (`publication_problems`) until every pin is verbatim or a
+paraphrase a named editor approved (a key point's, a takeaway's, a caveat's, a chapter
+start's or a quotation's alike); a pin not found, contradicted or mis-timed, or a
+paraphrase nobody approved, is let through only by a named reviewer's override with a
+note. Nothing is approved or overridden by "system".
 """
 
 from __future__ import annotations
@@ -55,6 +63,16 @@ BLOCKING = {pin_text.Status.NOT_FOUND, pin_text.Status.CONTRADICTED, pin_text.St
 CHAPTER_OPENING_WORDS = 25
 # The words of a pin it keeps as text (`said`).
 SAID_WORDS = 40
+# What an editor accepted when pinning: kept by every re-check.
+SPAN_KEYS = ("first", "end", "start", "stop", "said")
+# A proposal's verdict, beside its span.
+PROPOSAL_KEYS = ("status", "score", "reason", "suggested_time", "transcript")
+# Words said again within this many seconds of where they were are in the same place.
+SAME_TIME_SECONDS = 1.0
+# What an approval or override is given for.
+GROUND_KEYS = ("transcript", "statement", "status")
+# Approvals and overrides kept for other grounds (earlier transcripts), the latest.
+EARLIER_APPROVALS = 8
 _MARKUP = re.compile(r"\[([^\]]*)\]\([^)]*\)|[*_`>#]")
 # What a message calls each kind of part.
 _KIND_NAMES = {KeyPoint: "Key point", Takeaway: "Takeaway", Chapter: "Chapter", Caveat: "Caveat"}
@@ -224,18 +242,112 @@ def is_fresh(pin: dict[str, Any], statement: Statement, transcript: Transcript) 
 
 
 def verified(statement: Statement, pin: dict[str, Any], transcript: Transcript) -> dict[str, Any]:
-    """`pin` verified again where it points; an approval or override is kept only if the
-    statement, the transcript and the verdict are the ones it was given for."""
+    """`pin` verified again where it points, on `transcript`.
+
+    Its span (first, end, start, stop, said) is the one an editor accepted and is kept as
+    it is: a re-check never moves a pin. Where the transcript no longer says those words
+    there (cut short, edited, shifted), the verdict is the one these words get now (not
+    found when the transcript ends before them) and `proposal` holds where the words, or
+    else the statement, are found now, for an editor to accept or reject. An approval or
+    override holds for the statement, transcript and verdict it was given for (`_grounds`):
+    a transcript imported again with the same words gets the pin's verdict and approval
+    back."""
     words = words_of(transcript)
-    if not words:
-        verdict = pin_text.Verdict(pin_text.Status.NOT_FOUND, 0.0, "the transcript is empty")
+    first, end = int(pin["first"]), int(pin["end"])
+    if 0 <= first < end <= len(words):
+        span = pin_text.span_of(words, first, end)
+        verdict = pin_text.verify(
+            statement.text, words, span, kind=statement.kind, stated_time=statement.stated_time
+        )
+        same = _same_words(pin, transcript, span)
+    else:
         span = pin_text.Span(0, 0, 0.0, 0.0, 0.0)
-        return pin_data(span, verdict, statement, transcript, previous=pin)
-    span = pin_text.span_of(words, int(pin["first"]), int(pin["end"]))
+        verdict = pin_text.Verdict(pin_text.Status.NOT_FOUND, 0.0, _beyond(words, pin))
+        same = False
+    checked = pin_data(span, verdict, statement, transcript, previous=pin)
+    checked.update({key: pin[key] for key in SPAN_KEYS if key in pin})
+    checked["proposal"] = None if same else _proposal(statement, pin, transcript)
+    return checked
+
+
+def _same_words(pin: dict[str, Any], transcript: Transcript, span: pin_text.Span) -> bool:
+    """Whether `span` of `transcript` says what the pin's words said, within a second of
+    when they were said."""
+    if "said" not in pin:
+        return True
+    return (
+        _said(transcript, span) == pin["said"]
+        and abs(span.start - float(pin.get("start") or 0.0)) <= SAME_TIME_SECONDS
+        and abs(span.end - float(pin.get("stop") or 0.0)) <= SAME_TIME_SECONDS
+    )
+
+
+def _beyond(words: list[Word], pin: dict[str, Any]) -> str:
+    if not words:
+        return "the transcript is empty"
+    ends = format_duration(int(words[-1].end))
+    said = format_duration(int(float(pin.get("start") or 0.0)))
+    return f"the transcript ends at {ends}, before the words pinned (said at {said})"
+
+
+def _proposal(
+    statement: Statement, pin: dict[str, Any], transcript: Transcript
+) -> dict[str, Any] | None:
+    """Where the pin's words are said in `transcript` now, else where the statement is
+    best found, with its verdict there; None when that is where the pin is, or nowhere."""
+    words = words_of(transcript)
+    span = _found_again(pin, transcript) or next(
+        iter(
+            pin_text.suggest(statement.text, words, kind=statement.kind, limit=1) if words else []
+        ),
+        None,
+    )
+    if span is None or (span.first_word, span.end_word) == (pin.get("first"), pin.get("end")):
+        return None
     verdict = pin_text.verify(
         statement.text, words, span, kind=statement.kind, stated_time=statement.stated_time
     )
-    return pin_data(span, verdict, statement, transcript, previous=pin)
+    found = pin_data(span, verdict, statement, transcript)
+    return {key: found[key] for key in (*SPAN_KEYS, *PROPOSAL_KEYS)}
+
+
+def _found_again(pin: dict[str, Any], transcript: Transcript) -> pin_text.Span | None:
+    """The span of `transcript` saying the pin's words (as `said` keeps them), the one
+    nearest where they were said; None when they are said nowhere."""
+    said = str(pin.get("said") or "").removesuffix(" …").split()
+    length = int(pin.get("end", 0)) - int(pin.get("first", 0))
+    if not said or length < len(said):
+        return None
+    words = words_of(transcript)
+    texts = [word.text for word in words]
+    starts = [
+        at
+        for at in _positions(transcript).get(said[0], ())
+        if texts[at : at + len(said)] == said and at + length <= len(words)
+    ]
+    if not starts:
+        return None
+    was = float(pin.get("start") or 0.0)
+    at = min(starts, key=lambda first: abs(words[first].start - was))
+    return pin_text.span_of(words, at, at + length)
+
+
+# Where each word is said in the last few transcripts read, by digest.
+_POSITIONS: OrderedDict[str, dict[str, list[int]]] = OrderedDict()
+
+
+def _positions(transcript: Transcript) -> dict[str, list[int]]:
+    with _WORDS_LOCK:
+        positions = _POSITIONS.get(transcript.digest)
+    if positions is None:
+        positions = defaultdict(list)
+        for at, word in enumerate(words_of(transcript)):
+            positions[word.text].append(at)
+        with _WORDS_LOCK:
+            _POSITIONS[transcript.digest] = positions
+            while len(_POSITIONS) > _WORDS_KEPT:
+                _POSITIONS.popitem(last=False)
+    return positions
 
 
 def pin_data(
@@ -265,10 +377,11 @@ def pin_data(
         "stated_time": statement.stated_time,
         "approved": None,
         "override": None,
+        "proposal": None,
+        "earlier_approvals": [],
     }
-    if previous and _same_ground(previous, pin):
-        pin["approved"] = previous.get("approved")
-        pin["override"] = previous.get("override")
+    if previous:
+        _grounds(previous, pin)
     return pin
 
 
@@ -280,7 +393,27 @@ def _said(transcript: Transcript, span: pin_text.Span) -> str:
 
 def _same_ground(previous: dict[str, Any], pin: dict[str, Any]) -> bool:
     """Whether an approval or override given for `previous` still holds for `pin`."""
-    return all(previous.get(key) == pin[key] for key in ("transcript", "statement", "status"))
+    return all(previous.get(key) == pin[key] for key in GROUND_KEYS)
+
+
+def _grounds(previous: dict[str, Any], pin: dict[str, Any]) -> None:
+    """Give `pin` the approval or override given for its statement, transcript and
+    verdict, if one was (on the pin before, or earlier: `earlier_approvals`); keep the
+    others, a few, for when the pin is on their ground again."""
+    given = [*previous.get("earlier_approvals", ())]
+    if previous.get("approved") or previous.get("override"):
+        given.append(
+            {
+                **{key: previous.get(key) for key in GROUND_KEYS},
+                "approved": previous.get("approved"),
+                "override": previous.get("override"),
+            }
+        )
+    held = next((ground for ground in reversed(given) if _same_ground(ground, pin)), None)
+    if held is not None:
+        pin["approved"], pin["override"] = held.get("approved"), held.get("override")
+    others = [ground for ground in given if not _same_ground(ground, pin)]
+    pin["earlier_approvals"] = others[-EARLIER_APPROVALS:]
 
 
 def _quote_pins(chapter: Chapter, transcript: Transcript) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from django.db import models
 from django.utils import timezone
 from reversion.models import Version
 
-from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway, Video
+from summaries.models import Caveat, Chapter, KeyPoint, PinRevision, Summary, Takeaway, Video
 from summaries.text.durations import format_duration
 
 from .items import PartModel
@@ -40,6 +40,13 @@ ACTIONS = {
     "Sent back": "Sent back",
     "Restored": "Restored",
     "Reverted": "Restored",  # django-reversion's own wording, before the admin rewords it
+    # Pin actions (summaries.editing.pinning): each is one revision.
+    "Pinned": "Pinned",
+    "Removed the pin": "Unpinned",
+    "Approved the paraphrase": "Approved",
+    "Overrode the refused pin": "Overrode",
+    "Accepted the proposed": "Pinned",
+    "Kept the pinned": "Kept the pin",
 }
 
 
@@ -256,19 +263,37 @@ class Snapshot:
             model: {} for model in PART_MODELS
         }
         models_by_type = {model._meta.model_name: model for model in PART_MODELS}
-        for part_version in version.revision.version_set.select_related("content_type"):
-            model = models_by_type.get(part_version.content_type.model)
-            if model is None or part_version.content_type.app_label != "summaries":
-                continue
-            values = part_version.field_dict
-            # One revision may hold several summaries (a bulk publish from the list).
-            if values.get("summary_id") == summary_id:
-                values = _as_live(values, model, origins)
-                self.parts[model][values["id"]] = values
+        for revision_id in _revisions_holding_parts(version.revision_id, summary_id):
+            for part_version in Version.objects.filter(revision_id=revision_id).select_related(
+                "content_type"
+            ):
+                model = models_by_type.get(part_version.content_type.model)
+                if model is None or part_version.content_type.app_label != "summaries":
+                    continue
+                values = part_version.field_dict
+                # One revision may hold several summaries (a bulk publish from the list).
+                if values.get("summary_id") == summary_id:
+                    values = _as_live(values, model, origins)
+                    self.parts[model][values["id"]] = values
 
     def part_label(self, model: type[models.Model], pk: int) -> str | None:
         values = self.parts.get(model, {}).get(pk)
         return None if values is None else _part_label(model, values)
+
+
+def _revisions_holding_parts(revision_id: int, summary_id: int) -> list[int]:
+    """The revisions whose parts make up the summary's parts in `revision_id`, oldest first.
+
+    A revision holds all of the summary's parts, unless it records a pin action
+    (`PinRevision`): then only the parts whose pins it changed, the others being as its
+    base revision and the pin revisions since recorded them, a later one overriding."""
+    pins = PinRevision.objects.filter(revision_id=revision_id).first()
+    if pins is None:
+        return [revision_id]
+    since = PinRevision.objects.filter(
+        base_id=pins.base_id, summary_id=summary_id, revision_id__lte=revision_id
+    ).order_by("revision_id")
+    return [pins.base_id, *since.values_list("revision_id", flat=True)]
 
 
 def _as_live(

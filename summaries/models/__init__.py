@@ -42,6 +42,7 @@ from .notifications import (
     NotificationQuerySet,
 )
 from .pagecache import CachePurge, ContentGeneration
+from .pin_revisions import PinRevision
 from .review import REVIEW_MESSAGE_CHARS, ReviewMessage
 from .sources import Citation, Source, SourceCheck
 from .subscriptions import Digest, Subscriber, Subscription, SubscriptionQuerySet
@@ -97,6 +98,7 @@ __all__ = [
     "Organisation",
     "Person",
     "PublicationStatus",
+    "PinRevision",
     "PublishedVersion",
     "PublishedVersionQuerySet",
     "REVIEW_MESSAGE_CHARS",
