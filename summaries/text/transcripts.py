@@ -984,7 +984,7 @@ def _json3_segments(value: object) -> list[Segment]:
     captions (with word offsets) roll: an event is shown until the line after the next is
     said, so it ends where the next one starts."""
     events = _items(value, "events")
-    found: list[tuple[str, int, int | None, list[tuple[int | None, str]]]] = []
+    found: list[tuple[str, int, int | None, list[tuple[int | None, str]], bool]] = []
     automatic = False
     for number, item in enumerate(events, start=1):
         where = f"event {number}"
@@ -998,6 +998,7 @@ def _json3_segments(value: object) -> list[Segment]:
         length = event.get("dDurationMs")
         end = None if length is None else start + _ms(length, where, "dDurationMs", scale=1)
         chunks: list[tuple[int | None, str]] = []
+        offsets = False  # some seg of the event has its own time
         for index, seg_value in enumerate(segs, start=1):
             seg = _object(seg_value, f"{where}, seg {index}")
             text = seg.get("utf8", "")
@@ -1007,20 +1008,22 @@ def _json3_segments(value: object) -> list[Segment]:
             at = None
             if offset is not None:
                 at = start + _ms(offset, f"{where}, seg {index}", "tOffsetMs", scale=1)
-                automatic = True
+                automatic = offsets = True
             chunks.append((start if index == 1 and at is None else at, text))
         if any(not text.isspace() and text for _, text in chunks):
-            found.append((where, start, end, chunks))
+            found.append((where, start, end, chunks, offsets))
     pieces: list[_Piece] = []
     before: tuple[str, int, int] | None = None
-    for position, (where, start, end, chunks) in enumerate(found):
+    for position, (where, start, end, chunks, offsets) in enumerate(found):
         if end is None:
             # No duration: shown until the next event, or for its word offsets.
             later = found[position + 1][1] if position + 1 < len(found) else start
             end = max(start, later, *(at for at, _ in chunks if at is not None))
         _check_json_order(start, before, where, overlap_allowed=automatic)
         before = (where, start, end)
-        timed = automatic and any(at is not None for at, _ in chunks[1:])
+        # The words are timed wherever a seg has an offset, the first seg's included (an
+        # event of one word said after the event starts).
+        timed = automatic and offsets
         text = " ".join(_json_tokens("".join(text for _, text in chunks)))
         pieces.append(_Piece(start, end, text, chunks if timed else None, rolling=automatic))
     segments = _segments(pieces, _json_tokens)
