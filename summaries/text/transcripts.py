@@ -35,6 +35,9 @@ class Segment:
     speaker: str = ""
     # Word times as the source gave them; empty when it gave none.
     words: tuple[Word, ...] = field(default=())
+    # A new speaker starts here: the file marked the change (">>", a dialogue dash) with
+    # or without naming them (`speaker` is "" when it did not).
+    turn: bool = False
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"start": self.start, "end": self.end, "text": self.text}
@@ -42,6 +45,8 @@ class Segment:
             data["speaker"] = self.speaker
         if self.words:
             data["words"] = [[word.start, word.end, word.text] for word in self.words]
+        if self.turn:
+            data["turn"] = True
         return data
 
     @classmethod
@@ -53,6 +58,7 @@ class Segment:
             text=str(data["text"]),
             speaker=str(data.get("speaker", "")),
             words=words,
+            turn=bool(data.get("turn", False)),
         )
 
 
@@ -363,6 +369,9 @@ class _Piece:
     speaker: str = ""
     # Part of a rolling display: the piece before it ends where this one starts.
     rolling: bool = False
+    # Its text lines (markup dropped), for the speaker labels; None for timed words.
+    lines: list[str] | None = None
+    turn: bool = False
 
 
 def _parse_captions(text: str, *, vtt: bool) -> list[Segment]:
@@ -383,8 +392,7 @@ def _parse_captions(text: str, *, vtt: bool) -> list[Segment]:
         _has_word_times(line) for cue in cues for line in cue.lines
     )
     pieces = _caption_pieces(cues, word_timed=word_timed, voiced=vtt and "<v" in text)
-    if not any(piece.speaker for piece in pieces):
-        _take_speaker_labels(pieces)
+    pieces = _speaker_turns(pieces, labelled=not any(piece.speaker for piece in pieces))
     segments = _segments(pieces, _caption_tokens)
     if not segments:
         raise TranscriptError("every cue of the file is empty: there is no text to import")
@@ -528,22 +536,19 @@ def _unescape(text: str) -> str:
 
 def _caption_plain(raw: str) -> str:
     """Cue text as words separated by one space (see `_caption_tokens`)."""
-    if "<" in raw or "{" in raw or "&" in raw or ">>" in raw:
+    if "<" in raw or "{" in raw or "&" in raw:
         return " ".join(_caption_tokens(raw))
     return " ".join(raw.split())
 
 
 def _caption_tokens(raw: str) -> list[str]:
-    """The words of cue text: tags dropped, entities decoded, ">>" (YouTube's mark of a
-    new speaker) left out."""
+    """The words of cue text: tags dropped, entities decoded (">>", the mark of a new
+    speaker, is a word here; `_segments` and `_speaker_turns` take it out)."""
     if "<" in raw or "{" in raw:
         raw = _TAG.sub("", raw)
     if "&" in raw:
         raw = _unescape(raw)
-    tokens = raw.split()
-    if _SPEAKER_CHANGE in tokens:
-        tokens = [token for token in tokens if token != _SPEAKER_CHANGE]
-    return tokens
+    return raw.split()
 
 
 def _has_word_times(raw: str) -> bool:
@@ -582,6 +587,8 @@ def _caption_pieces(cues: list[_Cue], *, word_timed: bool, voiced: bool) -> list
             joined = " ".join(raw for _, raw in new)
             if _has_word_times(joined):
                 piece.chunks = _time_tag_chunks(joined, cue.start)
+        if piece.chunks is None:
+            piece.lines = [text for text, _ in new]
         if voiced:
             piece.speaker = _voice(cue.lines)
         pieces.append(piece)
@@ -643,37 +650,126 @@ def _voice(lines: list[str]) -> str:
     return ""
 
 
-# "NAME: text" at the start of a cue: a name in capitals of up to four words, or
-# "Speaker 2"; taken as a speaker only when the same name starts two cues or more.
-_LABEL = re.compile(r"([^\W\d_][^:]{0,39}?):\s(?=\S)")
+# Speaker labels of caption files. A cue's text may start a new speaker's turn with ">>"
+# (YouTube's mark, anywhere in a line) or with a dialogue dash at the start of a line
+# ("- Ready?" / "- Yes."), and name the speaker with "NAME: ", "[Name] " or "[NAME]: ".
+# A name is up to four words, each starting with a capital ("Jo", "Dr. Smith", "ANNA"),
+# or "Speaker 2". Written after a turn mark it is a speaker at once; at the start of a cue
+# only when the same name starts two turns or more ("Step One: …" once is a sentence).
+# Sound notes ("[Music]", "[laughs]") are never names and stay in the text.
+_LABEL = re.compile(r"([^\W\d_][^:,;!?\n]{0,39}?):\s+(?=\S)")
+_BRACKET_LABEL = re.compile(r"\[([^\W\d_][^\[\]:,;!?\n]{0,39})\]:?\s+(?=\S)")
 _NUMBERED_SPEAKER = re.compile(r"speaker[ _-]?[0-9a-z]{1,3}", re.IGNORECASE)
+_NAME_WORD = re.compile(r"[^\W\d_][\w.'’-]*")
+_DASH = re.compile(r"-(?:\s+|(?=[^\W\d_]))(?=\S)")
+_SOUND_NOTES = frozenset(
+    "music applause laughter laughs laughing laugh chuckles chuckling inaudible crosstalk "
+    "silence cheering cheers clapping sighs sigh coughs cough noise foreign unintelligible "
+    "indistinct pause groans bleep beep static sound audio blank_audio no_audio".split()
+)
 
 
-def _speaker_label(text: str) -> str:
-    match = _LABEL.match(text)
-    if not match:
-        return ""
-    label = match.group(1).strip()
-    if len(label.split()) > 4 or "http" in label.lower():
-        return ""
-    if label.isupper() or _NUMBERED_SPEAKER.fullmatch(label):
-        return label
-    return ""
+def _is_name(label: str) -> bool:
+    words = label.split()
+    if not 1 <= len(words) <= 4 or "http" in label.lower():
+        return False
+    if _NUMBERED_SPEAKER.fullmatch(label):
+        return True
+    if any(word.casefold().strip(".") in _SOUND_NOTES for word in words):
+        return False
+    return all(_NAME_WORD.fullmatch(word) and word[0].isupper() for word in words)
 
 
-def _take_speaker_labels(pieces: list[_Piece]) -> None:
-    labels = [
-        "" if piece.chunks is not None or piece.speaker else _speaker_label(piece.text)
-        for piece in pieces
-    ]
+def _label(text: str) -> tuple[str, str]:
+    """(name, the text after it) of a turn starting with a speaker label, else ("", text)."""
+    match = _BRACKET_LABEL.match(text) if text.startswith("[") else _LABEL.match(text)
+    if match and _is_name(match.group(1).strip()):
+        return " ".join(match.group(1).split()), text[match.end() :]
+    return "", text
+
+
+@dataclass(slots=True)
+class _Turn:
+    text: str
+    turn: bool  # started by a turn mark
+    speaker: str = ""
+
+
+def _turns_of(lines: list[str]) -> list[_Turn]:
+    """The cue's text cut at its turn marks: a dialogue dash starting a line, ">>"."""
+    turns: list[_Turn] = []
+    for line in lines:
+        dash = _DASH.match(line)
+        if dash:
+            turns.append(_Turn(line[dash.end() :], True))
+            line = ""
+        elif not turns:
+            turns.append(_Turn("", False))
+        pieces = line.split(_SPEAKER_CHANGE) if _SPEAKER_CHANGE in line else [line]
+        if dash and _SPEAKER_CHANGE in turns[-1].text:
+            pieces = turns[-1].text.split(_SPEAKER_CHANGE)
+            turns[-1].text = ""
+        turns[-1].text = " ".join((turns[-1].text + " " + pieces[0]).split())
+        turns.extend(_Turn(" ".join(piece.split()), True) for piece in pieces[1:])
+    return [turn for turn in turns if turn.text or turn.turn]
+
+
+def _speaker_turns(pieces: list[_Piece], *, labelled: bool) -> list[_Piece]:
+    """The pieces cut at their speakers' turns, labels taken out of the text as speakers
+    (when `labelled`: the file has no voice tags). A cue holding several turns shares its
+    time among them in proportion to their length."""
+    cut = [_turns_of(piece.lines) if piece.lines is not None else None for piece in pieces]
+    if labelled:
+        _name_turns([turn for turns in cut if turns for turn in turns])
+    result: list[_Piece] = []
+    for index, (piece, turns) in enumerate(zip(pieces, cut, strict=True)):
+        if turns is None:
+            result.append(piece)
+            continue
+        turns = [turn for turn in turns if turn.text]
+        if len(turns) == 1 and not turns[0].turn and not turns[0].speaker:
+            piece.text = turns[0].text
+            result.append(piece)
+            continue
+        end = piece.end
+        if index + 1 < len(pieces) and pieces[index + 1].rolling:
+            end = max(piece.start, min(end, pieces[index + 1].start))
+        result.extend(_turn_pieces(piece, turns, end))
+    return result
+
+
+def _name_turns(turns: list[_Turn]) -> None:
+    found = [_label(turn.text) for turn in turns]
     counts: dict[str, int] = {}
-    for label in labels:
-        if label:
-            counts[label] = counts.get(label, 0) + 1
-    for piece, label in zip(pieces, labels, strict=True):
-        if label and counts[label] >= 2:
-            piece.speaker = label
-            piece.text = piece.text[len(label) :].lstrip().removeprefix(":").lstrip()
+    for name, _ in found:
+        if name:
+            counts[name] = counts.get(name, 0) + 1
+    for turn, (name, rest) in zip(turns, found, strict=True):
+        if name and (turn.turn or counts[name] >= 2):
+            turn.speaker, turn.text = name, " ".join(rest.split())
+
+
+def _turn_pieces(piece: _Piece, turns: list[_Turn], end: int) -> list[_Piece]:
+    total = sum(len(turn.text) + 1 for turn in turns)
+    span, offset = end - piece.start, 0
+    pieces = []
+    for number, turn in enumerate(turns):
+        start = piece.start + round(span * offset / total)
+        offset += len(turn.text) + 1
+        last = number == len(turns) - 1
+        stop = piece.end if last else piece.start + round(span * offset / total)
+        speaker = turn.speaker or piece.speaker
+        pieces.append(
+            _Piece(
+                start,
+                stop,
+                turn.text,
+                speaker=speaker,
+                rolling=piece.rolling and not number,
+                turn=turn.turn,
+            )
+        )
+    return pieces
 
 
 # Segments and their words.
@@ -681,19 +777,46 @@ def _take_speaker_labels(pieces: list[_Piece]) -> None:
 
 def _segments(pieces: list[_Piece], tokens: Callable[[str], list[str]]) -> list[Segment]:
     """Segments of the pieces: a piece of a rolling display ends where the next one starts
-    (a line stays on screen after it is said); words from the word times of its chunks."""
+    (a line stays on screen after it is said); words from the word times of its chunks.
+    A ">>" left among the words starts a new segment, a new speaker's turn."""
     segments = []
     for index, piece in enumerate(pieces):
         end = piece.end
         if index + 1 < len(pieces) and pieces[index + 1].rolling:
             end = max(piece.start, min(end, pieces[index + 1].start))
-        words: tuple[Word, ...] = ()
-        text = piece.text
         if piece.chunks is not None:
-            words = tuple(_chunk_words(piece.chunks, piece.start, end, tokens))
-            text = " ".join(word.text for word in words)
-        if text:
-            segments.append(Segment(piece.start / 1000, end / 1000, text, piece.speaker, words))
+            words = _chunk_words(piece.chunks, piece.start, end, tokens)
+            segments.extend(_word_turns(piece, end, words, timed=True))
+        elif _SPEAKER_CHANGE in piece.text:
+            words = _spread_ms(tokens(piece.text), piece.start, end)
+            segments.extend(_word_turns(piece, end, words, timed=False))
+        elif piece.text:
+            segments.append(
+                Segment(piece.start / 1000, end / 1000, piece.text, piece.speaker, (), piece.turn)
+            )
+    return segments
+
+
+def _word_turns(piece: _Piece, end: int, words: list[Word], *, timed: bool) -> list[Segment]:
+    """Segments of a piece's words, cut at each ">>"; a turn's first word "NAME:" in
+    capitals names its speaker."""
+    groups: list[tuple[bool, list[Word]]] = [(piece.turn, [])]
+    for word in words:
+        if word.text == _SPEAKER_CHANGE:
+            groups.append((True, []))
+        else:
+            groups[-1][1].append(word)
+    groups = [(turn, found) for turn, found in groups if found]
+    segments = []
+    for number, (turn, found) in enumerate(groups):
+        start = piece.start / 1000 if number == 0 else found[0].start
+        stop = groups[number + 1][1][0].start if number + 1 < len(groups) else end / 1000
+        speaker = piece.speaker
+        first = found[0].text
+        if turn and len(found) > 1 and first.endswith(":") and first[:-1].isupper():
+            speaker, found = first[:-1], found[1:]
+        text = " ".join(word.text for word in found)
+        segments.append(Segment(start, stop, text, speaker, tuple(found) if timed else (), turn))
     return segments
 
 
@@ -725,7 +848,10 @@ def _chunk_words(
 
 
 def _spread_ms(tokens: list[str], start: int, end: int) -> list[Word]:
-    """Words sharing start..end (ms) in proportion to their length, as `timed_words` does."""
+    """Words sharing start..end (ms) in proportion to their length, as `timed_words` does.
+    A ">>" takes no time: it is kept, at the start of the word after it."""
+    if _SPEAKER_CHANGE in tokens:
+        return _spread_marked(tokens, start, end)
     if len(tokens) == 1:
         return [Word(start / 1000, end / 1000, tokens[0])]
     total = sum(len(token) + 1 for token in tokens)
@@ -735,6 +861,23 @@ def _spread_ms(tokens: list[str], start: int, end: int) -> list[Word]:
         word_start = start + round(span * offset / total)
         offset += len(token) + 1
         words.append(Word(word_start / 1000, (start + round(span * offset / total)) / 1000, token))
+    return words
+
+
+def _spread_marked(tokens: list[str], start: int, end: int) -> list[Word]:
+    said = [token for token in tokens if token != _SPEAKER_CHANGE]
+    timed = iter(_spread_ms(said, start, end) if said else [])
+    words: list[Word] = []
+    marks = 0
+    for token in tokens:
+        if token == _SPEAKER_CHANGE:
+            marks += 1
+            continue
+        word = next(timed)
+        words.extend([Word(word.start, word.start, _SPEAKER_CHANGE)] * marks)
+        words.append(word)
+        marks = 0
+    words.extend([Word(end / 1000, end / 1000, _SPEAKER_CHANGE)] * marks)
     return words
 
 
@@ -813,10 +956,7 @@ def _ms(value: object, where: str, key: str, *, scale: int) -> int:
 
 
 def _json_tokens(text: str) -> list[str]:
-    tokens = text.split()
-    if _SPEAKER_CHANGE in tokens:
-        tokens = [token for token in tokens if token != _SPEAKER_CHANGE]
-    return tokens
+    return text.split()
 
 
 def _check_json_order(
@@ -844,7 +984,7 @@ def _json3_segments(value: object) -> list[Segment]:
     captions (with word offsets) roll: an event is shown until the line after the next is
     said, so it ends where the next one starts."""
     events = _items(value, "events")
-    found: list[tuple[str, int, int | None, list[tuple[int | None, str]]]] = []
+    found: list[tuple[str, int, int | None, list[tuple[int | None, str]], bool]] = []
     automatic = False
     for number, item in enumerate(events, start=1):
         where = f"event {number}"
@@ -858,6 +998,7 @@ def _json3_segments(value: object) -> list[Segment]:
         length = event.get("dDurationMs")
         end = None if length is None else start + _ms(length, where, "dDurationMs", scale=1)
         chunks: list[tuple[int | None, str]] = []
+        offsets = False  # some seg of the event has its own time
         for index, seg_value in enumerate(segs, start=1):
             seg = _object(seg_value, f"{where}, seg {index}")
             text = seg.get("utf8", "")
@@ -867,20 +1008,22 @@ def _json3_segments(value: object) -> list[Segment]:
             at = None
             if offset is not None:
                 at = start + _ms(offset, f"{where}, seg {index}", "tOffsetMs", scale=1)
-                automatic = True
+                automatic = offsets = True
             chunks.append((start if index == 1 and at is None else at, text))
         if any(not text.isspace() and text for _, text in chunks):
-            found.append((where, start, end, chunks))
+            found.append((where, start, end, chunks, offsets))
     pieces: list[_Piece] = []
     before: tuple[str, int, int] | None = None
-    for position, (where, start, end, chunks) in enumerate(found):
+    for position, (where, start, end, chunks, offsets) in enumerate(found):
         if end is None:
             # No duration: shown until the next event, or for its word offsets.
             later = found[position + 1][1] if position + 1 < len(found) else start
             end = max(start, later, *(at for at, _ in chunks if at is not None))
         _check_json_order(start, before, where, overlap_allowed=automatic)
         before = (where, start, end)
-        timed = automatic and any(at is not None for at, _ in chunks[1:])
+        # The words are timed wherever a seg has an offset, the first seg's included (an
+        # event of one word said after the event starts).
+        timed = automatic and offsets
         text = " ".join(_json_tokens("".join(text for _, text in chunks)))
         pieces.append(_Piece(start, end, text, chunks if timed else None, rolling=automatic))
     segments = _segments(pieces, _json_tokens)
