@@ -508,14 +508,14 @@ class PublicationRefused(ValidationError):
     ("key_points", "chapters"…), the statements that keep the summary from being
     published; `problems` has them as values, for a face to link each to its statement."""
 
-    def __init__(self, problems: list[Problem]):
+    def __init__(self, problems: list[Problem]) -> None:
         by_field: dict[str, list[str]] = defaultdict(list)
         for problem in problems:
             by_field[problem.field].append(problem.message)
         super().__init__(dict(by_field))
         self.problems = problems
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[PublicationRefused], tuple[list[Problem]]]:
         # Copied or pickled from its problems, as it is made.
         return (type(self), (self.problems,))
 
