@@ -255,7 +255,7 @@ def test_too_deeply_nested_lists_fall_back_to_text():
 
 
 def test_a_text_too_deeply_nested_leaves_nothing_behind_for_the_next():
-    nested = "\n".join("\t" * depth + "- item" for depth in range(400))  # under the size cap
+    nested = "\n".join("  " * depth + "- item" for depth in range(400))  # under the size cap
     assert render_markdown(nested).startswith("<p>- item")  # the parser gave up
 
     # A list item continued by an indented paragraph, as a fresh parser reads it.
