@@ -1,7 +1,7 @@
 """Pins: statements of a summary checked against the transcript words they are pinned to.
 
 The corpus (tests/pins_corpus/) holds four transcripts written as auto captions and 290
-statements pinned to them. Rates reached (summaries/text/pins.py at the commit of this
+statements pinned to them. Rates reached (summaries/text/pins/ at the commit of this
 file); the tests hold each at that level:
 
 - tuning part (speed, local_ai, kimi; 233 statements): exact and typographic quotes 58/58
