@@ -4,11 +4,12 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
+# The kinds of part a statement is pinned on, as the API names them (one enum in the schema).
+PART_KIND_CHOICES = ["key_point", "takeaway", "chapter", "caveat"]
+
 
 class PublicationProblemSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(
-        choices=["key_point", "takeaway", "chapter", "caveat"], help_text="The part's kind."
-    )
+    kind = serializers.ChoiceField(choices=PART_KIND_CHOICES, help_text="The part's kind.")
     id = serializers.IntegerField(help_text="The part's id.")
     quote = serializers.IntegerField(
         allow_null=True,
