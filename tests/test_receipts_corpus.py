@@ -68,7 +68,9 @@ def rows() -> tuple[dict, ...]:
 TARGETS = [name for name, _, _ in runner.targets([])]
 
 
-@pytest.mark.xfail(strict=False, reason="the judge does not meet these targets yet: docs/benchmarks.md")
+@pytest.mark.xfail(
+    strict=False, reason="the judge does not meet these targets yet: docs/benchmarks.md"
+)
 @pytest.mark.parametrize("index", range(len(TARGETS)), ids=TARGETS)
 def test_the_judge_meets_the_target(index):
     name, met, counts = runner.targets(list(rows()))[index]

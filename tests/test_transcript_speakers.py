@@ -127,3 +127,19 @@ def test_a_turn_survives_the_stored_json():
 
     assert Segment.from_json(segment.as_json()) == segment
     assert "turn" not in Segment(1.0, 2.0, "yes").as_json()
+
+
+def test_a_sentence_before_a_colon_after_a_turn_mark_is_not_a_speaker():
+    srt = (
+        b"1\n00:00:01,000 --> 00:00:04,000\n>> Pass. Two: the market cap\n\n"
+        b"2\n00:00:04,000 --> 00:00:06,000\n>> Dr. Smith: thank you\n\n"
+        b"3\n00:00:06,000 --> 00:00:08,000\n>> Five: agents at work\n\n"
+        b"4\n00:00:08,000 --> 00:00:09,000\n>> Mine: the robot\n"
+    )
+    segments = parse_transcript(srt, filename="talk.srt").segments
+
+    assert segments[0].text.startswith("Pass. Two:")
+    assert segments[0].speaker == ""
+    assert segments[1].speaker == "Dr. Smith"
+    assert segments[2].speaker == "" and segments[2].text.startswith("Five:")
+    assert segments[3].speaker == "" and segments[3].text.startswith("Mine:")

@@ -662,6 +662,17 @@ _BRACKET_LABEL = re.compile(r"\[([^\W\d_][^\[\]:,;!?\n]{0,39})\]:?\s+(?=\S)")
 _NUMBERED_SPEAKER = re.compile(r"speaker[ _-]?[0-9a-z]{1,3}", re.IGNORECASE)
 _NAME_WORD = re.compile(r"[^\W\d_][\w.'’-]*")
 _DASH = re.compile(r"-(?:\s+|(?=[^\W\d_]))(?=\S)")
+_COUNTING = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve first second third "
+    "fourth fifth sixth seventh eighth ninth tenth next last finally step point number "
+    "part question".split()
+)
+# Words that open a sentence before a colon, never a name: "Mine: …", "So: …".
+_NOT_NAMES = frozenset(
+    "i me my mine you your yours we us our ours they them their theirs he him his she her "
+    "hers it its this that these those here there so well okay now yes no and but or then "
+    "answer note update correction".split()
+)
 _SOUND_NOTES = frozenset(
     "music applause laughter laughs laughing laugh chuckles chuckling inaudible crosstalk "
     "silence cheering cheers clapping sighs sigh coughs cough noise foreign unintelligible "
@@ -677,6 +688,10 @@ def _is_name(label: str) -> bool:
         return True
     if any(word.casefold().strip(".") in _SOUND_NOTES for word in words):
         return False
+    if words[0].casefold() in _COUNTING or (len(words) == 1 and label.casefold() in _NOT_NAMES):
+        return False  # an item of a list said aloud: "Five: AI agents…"
+    if any(word.endswith(".") and len(word) > 4 for word in words):
+        return False  # a full stop after a whole word ends a sentence: "Pass. Two:"
     return all(_NAME_WORD.fullmatch(word) and word[0].isupper() for word in words)
 
 
