@@ -4,8 +4,8 @@
     .venv/bin/python bench/run_receipts_corpus.py --talk chips --format vtt
     .venv/bin/python bench/run_receipts_corpus.py --markdown receipts-report.md
 
-Builds the corpus (bench/receipts_corpus/build.py) into bench/receipts_corpus/built/
-(git-ignored), runs `manage.py receipts_eval` as a subprocess for every talk in every
+Builds the corpus (bench/receipts_corpus/build.py) into the corpus folder's
+"built" folder (git-ignored), runs `manage.py receipts_eval` as a subprocess for every talk in every
 format, compares each verdict with its label and prints a Markdown report: the targets
 (each met or not, with counts, over all formats and per format), a confusion table per
 category (expected verdict and category rows, the verdicts got as columns) and per format,
