@@ -1,189 +1,371 @@
-"""What a passage and a statement claim, and where they disagree."""
+"""What a passage and a statement claim, and where they disagree: the polarity of each
+claim, the quantities said with what they measure, and the names."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Indel
 
 from .index import _Transcript
+from .reading import Reading
 from .statements import _Statement
-from .tokens import _ATTRIBUTION, _NEGATIONS, _NUMBER, _format_number, _is_content
+from .tokens import _NUMBER, _ORDINAL, _STOPWORDS, _format_number, _is_content
 
 # ---------------------------------------------------------------------------------------
-# Contradictions
+# Quantities
 # ---------------------------------------------------------------------------------------
 
-# Words after a number that say what it counts: a different one is another claim.
-_UNIT_WORDS = frozenset(
-    """times percent seconds minutes hours days weeks months years milliseconds dollars
-    cents pounds euros tokens words parameters gigabytes terabytes megabytes calls moves
-    pages employees users lines people fold""".split()
+# A unit word: its family, its canonical name and its size in the family's base unit.
+_UNITS: dict[str, tuple[str, str, Fraction]] = {}
+
+
+def _units(family: str, names: str, size: Fraction | int, canonical: str) -> None:
+    for name in names.split():
+        _UNITS[name] = (family, canonical, Fraction(size))
+
+
+_units("time", "ms milliseconds millisecond", Fraction(1, 1000), "milliseconds")
+_units("time", "s sec secs second seconds", 1, "seconds")
+_units("time", "min mins minute minutes", 60, "minutes")
+_units("time", "h hr hrs hour hours", 3600, "hours")
+_units("time", "day days", 86400, "days")
+_units("time", "week weeks", 7 * 86400, "weeks")
+_units("time", "month months", 30 * 86400, "months")
+_units("time", "year years", 365 * 86400, "years")
+_units("tokens", "token tokens", 1, "tokens")
+_units("words", "word words", 1, "words")
+_units("parameters", "parameter parameters params", 1, "parameters")
+_units("bytes", "byte bytes", 1, "bytes")
+_units("bytes", "kb kilobyte kilobytes", 10**3, "kilobytes")
+_units("bytes", "mb megabyte megabytes", 10**6, "megabytes")
+_units("bytes", "gb gigabyte gigabytes", 10**9, "gigabytes")
+_units("bytes", "tb terabyte terabytes", 10**12, "terabytes")
+_units("power", "w watt watts", 1, "watts")
+_units("power", "kw kilowatt kilowatts", 10**3, "kilowatts")
+_units("power", "mw megawatt megawatts", 10**6, "megawatts")
+_units("power", "gw gigawatt gigawatts", 10**9, "gigawatts")
+_units("energy", "wh", 1, "watt-hours")
+_units("energy", "kwh", 10**3, "kilowatt-hours")
+_units("energy", "mwh", 10**6, "megawatt-hours")
+_units("energy", "gwh", 10**9, "gigawatt-hours")
+_units("money", "dollars dollar bucks usd", 1, "dollars")
+_units("money", "cents cent", Fraction(1, 100), "dollars")
+_units("pounds", "pounds pound gbp", 1, "pounds")
+_units("euros", "euros euro eur", 1, "euros")
+_units("percent", "percent", 1, "percent")
+_units("times", "times fold x", 1, "times")
+# "kilowatt hours", "gigawatt hours": the second word makes energy of power.
+_HOURS_AFTER_POWER = frozenset("hour hours".split())
+# Multipliers said as a word: "twice", "doubled", "halved".
+_MULTIPLIERS = {
+    "twice": Fraction(2),
+    "double": Fraction(2),
+    "doubled": Fraction(2),
+    "doubles": Fraction(2),
+    "triple": Fraction(3),
+    "tripled": Fraction(3),
+    "triples": Fraction(3),
+    "quadrupled": Fraction(4),
+    "halved": Fraction(1, 2),
+    "halves": Fraction(1, 2),
+    "half": Fraction(1, 2),
+}
+# Words between a number and what it counts: "40 more people", "4,000 tokens of noise".
+_BEFORE_NOUN = frozenset("more extra additional other new different of".split())
+_MONTHS = frozenset(
+    """january february march april may june july august september october november
+    december""".split()
 )
 
 
-def _numbers(tokens: Sequence[str]) -> list[tuple[str, str]]:
-    """The numbers said, each with the word after it."""
+@dataclass(frozen=True)
+class _Quantity:
+    value: Fraction
+    family: str  # "" for a count of things
+    unit: str
+    size: Fraction  # the value in the family's base unit
+    nouns: frozenset[str]  # the stems of what a count counts
+    position: int
+
+    def same(self, other: _Quantity) -> bool:
+        return self.family == other.family and self.size == other.size
+
+    def spoken(self) -> str:
+        if self.family == "year":
+            return _format_number(self.value)
+        text = _spoken_number(self.value)
+        if self.family == "ordinal":
+            return _ordinal_text(int(self.value))
+        if self.family in ("", "year"):
+            return text
+        if self.unit == "dollars":
+            return f"${text}"
+        return f"{text} {self.unit}"
+
+
+def _quantities(reading: Reading, a: int, b: int, names: frozenset[str]) -> list[_Quantity]:
+    """The quantities said in tokens a to b: a number with its unit or what it counts, or
+    a multiplier word; not a number inside a name ("GPT-4", "Nova 3")."""
+    tokens = reading.tokens
     found = []
-    for k, term in enumerate(tokens):
-        if _NUMBER.match(term):
-            unit = tokens[k + 1] if k + 1 < len(tokens) else ""
-            found.append((term, unit))
+    for k in range(a, b):
+        term = tokens[k]
+        if term in _MULTIPLIERS and not (term == "half" and _is_a_part(tokens, k)):
+            value = _MULTIPLIERS[term]
+            found.append(_Quantity(value, "times", "times", value, frozenset(), k))
+            continue
+        if _ORDINAL.match(term):
+            value = Fraction(int(term[:-2]))
+            found.append(_Quantity(value, "ordinal", "", value, frozenset(), k))
+            continue
+        if not _NUMBER.match(term) or _is_name_number(reading, k, names):
+            continue
+        found.append(_quantity(reading, k, b))
     return found
 
 
-def _number_conflict(
-    index: _Transcript, core: tuple[int, int], context: tuple[int, int], statement: _Statement
-) -> str | None:
-    """A number (or its unit) the statement gives that the transcript says otherwise: the
-    statement's numbers are looked for in `context`, and a different one is reported from
-    the pinned `core` first."""
-    said_numbers = _numbers(index.tokens[context[0] : context[1]])
-    core_numbers = _numbers(index.tokens[core[0] : core[1]])
-    stated_numbers = _numbers(statement.tokens)
-    said_values = {value for value, _ in said_numbers}
-    stated_values = {value for value, _ in stated_numbers}
-    others = [n for n in core_numbers + said_numbers if n[0] not in stated_values]
-    for value, unit in stated_numbers:
-        if value not in said_values:
-            if not others or _is_version(index, statement, value):
-                continue
-            same_unit = [other for other in others if other[1] == unit]
-            other = (same_unit or others)[0]
-            return (
-                f"the transcript says {_spoken(*other, with_unit=bool(same_unit))}, "
-                f"the statement says {_spoken(value, unit, with_unit=bool(same_unit))}"
-            )
-        units = {u for v, u in said_numbers if v == value}
-        if unit in _UNIT_WORDS and units <= _UNIT_WORDS and unit not in units:
-            return (
-                f"the transcript says {_spoken(value, min(units))}, "
-                f"the statement says {_spoken(value, unit)}"
-            )
-    return None
+def _is_a_part(tokens: Sequence[str], k: int) -> bool:
+    """ "the second half", "half of the", "in half": a part, not a multiplier."""
+    before = tokens[k - 1] if k else ""
+    after = tokens[k + 1] if k + 1 < len(tokens) else ""
+    return before in ("the", "first", "second", "2nd", "1st", "a") or after in ("of", "an")
 
 
-def _is_version(index: _Transcript, statement: _Statement, value: str) -> bool:
-    """Whether a number is part of a name ("Opus 4.6", "K3.1") said so somewhere in the
-    transcript: a name, not a quantity of this passage."""
-    tokens = statement.tokens
-    for k in range(1, len(tokens)):
-        if tokens[k] != value or tokens[k - 1] not in statement.names:
+def _quantity(reading: Reading, k: int, end: int) -> _Quantity:
+    tokens = reading.tokens
+    value = Fraction(tokens[k])
+    following = tokens[k + 1] if k + 1 < end else ""
+    if following in _UNITS:
+        family, unit, size = _UNITS[following]
+        after = tokens[k + 2] if k + 2 < end else ""
+        if family == "power" and after in _HOURS_AFTER_POWER:
+            family, unit = "energy", unit.replace("watts", "watt-hours")
+        return _Quantity(value, family, unit, value * size, frozenset(), k)
+    if value.denominator == 1 and 1900 <= value <= 2100 and not _is_content(following):
+        return _Quantity(value, "year", "", value, frozenset(), k)
+    nouns = []
+    j = k + 1
+    while j < end and len(nouns) < 3 and reading.clause[j] == reading.clause[k]:
+        term = tokens[j]
+        if term in _BEFORE_NOUN:
+            j += 1
             continue
-        for position in index.postings.get(value, ()):
-            if position and index.tokens[position - 1] == tokens[k - 1]:
-                return True
-    return False
-
-
-def _spoken(value: str, unit: str, *, with_unit: bool = True) -> str:
-    """A canonical number as an editor reads it: "2.5 times", "70 billion", "1,500"."""
-    number = Fraction(value)
-    text = value
-    for name, size in (("trillion", 10**12), ("billion", 10**9), ("million", 10**6)):
-        if number >= size and (number * 100 / size).denominator == 1:
-            text = f"{_format_number(number / size)} {name}"
+        if not _is_content(term) or _NUMBER.match(term):
             break
-    else:
-        if number.denominator == 1 and number >= 10000:
-            text = f"{int(number):,}"
-    return f"{text} {unit}" if with_unit and unit in _UNIT_WORDS else text
+        nouns.append(reading.stems[j])
+        j += 1
+    return _Quantity(value, "", "", value, frozenset(nouns), k)
 
 
-def _heads(tokens: Sequence[str], stems: Sequence[str]) -> tuple[set[str], set[str]]:
-    """(stems denied, stems affirmed): a denied stem is the first word of meaning after a
-    negation ("did not matter", "never leave"); an affirmed one is said with no negation
-    in the few words before it."""
-    denied: set[str] = set()
-    affirmed: set[str] = set()
-    last_negation = -100
-    for k, term in enumerate(tokens):
-        if term in _NEGATIONS:
-            last_negation = k
-            reach = 2 if term == "no" else 4
-            for j in range(k + 1, min(len(tokens), k + 1 + reach)):
-                if tokens[j] in _NEGATIONS:
-                    break
-                if _is_content(tokens[j]):
-                    denied.add(stems[j])
-                    break
-            continue
-        if _is_content(term) and k - last_negation > 5:
-            affirmed.add(stems[k])
-    return denied, affirmed
+def _is_name_number(reading: Reading, k: int, names: frozenset[str]) -> bool:
+    """A number that is part of a name: written inside it ("GPT-4", "A100") or said right
+    after a name that is not a month ("Nova 3", "Grok 3"; "August 2023" is a date)."""
+    if reading.glued[k]:
+        return True
+    if k == 0 or reading.clause[k - 1] != reading.clause[k]:
+        return False
+    before = reading.tokens[k - 1]
+    if before in _MONTHS or before in _STOPWORDS or not before.isalpha():
+        return False
+    return reading.cased[k - 1] or before in names
 
 
-def _negation_conflict(
-    said: Sequence[str], said_stems: Sequence[str], statement: _Statement
+def _name_number(reading: Reading, k: int) -> tuple[str, ...]:
+    """A name with its number, as compared: ("nova", "3"), ("gpt", "4", "o")."""
+    key = [reading.tokens[k - 1], reading.tokens[k]] if k else [reading.tokens[k]]
+    after = k + 1
+    if after < len(reading.tokens) and reading.first_word[after] == reading.last_word[k]:
+        key.append(reading.tokens[after])
+    return tuple(key)
+
+
+def _quantity_conflict(
+    index: _Transcript, a: int, b: int, statement: _Statement
 ) -> str | None:
-    said_denied, said_affirmed = _heads(said, said_stems)
-    stated_denied, stated_affirmed = _heads(statement.tokens, statement.stems)
-    said_nearby = _near_negation(said, said_stems)
-    stated_nearby = _near_negation(statement.tokens, statement.stems)
-    for stem in sorted(said_denied & stated_affirmed - stated_nearby):
-        return (
-            f"the transcript denies {_word_for(stem, said, said_stems)!r}, the statement affirms it"
-        )
-    for stem in sorted(stated_denied & said_affirmed - said_nearby):
-        return (
-            f"the statement denies {_word_for(stem, said, said_stems)!r}, the transcript affirms it"
-        )
+    """A quantity of the statement that the passage (tokens a to b) gives otherwise: the
+    same family (time, money, power…) or the same thing counted with another value, or the
+    same value in another unit."""
+    said = _quantities(index.reading, a, b, index.names)
+    stated = [
+        q
+        for q in _quantities(statement.reading, 0, len(statement.tokens), index.names)
+        if q.position not in statement.attribution
+    ]
+    for quantity in stated:
+        if any(quantity.same(other) for other in said):
+            continue
+        rivals = [other for other in said if _comparable(quantity, other)]
+        if rivals:
+            return f"the transcript says {rivals[0].spoken()}, the statement says {quantity.spoken()}"
+        for other in said:
+            if other.value == quantity.value and quantity.family and other.family:
+                return (
+                    f"the transcript says {other.spoken()}, the statement says {quantity.spoken()}"
+                )
     return None
 
 
-def _near_negation(tokens: Sequence[str], stems: Sequence[str]) -> set[str]:
-    """Stems said within a few words after a negation anywhere: not plainly affirmed."""
-    near: set[str] = set()
-    for k, term in enumerate(tokens):
-        if term in _NEGATIONS:
-            near.update(stems[k + 1 : k + 6])
-    return near
+def _comparable(stated: _Quantity, said: _Quantity) -> bool:
+    """Whether two quantities measure the same thing, so that different values disagree."""
+    if stated.family != said.family:
+        return False
+    if stated.family:
+        return True
+    return bool(stated.nouns & said.nouns)
 
 
-def _word_for(stem: str, tokens: Sequence[str], stems: Sequence[str]) -> str:
-    for term, token_stem in zip(tokens, stems, strict=True):
-        if token_stem == stem:
-            return term
-    return stem
-
-
-def _name_conflict(index: _Transcript, a: int, b: int, statement: _Statement) -> str | None:
-    """A name of the statement said as another word in the same place ("OpenAI says"
-    where the transcript says "anthropic says")."""
-    said = index.tokens[a:b]
-    said_set = set(said)
-    tokens = statement.tokens
-    for k, term in enumerate(tokens):
-        if term not in statement.names or term in said_set or _NUMBER.match(term):
+def _name_number_conflict(
+    index: _Transcript, a: int, b: int, statement: _Statement
+) -> str | None:
+    """A name said with another number ("Nova 2" for "Nova 3", "GPT-5" for "GPT-4")."""
+    reading = statement.reading
+    said: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    for k in range(a + 1, b):
+        if _NUMBER.match(index.tokens[k]) and _is_name_number(index.reading, k, index.names):
+            key = _name_number(index.reading, k)
+            said[key[0]].add(key)
+    for k, term in enumerate(reading.tokens):
+        if not _NUMBER.match(term) or not _is_name_number(reading, k, index.names):
             continue
-        if statement.kind == "point" and k + 1 < len(tokens) and tokens[k + 1] in _ATTRIBUTION:
-            continue  # "Berman says": who a point attributes the words to, not said in them
-        before = tokens[k - 1] if k else None
-        after = tokens[k + 1] if k + 1 < len(tokens) else None
-        for j in range(1, len(said) - 1):
-            other = said[j]
-            if other in tokens or not _is_content(other):
+        key = _name_number(reading, k)
+        if key in said[key[0]] or not said[key[0]] or k == 0:
+            continue
+        other = sorted(said[key[0]])[0]
+        return f"the transcript says {' '.join(other)!r}, the statement says {' '.join(key)!r}"
+    return None
+
+
+def _spoken_number(value: Fraction) -> str:
+    """A number as an editor reads it: "2.5", "70 billion", "1,500"."""
+    for name, size in (("trillion", 10**12), ("billion", 10**9), ("million", 10**6)):
+        if value >= size and (value * 100 / size).denominator == 1:
+            return f"{_format_number(value / size)} {name}"
+    if value.denominator == 1 and value >= 10000:
+        return f"{int(value):,}"
+    return _format_number(value)
+
+
+def _ordinal_text(value: int) -> str:
+    suffix = "th" if 10 <= value % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(value % 10, "th")
+    return f"{value}{suffix}"
+
+
+# ---------------------------------------------------------------------------------------
+# Polarity
+# ---------------------------------------------------------------------------------------
+
+
+def _polarity_conflict(
+    index: _Transcript, a: int, b: int, statement: _Statement, pairs: dict[int, int] | None
+) -> str | None:
+    """A clause of the statement whose words the passage (tokens a to b) mostly says with
+    the other polarity: denied where the statement affirms them, or affirmed where it
+    denies them. With `pairs` (statement token -> passage token, for words said as
+    written) each word is compared with the one it was matched to; without, with any
+    place the passage says it."""
+    said: dict[str, set[int]] = defaultdict(set)
+    for p in range(a, b):
+        if index.polarity[p]:
+            said[index.stems[p]].add(index.polarity[p])
+    agree: dict[int, float] = defaultdict(float)
+    disagree: dict[int, float] = defaultdict(float)
+    example: dict[int, int] = {}
+    reading = statement.reading
+    for k in statement.polar_positions:
+        stem = reading.stems[k]
+        if pairs is not None:
+            if k not in pairs or not index.polarity[pairs[k]]:
                 continue
-            if (before is None or said[j - 1] == before) and (
-                after is None or said[j + 1] == after
-            ):
-                if before is None and after is None:
-                    continue
-                if fuzz.ratio(other, term) >= 70:
-                    continue  # a name misheard by the captions, not another name
-                return f"the transcript says {other!r}, the statement says {term!r}"
+            polarities = {index.polarity[pairs[k]]}
+        else:
+            polarities = said.get(stem, set())
+            if not polarities:
+                continue
+        weight = index.weight(stem)
+        clause = reading.clause[k]
+        if reading.polarity[k] in polarities:
+            agree[clause] += weight
+        else:
+            disagree[clause] += weight
+            example.setdefault(clause, k)
+    for clause in sorted(disagree):
+        if disagree[clause] > agree[clause]:
+            k = example[clause]
+            word = reading.tokens[k]
+            if reading.polarity[k] > 0:
+                return f"the transcript denies {word!r}, the statement affirms it"
+            return f"the statement denies {word!r}, the transcript affirms it"
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Names
+# ---------------------------------------------------------------------------------------
+
+
+def _is_name(reading: Reading, k: int, names: frozenset[str]) -> bool:
+    term = reading.tokens[k]
+    return term.isalpha() and term not in _STOPWORDS and (reading.cased[k] or term in names)
+
+
+def _name_conflict(
+    index: _Transcript, positions: Sequence[int], statement: _Statement
+) -> str | None:
+    """A name of the statement said as another name in the same place ("OpenAI says"
+    where the transcript says "Anthropic says"; "Sam, welcome" where it says "Tom,
+    welcome"): compared where the statement's words and the passage's (`positions`, in
+    order) are aligned, with a sentence-initial name counted as a name."""
+    reading = statement.reading
+    claim = [k for k in range(len(reading.tokens)) if k not in statement.attribution]
+    stated = [reading.tokens[k] for k in claim]
+    passage = [index.tokens[p] for p in positions]
+    said = set(passage)
+    blocks = [op for op in Indel.opcodes(stated, passage) if op.tag == "equal"]
+    gaps = []
+    previous_src, previous_dest = 0, 0
+    for op in blocks:
+        gaps.append((previous_src, op.src_start, previous_dest, op.dest_start))
+        previous_src, previous_dest = op.src_end, op.dest_end
+    gaps.append((previous_src, len(stated), previous_dest, len(passage)))
+    for src_start, src_end, dest_start, dest_end in gaps:
+        if not blocks or src_end - src_start > 3:
+            continue
+        # At either end only the words next to the aligned ones are compared.
+        if src_start == 0:
+            dest_start = max(dest_start, dest_end - 3)
+        if src_end == len(stated):
+            dest_end = min(dest_end, dest_start + 3)
+        for i in range(src_start, src_end):
+            k = claim[i]
+            if not _is_name(reading, k, index.names) or reading.tokens[k] in said:
+                continue
+            for j in range(dest_start, dest_end):
+                other = passage[j]
+                if _is_name(index.reading, positions[j], index.names) and (
+                    fuzz.ratio(other, reading.tokens[k]) < 70
+                ):
+                    return f"the transcript says {other!r}, the statement says {reading.tokens[k]!r}"
     return None
 
 
 def _conflict(
-    index: _Transcript, core: tuple[int, int], context: tuple[int, int], statement: _Statement
+    index: _Transcript,
+    a: int,
+    b: int,
+    statement: _Statement,
+    pairs: dict[int, int] | None = None,
 ) -> str | None:
-    """What in the transcript contradicts the statement: its numbers are checked against
-    `context`, its negations and names against the `core` where it was found."""
-    a, b = core
+    """What in the passage (tokens a to b) contradicts the statement: another quantity,
+    a name said with another number, another name, or the other polarity."""
+    positions = list(range(a, b))
     return (
-        _number_conflict(index, core, context, statement)
-        or _negation_conflict(index.tokens[a:b], index.stems[a:b], statement)
-        or _name_conflict(index, a, b, statement)
+        _quantity_conflict(index, a, b, statement)
+        or _name_number_conflict(index, a, b, statement)
+        or _name_conflict(index, positions, statement)
+        or _polarity_conflict(index, a, b, statement, pairs)
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..transcripts import Word
 from .base import Span, span_of
-from .tokens import _normalised, _stem, _word_tokens
+from .reading import Reading, read
 
 # ---------------------------------------------------------------------------------------
 # The transcript, indexed
@@ -28,6 +28,32 @@ class _Transcript:
     last_word: list[int]
     # Where each stem is said, in token positions.
     postings: dict[str, list[int]]
+    # How the tokens read: sentences, clauses, polarity, names.
+    reading: Reading
+    # Tokens written as names somewhere inside a sentence ("Nova", "Parcelly").
+    names: frozenset[str]
+
+    @property
+    def sentence(self) -> list[int]:
+        return self.reading.sentence
+
+    @property
+    def polarity(self) -> list[int]:
+        return self.reading.polarity
+
+    @property
+    def clause(self) -> list[int]:
+        return self.reading.clause
+
+    @property
+    def sentence_starts(self) -> list[int]:
+        return self.reading.sentence_starts
+
+    def sentence_span(self, first: int, last: int) -> tuple[int, int]:
+        """The tokens of sentences `first` to `last` (inclusive)."""
+        starts = self.reading.sentence_starts
+        end = starts[last + 1] if last + 1 < len(starts) else len(self.tokens)
+        return starts[first], end
 
     def weight(self, stem: str) -> float:
         """How much a stem tells about where it is: rare stems more than common ones."""
@@ -46,20 +72,24 @@ class _Transcript:
 
 
 def _build_index(words: tuple[Word, ...]) -> _Transcript:
-    tokens: list[str] = []
-    places: list[int] = []
-    for index, word in enumerate(words):
-        if word.text.startswith("[") and word.text.endswith("]"):
-            continue  # a caption's note, not speech: "[Music]", "[Applause]"
-        for term in _word_tokens(word.text):
-            tokens.append(term)
-            places.append(index)
-    normal, firsts, lasts = _normalised(tokens, places)
-    stems = [_stem(term) for term in normal]
+    gaps = [later.start - word.end for word, later in zip(words, words[1:], strict=False)]
+    reading = read([word.text for word in words], gaps=[*gaps, 0.0], skip_notes=True)
     postings: dict[str, list[int]] = defaultdict(list)
-    for position, stem in enumerate(stems):
+    for position, stem in enumerate(reading.stems):
         postings[stem].append(position)
-    return _Transcript(words, normal, stems, firsts, lasts, dict(postings))
+    names = frozenset(
+        term for term, cased in zip(reading.tokens, reading.cased, strict=True) if cased
+    )
+    return _Transcript(
+        words,
+        reading.tokens,
+        reading.stems,
+        reading.first_word,
+        reading.last_word,
+        dict(postings),
+        reading,
+        names,
+    )
 
 
 _INDEXES: OrderedDict[int, _Transcript] = OrderedDict()

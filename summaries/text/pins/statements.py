@@ -1,4 +1,5 @@
-"""A statement as the judge reads it: its tokens, stems and names."""
+"""A statement as the judge reads it: its tokens, how they read, who it attributes the
+words to, and its names."""
 
 from __future__ import annotations
 
@@ -6,16 +7,13 @@ import re
 from dataclasses import dataclass
 
 from .base import Kind
-from .tokens import _ATTRIBUTION, _is_content, _stem, normalise
-
-# ---------------------------------------------------------------------------------------
-# Statements
-# ---------------------------------------------------------------------------------------
+from .reading import EVALUATIVE, REPORTING, Reading, read
+from .tokens import _ATTRIBUTION, _NUMBER, _is_content, normalise
 
 # An elision inside a quote: "…", "...", "[…]", "(...)".
 _ELISION = re.compile(r"\s*(?:[\[(]\s*(?:\u2026|\.{3})\s*[\])]|\u2026|\.{3})\s*")
-# A capitalised word inside a sentence, or a word with capitals or digits inside it.
-_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w]*(?:[-.][\w]+)*)|\b(\w+[A-Z]\w*)")
+# Verbs a point attributes the words with ("Berman argues", "according to Shah").
+_ATTRIBUTING = REPORTING | _ATTRIBUTION | frozenset("according predicts".split())
 
 
 @dataclass(frozen=True)
@@ -23,28 +21,87 @@ class _Statement:
     text: str
     kind: Kind
     pieces: tuple[tuple[str, ...], ...]
-    tokens: tuple[str, ...]
-    stems: tuple[str, ...]
-    names: frozenset[str]
+    reading: Reading
+    # Tokens that say who is speaking ("Hartmann says", "according to Shah"), not what.
+    attribution: frozenset[int]
+    # Positions of the tokens that are names.
+    name_positions: frozenset[int]
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.reading.tokens
+
+    @property
+    def stems(self) -> list[str]:
+        return self.reading.stems
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.tokens[k] for k in self.name_positions)
+
+    @property
+    def claim_positions(self) -> list[int]:
+        """The tokens that carry the statement's meaning, attribution left out."""
+        return [
+            k
+            for k, term in enumerate(self.tokens)
+            if k not in self.attribution and (_is_content(term) or _NUMBER.match(term))
+        ]
+
+    @property
+    def polar_positions(self) -> list[int]:
+        """The tokens whose polarity is compared: those of meaning, and the evaluative
+        words ("fine", "okay") a negation may deny."""
+        return [
+            k
+            for k, term in enumerate(self.tokens)
+            if k not in self.attribution
+            and self.reading.polarity[k]
+            and (_is_content(term) or term in EVALUATIVE or _NUMBER.match(term))
+        ]
 
     @property
     def content(self) -> set[str]:
-        """The stems that carry the statement's meaning, without its attribution."""
-        return {
-            stem
-            for term, stem in zip(self.tokens, self.stems, strict=True)
-            if _is_content(term) and (self.kind != "point" or term not in _ATTRIBUTION)
-        }
+        return {self.stems[k] for k in self.claim_positions}
 
 
 def _statement(text: str, kind: Kind) -> _Statement:
     parts = _ELISION.split(text) if kind == "quote" else [text]
     pieces = tuple(tuple(normalise(part)) for part in parts)
     pieces = tuple(piece for piece in pieces if piece)
-    tokens = tuple(term for piece in pieces for term in piece)
-    names = set()
-    for match in _NAME.finditer(text):
-        name = match.group(1) or match.group(2)
-        if name != "I":
-            names.update(normalise(name))
-    return _Statement(text, kind, pieces, tokens, tuple(_stem(t) for t in tokens), frozenset(names))
+    reading = read(_ELISION.sub(" ", text).split() if kind == "quote" else text.split())
+    attribution = _attribution(reading) if kind == "point" else frozenset()
+    names = frozenset(
+        k
+        for k, cased in enumerate(reading.cased)
+        if cased and k not in attribution and reading.tokens[k] != "i"
+    )
+    return _Statement(text, kind, pieces, reading, attribution, names)
+
+
+def _attribution(reading: Reading) -> frozenset[int]:
+    """The tokens of a point that say who speaks: a verb of saying, the names (or
+    pronouns) just before it, "according to" and the names after it."""
+    tokens = reading.tokens
+    marked: set[int] = set()
+    for k, term in enumerate(tokens):
+        if term not in _ATTRIBUTING:
+            continue
+        marked.add(k)
+        if term == "according" and k + 1 < len(tokens) and tokens[k + 1] == "to":
+            j = k + 2
+            while j < len(tokens) and (_is_name_like(reading, j) or tokens[j] == "and"):
+                marked.add(j)
+                j += 1
+            continue
+        j = k - 1
+        while j >= 0 and (_is_name_like(reading, j) or tokens[j] in ("and", "the")):
+            marked.add(j)
+            j -= 1
+    return frozenset(marked)
+
+
+def _is_name_like(reading: Reading, k: int) -> bool:
+    term = reading.tokens[k]
+    at_start = k in reading.sentence_starts
+    return reading.cased[k] or (at_start and term.isalpha() and _is_content(term))

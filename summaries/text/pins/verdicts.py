@@ -4,29 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rapidfuzz.distance import Indel
+
 from ..durations import format_duration
 from ..transcripts import Word
+from . import support as point_support
 from .base import TIME_TOLERANCE, Kind, Span, Status, Verdict
-from .claims import _conflict, _word_for
+from .claims import _conflict
 from .finding import (
-    _CONTEXT_TOKENS,
     _MARGIN_TOKENS,
     CHAPTER_NEAR,
-    POINT_SUPPORT,
     QUOTE_CONFLICT,
     QUOTE_NEAR,
     _aligned,
-    _covered,
     _find_exact,
     _Found,
     _search,
 )
 from .index import _index, _Transcript
 from .statements import _Statement, _statement
-
-# ---------------------------------------------------------------------------------------
-# Verifying a pin
-# ---------------------------------------------------------------------------------------
+from .support import SUPPORTED, Support
 
 
 def verify(
@@ -39,12 +36,14 @@ def verify(
 ) -> Verdict:
     """Whether the pinned `span` of the transcript supports `statement`.
 
-    The statement is looked for in the span and a little around it, then, if it is not
-    there, in the whole transcript: words found elsewhere are judged where they are and
-    given as `suggested_span`. A contradiction (a flipped negation, another number, unit
-    or name) outweighs a paraphrase; a stated time (a chapter start, "watch from 3:21")
-    more than two seconds from where the words are said makes the pin mis-timed, with
-    `suggested_time`.
+    A point is judged on the sentences its span touches (and one either side): supported
+    when more than half of what it claims is said there in order, else looked for in the
+    whole transcript. A quote or a chapter's first words are looked for in the span and a
+    little around it, then in the whole transcript. Words found elsewhere are judged where
+    they are and given as `suggested_span`. A contradiction (the other polarity, another
+    quantity or name) outweighs a paraphrase; a stated time (a chapter start, a point's
+    "watch from 3:21") more than two seconds from where the supporting words start makes
+    the pin mis-timed, with `suggested_time`.
     """
     target = _statement(statement, kind)
     if not words or not target.tokens:
@@ -55,33 +54,64 @@ def verify(
     a = min(a, len(index.tokens) - 1)
     b = min(max(b, a + 1), len(index.tokens))
     if kind == "point":
-        found, local = _locate_point(index, target, a, b)
-    else:
-        found, local = _locate_words(index, target, a, b)
+        return _verify_point(index, target, span, (a, b), stated_time)
+    found, local = _locate_words(index, target, a, b)
     if found is None:
         return Verdict(Status.NOT_FOUND, 0.0, "nothing in the transcript says this")
-    verdict = _judge(index, target, found, local, (a, b))
-    moved = index.span(found.a, found.b, round(found.score, 1))
-    inside = span.first_word <= moved.first_word and moved.end_word <= span.end_word
+    verdict = _judge_words(index, target, found)
     if verdict.status == Status.NOT_FOUND:
         return verdict
-    said_at = span.start if kind == "point" and local else moved.start
-    suggested_span = None if inside or (kind == "point" and local) else moved
+    moved = index.span(found.a, found.b, round(found.score, 1))
+    inside = span.first_word <= moved.first_word and moved.end_word <= span.end_word
+    return _timed(verdict, moved, None if inside else moved, local, stated_time)
+
+
+def _verify_point(
+    index: _Transcript,
+    target: _Statement,
+    span: Span,
+    pinned: tuple[int, int],
+    stated_time: float | None,
+) -> Verdict:
+    near = point_support.best_near(index, target, *pinned)
+    found, local = near, True
+    if near is None or near.share <= SUPPORTED:
+        elsewhere = point_support.search(index, target, 1)
+        if elsewhere and (near is None or elsewhere[0].share > near.share):
+            found, local = elsewhere[0], False
+    if found is None or found.share <= SUPPORTED:
+        best = found.score if found is not None else 0.0
+        return Verdict(
+            Status.NOT_FOUND,
+            best,
+            f"nothing in the transcript says this (best match {best:.0f}/100)",
+        )
+    verdict = _judge_point(index, target, found)
+    moved = index.span(found.a, found.b, found.score)
+    inside = span.first_word <= moved.first_word and moved.end_word <= span.end_word
+    return _timed(verdict, moved, None if inside or local else moved, local, stated_time)
+
+
+def _timed(
+    verdict: Verdict, moved: Span, suggested: Span | None, local: bool, stated: float | None
+) -> Verdict:
+    """The verdict with where the words are said and whether a stated time is right."""
+    said_at = moved.start
     if not local:
         verdict = _with(
             verdict,
-            reason=f"{verdict.reason}; said at {_clock(moved.start)}, outside the pinned span",
+            reason=f"{verdict.reason}; said at {_clock(said_at)}, outside the pinned span",
         )
-    if stated_time is not None and abs(stated_time - said_at) > TIME_TOLERANCE:
+    if stated is not None and abs(stated - said_at) > TIME_TOLERANCE:
         status = Status.CONTRADICTED if verdict.status == Status.CONTRADICTED else Status.MIS_TIMED
-        reason = f"said at {_clock(said_at)}, not {_clock(stated_time)}"
+        reason = f"said at {_clock(said_at)}, not {_clock(stated)}"
         if status == Status.CONTRADICTED:
             reason = f"{verdict.reason}; {reason}"
         elif verdict.status != Status.VERBATIM:
             # The editor still reads why the words are not verbatim.
             reason = f"{reason}; {verdict.reason}"
-        return Verdict(status, verdict.score, reason, suggested_span, said_at)
-    return Verdict(verdict.status, verdict.score, verdict.reason, suggested_span)
+        return Verdict(status, verdict.score, reason, suggested, said_at)
+    return Verdict(verdict.status, verdict.score, verdict.reason, suggested)
 
 
 def _with(verdict: Verdict, *, reason: str) -> Verdict:
@@ -110,55 +140,45 @@ def _locate_words(
     return best, False
 
 
-def _locate_point(
-    index: _Transcript, target: _Statement, a: int, b: int
-) -> tuple[_Found | None, bool]:
-    """Where a point is supported: by its pinned span (read with a little context) if that
-    says enough of it, else by the best stretch of the whole transcript."""
-    lo, hi = max(0, a - _CONTEXT_TOKENS), min(len(index.tokens), b + _CONTEXT_TOKENS)
-    score = _covered(index, target, lo, hi)
-    exact = _find_exact(index, target.pieces, lo, hi)
-    if exact is not None:
-        return exact, True
-    if score >= POINT_SUPPORT:
-        return _Found(a, max(b, a + 1), score), True
-    found = _search(index, target, 1)
-    if found and found[0].score > score + 5:
-        return found[0], False
-    return _Found(a, max(b, a + 1), score), True
-
-
-def _judge(
-    index: _Transcript, target: _Statement, found: _Found, local: bool, pinned: tuple[int, int]
-) -> Verdict:
-    """The verdict on the place where the statement was found (without its time)."""
-    score = round(found.score, 1)
-    if found.verbatim:
+def _judge_point(index: _Transcript, target: _Statement, found: Support) -> Verdict:
+    conflict = _conflict(index, found.a, found.b, target)
+    if conflict:
+        return Verdict(Status.CONTRADICTED, found.score, conflict)
+    if _find_exact(index, target.pieces, found.a, found.b) is not None:
         return Verdict(
-            Status.VERBATIM,
-            100.0,
-            f"said word for word at {_clock(index.words[index.first_word[found.a]].start)}",
+            Status.VERBATIM, 100.0, f"said word for word at {_clock(_start(index, found.a))}"
         )
-    size = len(index.tokens)
-    if target.kind == "point":
-        core = pinned if local else (found.a, found.b)
-        lo, hi = max(0, core[0] - _CONTEXT_TOKENS), min(size, core[1] + _CONTEXT_TOKENS)
-        floor, near = POINT_SUPPORT, POINT_SUPPORT
-    else:
-        # A negation said just before the words found still applies to them.
-        core = (max(0, found.a - 3), min(size, found.b + 1))
-        lo, hi = found.a, found.b
-        floor = QUOTE_CONFLICT
-        near = QUOTE_NEAR if target.kind == "quote" else CHAPTER_NEAR
+    missing = [
+        target.tokens[k] for k in target.claim_positions if k not in found.pairs
+    ]
+    note = f"; not said: {', '.join(dict.fromkeys(missing[:5]))}" if missing else ""
+    return Verdict(
+        Status.PARAPHRASE,
+        found.score,
+        f"a paraphrase ({found.score:.0f}/100) for an editor to approve{note}",
+    )
+
+
+def _judge_words(index: _Transcript, target: _Statement, found: _Found) -> Verdict:
+    """The verdict on the words of a quote or a chapter's start where they were found
+    (without its time): their polarity as said, from the start of the clause they are
+    said in, and their quantities and names."""
+    score = round(found.score, 1)
+    floor = QUOTE_CONFLICT
+    near = QUOTE_NEAR if target.kind == "quote" else CHAPTER_NEAR
     if score < floor:
         return Verdict(
             Status.NOT_FOUND,
             score,
             f"nothing in the transcript says this (best match {score:.0f}/100)",
         )
-    conflict = _conflict(index, core, (lo, hi), target)
+    conflict = _conflict(index, found.a, found.b, target, _pairs(index, target, found))
     if conflict:
         return Verdict(Status.CONTRADICTED, score, conflict)
+    if found.verbatim:
+        return Verdict(
+            Status.VERBATIM, 100.0, f"said word for word at {_clock(_start(index, found.a))}"
+        )
     if score < near:
         return Verdict(
             Status.NOT_FOUND,
@@ -166,20 +186,25 @@ def _judge(
             f"nothing in the transcript says this (best match {score:.0f}/100)",
         )
     said = index.said(found.a, found.b)
-    if target.kind == "point":
-        missing = sorted(target.content - set(index.stems[lo:hi]))
-        unsaid = ", ".join(_word_for(s, target.tokens, target.stems) for s in missing[:5])
-        note = f"; not said: {unsaid}" if missing else ""
-        return Verdict(
-            Status.PARAPHRASE,
-            score,
-            f"a paraphrase ({score:.0f}/100) for an editor to approve{note}",
-        )
     return Verdict(
         Status.PARAPHRASE,
         score,
         f"close but not word for word ({score:.0f}/100); the transcript says: {_shorten(said)}",
     )
+
+
+def _pairs(index: _Transcript, target: _Statement, found: _Found) -> dict[int, int]:
+    """Statement token -> the transcript token it is said as, where they are the same."""
+    pairs = {}
+    for op in Indel.opcodes(target.stems, index.stems[found.a : found.b]):
+        if op.tag == "equal":
+            for offset in range(op.src_end - op.src_start):
+                pairs[op.src_start + offset] = found.a + op.dest_start + offset
+    return pairs
+
+
+def _start(index: _Transcript, token: int) -> float:
+    return index.words[index.first_word[token]].start
 
 
 def _shorten(text: str, size: int = 200) -> str:

@@ -1,0 +1,257 @@
+"""How a text reads: its tokens, the sentences and clauses they belong to, and whether each
+is affirmed or denied.
+
+A transcript and a statement are read by the same code, so that they can be compared
+clause by clause: a sentence ends at a full stop, question or exclamation mark (or, in a
+transcript without punctuation, at a pause); a clause ends at a comma, semicolon, colon or
+dash, before a conjunction that starts one ("but", "because", "while"…), before "and" or
+"or" followed by a subject, and after a verb of reporting ("says", "claimed"). A negation
+("not", "never", "no longer", "rather than", "instead of", "without"…) denies the rest of
+its clause; a second one in the same clause affirms it again. So "speed, not size" and
+"speed rather than size" both deny "size" and affirm "speed", and "it's not that it
+couldn't" affirms what "it could" affirms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .tokens import _is_content, _normalised, _stem, _word_tokens
+
+# Words that deny the rest of their clause.
+NEGATORS = frozenset(
+    "not never no nothing none nobody nowhere neither nor without cannot".split()
+)
+# "not only", "not just": a negation of nothing ("not only fast but cheap").
+_NOT_A_NEGATION_AFTER_NOT = frozenset("only just merely simply even least".split())
+# Two-word negations: the first word denies, the second is part of it.
+_PAIRED = {"rather": "than", "instead": "of"}
+# Words that start a clause of their own.
+_CLAUSE_WORDS = frozenset(
+    "but because while whereas although though unless since if when which nor".split()
+)
+_SUBJECTS = frozenset("i we he she they you it".split())
+# After these a new clause starts: what is reported is not denied by a negation before it.
+REPORTING = frozenset(
+    """says said say argues argued notes noted explains explained adds added claims claimed
+    warns warned admits admitted insists insisted reports reported tells told writes wrote
+    recalls recalled concludes concluded confirms confirmed agrees agreed advises advised
+    asks asked""".split()
+)
+# What joins a gerund subject to its predicate ("rolling your own cache is a trap").
+_COPULAS = frozenset(
+    "is are was were be will would can could makes made means meant costs takes".split()
+)
+# Words that carry a claim although they are too common to help find one: "it was fine",
+# "that's okay" are denied or affirmed like any other word.
+EVALUATIVE = frozenset("okay fine right true sure enough good well safe worth".split())
+
+_TRAILING = "\"')]}\u201d\u2019\u00bb*_"
+_LEADING = "\"'([{\u201c\u2018\u00ab*_"
+_ABBREVIATIONS = frozenset("mr mrs ms dr st vs prof inc ltd jr sr no approx fig".split())
+_DASHES = frozenset({"-", "--", "\u2013", "\u2014", "\u2015"})
+_SINGLE_LETTERS = re.compile(r"^(?:[A-Za-z]\.)+$")
+_DIGIT_AND_LETTER = re.compile(r"\d")
+# A letter suffix on a number that is a unit or a scale, not part of a name: "2.5x", "10k",
+# "21st", "1990s", "14kb", "40ms", "5gw".
+_UNIT_SUFFIX = re.compile(
+    r"^\$?[\d.,]+(?:x|k|m|b|bn|st|nd|rd|th|s|ms|kb|mb|gb|tb|w|kw|mw|gw|kwh|mwh|gwh|h|%)?$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The tokens of a text (a transcript's words or a statement) and how they read."""
+
+    tokens: list[str]
+    stems: list[str]
+    # The first and last word each token was said in.
+    first_word: list[int]
+    last_word: list[int]
+    sentence: list[int]
+    clause: list[int]
+    # +1 affirmed, -1 denied, 0 neither (a negation itself, a gerund subject).
+    polarity: list[int]
+    # Written with a capital inside a sentence, or with capitals or digits inside it.
+    cased: list[bool]
+    # A number written inside a name ("GPT-4", "A100", "4o", "gpt-oss-20b").
+    glued: list[bool]
+    # The first token of each sentence.
+    sentence_starts: list[int]
+
+
+def read(
+    texts: Sequence[str],
+    *,
+    gaps: Sequence[float] | None = None,
+    skip_notes: bool = False,
+) -> Reading:
+    """How the words `texts` read. `gaps` (seconds of silence after each word) break
+    sentences where the text has no punctuation: at a pause of 0.6 s, or after 40 tokens,
+    when the text has fewer than one full stop in 60 words; at a pause of 3 s otherwise."""
+    raw: list[str] = []
+    places: list[int] = []
+    for index, text in enumerate(texts):
+        if skip_notes and text.startswith("[") and text.endswith("]"):
+            continue  # a caption's note, not speech: "[Music]", "[Applause]"
+        for term in _word_tokens(text):
+            raw.append(term)
+            places.append(index)
+    tokens, firsts, lasts = _normalised(raw, places)
+    stems = [_stem(term) for term in tokens]
+    ends = [_word_end(text) for text in texts]
+    opens = [bool(text) and text[0] in "([{\u2014\u2013" for text in texts]
+    punctuated = sum(end == "sentence" for end in ends) * 60 >= max(1, len(texts))
+    sentence_breaks, clause_breaks = _breaks(tokens, firsts, lasts, ends, opens, gaps, punctuated)
+    sentence, starts = _numbered(len(tokens), sentence_breaks)
+    clause, _ = _numbered(len(tokens), sentence_breaks | clause_breaks)
+    polarity = _polarity(tokens, clause)
+    starts_set = set(starts)
+    cased = [
+        _is_cased(texts[firsts[k]], at_start=k in starts_set) if tokens[k].isalpha() else False
+        for k in range(len(tokens))
+    ]
+    glued = [_is_glued(texts[firsts[k]], tokens[k]) for k in range(len(tokens))]
+    return Reading(tokens, stems, firsts, lasts, sentence, clause, polarity, cased, glued, starts)
+
+
+def _word_end(text: str) -> str | None:
+    """How a word ends a stretch of text: "sentence", "clause" or None."""
+    if text in _DASHES or text.endswith(("\u2014", "--", "\u2013")):
+        return "clause"
+    stripped = text.rstrip(_TRAILING)
+    if not stripped:
+        return None
+    last = stripped[-1]
+    if last in "!?":
+        return "sentence"
+    if last == ".":
+        if stripped.endswith("...") or _is_abbreviation(stripped):
+            return "clause" if stripped.endswith("...") else None
+        return "sentence"
+    if last in ",;:\u2026":
+        return "clause"
+    return None
+
+
+def _is_abbreviation(word: str) -> bool:
+    bare = word.lstrip(_LEADING)
+    return bool(_SINGLE_LETTERS.match(bare)) or bare[:-1].casefold() in _ABBREVIATIONS
+
+
+def _breaks(
+    tokens: Sequence[str],
+    firsts: Sequence[int],
+    lasts: Sequence[int],
+    ends: Sequence[str | None],
+    opens: Sequence[bool],
+    gaps: Sequence[float] | None,
+    punctuated: bool,
+) -> tuple[set[int], set[int]]:
+    """The tokens that start a sentence, and those that start a clause."""
+    sentences: set[int] = set()
+    clauses: set[int] = set()
+    pause = 3.0 if punctuated else 0.6
+    length = 0
+    for k in range(1, len(tokens)):
+        length += 1
+        word, next_word = lasts[k - 1], firsts[k]
+        if next_word > word:
+            end = ends[word]
+            if end == "sentence" or (gaps is not None and gaps[word] >= pause):
+                sentences.add(k)
+            elif end == "clause" or opens[next_word]:
+                clauses.add(k)
+        if not punctuated and length >= 40:
+            sentences.add(k)
+        if k in sentences:
+            length = 0
+            continue
+        term = tokens[k]
+        if term in _CLAUSE_WORDS and tokens[k - 1] not in _CLAUSE_WORDS:
+            clauses.add(k)
+        elif term in ("and", "or", "so") and k + 1 < len(tokens) and tokens[k + 1] in _SUBJECTS:
+            clauses.add(k)
+        elif tokens[k - 1] in REPORTING:
+            clauses.add(k)
+    return sentences, clauses
+
+
+def _numbered(size: int, breaks: set[int]) -> tuple[list[int], list[int]]:
+    """The number of the stretch each token is in, and the first token of each."""
+    numbers = []
+    starts = [0] if size else []
+    current = 0
+    for k in range(size):
+        if k in breaks:
+            current += 1
+            starts.append(k)
+        numbers.append(current)
+    return numbers, starts
+
+
+def _polarity(tokens: Sequence[str], clause: Sequence[int]) -> list[int]:
+    polarity = [1] * len(tokens)
+    denied = False
+    k = 0
+    while k < len(tokens):
+        if k == 0 or clause[k] != clause[k - 1]:
+            denied = False
+            _gerund_subject(tokens, clause, k, polarity)
+        term = tokens[k]
+        after = tokens[k + 1] if k + 1 < len(tokens) and clause[k + 1] == clause[k] else ""
+        if _is_negation(term, after):
+            denied = not denied
+            polarity[k] = 0
+            if _PAIRED.get(term) == after or (term == "no" and after == "longer"):
+                k += 1
+                polarity[k] = 0
+            k += 1
+            continue
+        if polarity[k]:
+            polarity[k] = -1 if denied else 1
+        k += 1
+    return polarity
+
+
+def _is_negation(term: str, after: str) -> bool:
+    if term in _PAIRED:
+        return _PAIRED[term] == after
+    if term == "not":
+        return after not in _NOT_A_NEGATION_AFTER_NOT
+    return term in NEGATORS
+
+
+def _gerund_subject(tokens: Sequence[str], clause: Sequence[int], k: int, polarity: list[int]):
+    """A clause that opens with a gerund and its object before a copula ("rolling your own
+    cache is a trap"): those words name an action, they neither affirm nor deny it."""
+    term = tokens[k]
+    if not (term.endswith("ing") and len(term) > 4 and _is_content(term)):
+        return
+    for j in range(k + 1, min(len(tokens), k + 8)):
+        if clause[j] != clause[k] or tokens[j] in NEGATORS:
+            return
+        if tokens[j] in _COPULAS:
+            for i in range(k, j):
+                polarity[i] = 0
+            return
+
+
+def _is_cased(text: str, *, at_start: bool) -> bool:
+    bare = text.lstrip(_LEADING)
+    if not bare:
+        return False
+    if any(c.isupper() for c in bare[1:]) and not bare.isupper() or _DIGIT_AND_LETTER.search(bare):
+        return True
+    return bare[0].isupper() and not at_start and bare != "I"
+
+
+def _is_glued(text: str, token: str) -> bool:
+    """Whether number `token` is written inside a word with letters that are not its unit."""
+    if not token[:1].isdigit():
+        return False
+    bare = text.strip(_LEADING + _TRAILING + ".,;:!?")
+    return any(c.isalpha() for c in bare) and not _UNIT_SUFFIX.match(bare)

@@ -1,0 +1,144 @@
+"""Where a point (a key point, takeaway or caveat) is supported: the sentences that say
+most of what it claims, in the order it claims it.
+
+A point is supported by a passage of one to three consecutive sentences when more than
+half of its meaning (its words of meaning, weighted by how rare each is in the transcript,
+attribution left out) is said there in order. Words the transcript never says weigh most:
+an on-topic point made of the talk's words around a claim never made is not supported.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass
+
+from rapidfuzz.distance import Indel
+
+from .index import _Transcript
+from .statements import _Statement
+from .tokens import _NUMBER, _is_content
+
+# More than this share of a point's weighted meaning must be said for it to be supported.
+SUPPORTED = 0.5
+# The longest passage, in sentences, that supports one point.
+_MOST_SENTENCES = 3
+# Sentences scored as places a point may be said.
+_CANDIDATES = 10
+# Stems said more often than this share of the transcript are no help in finding a point.
+_MAX_POSTING_SHARE = 0.02
+
+
+@dataclass(frozen=True)
+class Support:
+    a: int  # first token of the passage (a sentence's start)
+    b: int  # the token after its last sentence
+    share: float  # 0-1: how much of the point is said there, in order
+    # Statement token -> the passage token it was matched to.
+    pairs: dict[int, int]
+
+    @property
+    def score(self) -> float:
+        return round(100.0 * self.share, 1)
+
+
+def support(index: _Transcript, statement: _Statement, first: int, last: int) -> Support | None:
+    """The best passage of sentences `first` to `last` (inclusive): its sentences trimmed to
+    those that say some of the point."""
+    claim = statement.claim_positions
+    if not claim:
+        return None
+    a, b = index.sentence_span(first, last)
+    positions = [p for p in range(a, b) if _counts(index.tokens[p])]
+    if not positions:
+        return None
+    stems = [statement.stems[k] for k in claim]
+    weights = [index.weight(stem) for stem in stems]
+    pairs: dict[int, int] = {}
+    for op in Indel.opcodes(stems, [index.stems[p] for p in positions]):
+        if op.tag == "equal":
+            for offset in range(op.src_end - op.src_start):
+                pairs[claim[op.src_start + offset]] = positions[op.dest_start + offset]
+    if not pairs:
+        return None
+    matched = {claim.index(k) for k in pairs}
+    share = sum(weights[i] for i in matched) / sum(weights)
+    said = sorted(pairs.values())
+    start, _ = index.sentence_span(index.sentence[said[0]], index.sentence[said[0]])
+    _, end = index.sentence_span(index.sentence[said[-1]], index.sentence[said[-1]])
+    return Support(start, end, share, pairs)
+
+
+def _counts(term: str) -> bool:
+    return _is_content(term) or bool(_NUMBER.match(term))
+
+
+def best_near(index: _Transcript, statement: _Statement, a: int, b: int) -> Support | None:
+    """The best passage for the point among the sentences tokens a to b touch, one more
+    on either side."""
+    last_sentence = index.sentence[-1]
+    first = max(0, index.sentence[a] - 1)
+    last = min(last_sentence, index.sentence[max(a, b - 1)] + 1)
+    return _best_of(index, statement, first, last, max_size=last - first + 1)
+
+
+def search(index: _Transcript, statement: _Statement, limit: int) -> list[Support]:
+    """The best passages of the whole transcript for a point, best first, none
+    overlapping."""
+    found: list[Support] = []
+    last_sentence = index.sentence[-1] if index.tokens else -1
+    for sentence in _candidate_sentences(index, statement):
+        lo = max(0, sentence - _MOST_SENTENCES + 1)
+        hi = min(last_sentence, sentence + _MOST_SENTENCES - 1)
+        best = _best_of(index, statement, lo, hi, max_size=_MOST_SENTENCES, holding=sentence)
+        if best is not None:
+            found.append(best)
+    found.sort(key=lambda s: (-s.share, s.b - s.a, s.a))
+    kept: list[Support] = []
+    for passage in found:
+        if all(passage.b <= other.a or passage.a >= other.b for other in kept):
+            kept.append(passage)
+    return kept[:limit]
+
+
+def _best_of(
+    index: _Transcript,
+    statement: _Statement,
+    lo: int,
+    hi: int,
+    *,
+    max_size: int,
+    holding: int | None = None,
+) -> Support | None:
+    """The best passage of consecutive sentences within lo to hi (holding sentence
+    `holding`, when given): the most said, then the shortest, then the first."""
+    best: Support | None = None
+    for first in range(lo, hi + 1):
+        for last in range(first, min(hi, first + max_size - 1) + 1):
+            if holding is not None and not first <= holding <= last:
+                continue
+            found = support(index, statement, first, last)
+            if found is None:
+                continue
+            if best is None or (found.share, best.b - best.a, -found.a) > (
+                best.share,
+                found.b - found.a,
+                -best.a,
+            ):
+                best = found
+    return best
+
+
+def _candidate_sentences(index: _Transcript, statement: _Statement) -> list[int]:
+    """The sentences where the point's rarer stems are said, by votes weighted by rarity."""
+    most = max(50, int(len(index.tokens) * _MAX_POSTING_SHARE))
+    content = sorted(statement.content)
+    usable = [stem for stem in content if 0 < len(index.postings.get(stem, ())) <= most]
+    if not usable:
+        usable = [stem for stem in content if stem in index.postings][:2]
+    votes: defaultdict[int, float] = defaultdict(float)
+    for stem in usable:
+        weight = index.weight(stem)
+        for sentence in {index.sentence[p] for p in index.postings[stem]}:
+            votes[sentence] += weight
+    return heapq.nlargest(_CANDIDATES, votes, key=lambda s: (votes[s], -s))
