@@ -12,7 +12,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 
 from .index import _Transcript
-from .reading import Reading
+from .reading import EVALUATIVE, Reading
 from .statements import _Statement
 from .tokens import _NUMBER, _ORDINAL, _STOPWORDS, _format_number, _is_content
 
@@ -260,47 +260,104 @@ def _ordinal_text(value: int) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def _polarity_conflict(
-    index: _Transcript, a: int, b: int, statement: _Statement, pairs: dict[int, int] | None
-) -> str | None:
-    """A clause of the statement whose words the passage (tokens a to b) mostly says with
-    the other polarity: denied where the statement affirms them, or affirmed where it
-    denies them. With `pairs` (statement token -> passage token, for words said as
-    written) each word is compared with the one it was matched to; without, with any
-    place the passage says it."""
-    said: dict[str, set[int]] = defaultdict(set)
-    for p in range(a, b):
-        if index.polarity[p]:
-            said[index.stems[p]].add(index.polarity[p])
-    agree: dict[int, float] = defaultdict(float)
-    disagree: dict[int, float] = defaultdict(float)
-    example: dict[int, int] = {}
+# Auxiliary verbs a negation may be all that follows ("what it couldn't do"): compared
+# for polarity like words of meaning.
+_AUXILIARIES = frozenset(
+    "do does did is are was were be been can could will would should have has had must".split()
+)
+
+
+def _is_polar(reading: Reading, k: int, names: frozenset[str]) -> bool:
+    """Whether token k says something that can be affirmed or denied: a word of meaning,
+    an evaluative word ("fine", "okay"), an auxiliary verb or a quantity; not a number
+    inside a name."""
+    term = reading.tokens[k]
+    if not reading.polarity[k]:
+        return False
+    if _NUMBER.match(term):
+        return not _is_name_number(reading, k, names)
+    return _is_content(term) or term in EVALUATIVE or term in _AUXILIARIES
+
+
+def _polarity_conflict(index: _Transcript, a: int, b: int, statement: _Statement) -> str | None:
+    """A clause (of the statement or of the passage, tokens a to b) where the words both
+    say are mostly denied on one side and affirmed on the other.
+
+    Words are matched in order; a word left unmatched is compared with the places the
+    passage says it (evaluative words, which often close a sentence, with the sentence
+    either side too). Only words denied on at least one side tell anything: those affirmed
+    on both are left out, so that a clause that agrees in many words is not outweighed by
+    them ("compute for normal-sized work is no longer scarce" / "…is still scarce")."""
     reading = statement.reading
-    for k in statement.polar_positions:
-        stem = reading.stems[k]
-        if pairs is not None:
-            if k not in pairs or not index.polarity[pairs[k]]:
+    names = index.names
+    stated = [
+        k for k in range(len(reading.tokens)) if k not in statement.attribution
+        and _is_polar(reading, k, names)
+    ]
+    said = [p for p in range(a, b) if _is_polar(index.reading, p, names)]
+    pairs = _matched(reading.stems, stated, index.stems, said)
+    near_a, near_b = _around(index, a, b)
+    agree: dict[tuple[str, int], float] = defaultdict(float)
+    disagree: dict[tuple[str, int], float] = defaultdict(float)
+    example: dict[tuple[str, int], int] = {}
+    for k in stated:
+        p = pairs.get(k)
+        if p is None:
+            lo, hi = (near_a, near_b) if reading.tokens[k] in EVALUATIVE else (a, b)
+            p = _said_as(index, reading.stems[k], reading.polarity[k], lo, hi)
+            if p is None:
                 continue
-            polarities = {index.polarity[pairs[k]]}
-        else:
-            polarities = said.get(stem, set())
-            if not polarities:
-                continue
-        weight = index.weight(stem)
-        clause = reading.clause[k]
-        if reading.polarity[k] in polarities:
-            agree[clause] += weight
-        else:
-            disagree[clause] += weight
-            example.setdefault(clause, k)
-    for clause in sorted(disagree):
-        if disagree[clause] > agree[clause]:
-            k = example[clause]
+        mine, theirs = reading.polarity[k], index.polarity[p]
+        if mine > 0 and theirs > 0:
+            continue
+        weight = index.weight(reading.stems[k])
+        for group in (("statement", reading.clause[k]), ("passage", index.clause[p])):
+            if mine == theirs:
+                agree[group] += weight
+            else:
+                disagree[group] += weight
+                example.setdefault(group, k)
+    for group in sorted(disagree):
+        if disagree[group] > agree[group]:
+            k = example[group]
             word = reading.tokens[k]
             if reading.polarity[k] > 0:
                 return f"the transcript denies {word!r}, the statement affirms it"
             return f"the statement denies {word!r}, the transcript affirms it"
     return None
+
+
+def _matched(
+    stems: Sequence[str], stated: Sequence[int], said_stems: Sequence[str], said: Sequence[int]
+) -> dict[int, int]:
+    """Statement token -> passage token, for the words both say in the same order."""
+    pairs = {}
+    ops = Indel.opcodes([stems[k] for k in stated], [said_stems[p] for p in said])
+    for op in ops:
+        if op.tag == "equal":
+            for offset in range(op.src_end - op.src_start):
+                pairs[stated[op.src_start + offset]] = said[op.dest_start + offset]
+    return pairs
+
+
+def _around(index: _Transcript, a: int, b: int) -> tuple[int, int]:
+    """Tokens a to b with the sentence before and the one after."""
+    first = max(0, index.sentence[a] - 1)
+    last = min(index.sentence[-1], index.sentence[max(a, b - 1)] + 1)
+    return index.sentence_span(first, last)
+
+
+def _said_as(index: _Transcript, stem: str, polarity: int, a: int, b: int) -> int | None:
+    """Where tokens a to b say `stem`: with the same polarity if anywhere, else with the
+    other; None when they never say it with a polarity."""
+    other = None
+    for p in index.postings.get(stem, ()):
+        if p < a or p >= b or not index.polarity[p]:
+            continue
+        if index.polarity[p] == polarity:
+            return p
+        other = p if other is None else other
+    return other
 
 
 # ---------------------------------------------------------------------------------------
@@ -358,7 +415,6 @@ def _conflict(
     a: int,
     b: int,
     statement: _Statement,
-    pairs: dict[int, int] | None = None,
 ) -> str | None:
     """What in the passage (tokens a to b) contradicts the statement: another quantity,
     a name said with another number, another name, or the other polarity."""
@@ -367,5 +423,5 @@ def _conflict(
         _quantity_conflict(index, a, b, statement)
         or _name_number_conflict(index, a, b, statement)
         or _name_conflict(index, positions, statement)
-        or _polarity_conflict(index, a, b, statement, pairs)
+        or _polarity_conflict(index, a, b, statement)
     )

@@ -25,7 +25,7 @@ NEGATORS = frozenset(
     "not never no nothing none nobody nowhere neither nor without cannot".split()
 )
 # "not only", "not just": a negation of nothing ("not only fast but cheap").
-_NOT_A_NEGATION_AFTER_NOT = frozenset("only just merely simply even least".split())
+_NOT_A_NEGATION_AFTER_NOT = frozenset("only just merely simply least".split())
 # Two-word negations: the first word denies, the second is part of it.
 _PAIRED = {"rather": "than", "instead": "of"}
 # Words that start a clause of their own.
@@ -109,6 +109,7 @@ def read(
     sentence, starts = _numbered(len(tokens), sentence_breaks)
     clause, _ = _numbered(len(tokens), sentence_breaks | clause_breaks)
     polarity = _polarity(tokens, clause)
+    _questions_neutral(polarity, sentence, lasts, ends, texts)
     starts_set = set(starts)
     cased = [
         _is_cased(texts[firsts[k]], at_start=k in starts_set) if tokens[k].isalpha() else False
@@ -215,6 +216,27 @@ def _polarity(tokens: Sequence[str], clause: Sequence[int]) -> list[int]:
             polarity[k] = -1 if denied else 1
         k += 1
     return polarity
+
+
+def _questions_neutral(
+    polarity: list[int],
+    sentence: Sequence[int],
+    lasts: Sequence[int],
+    ends: Sequence[str | None],
+    texts: Sequence[str],
+) -> None:
+    """A question affirms and denies nothing ("So it's fine to announce a win? No.")."""
+    k = len(polarity)
+    while k > 0:
+        end = k - 1
+        start = end
+        while start > 0 and sentence[start - 1] == sentence[end]:
+            start -= 1
+        last_text = texts[lasts[end]].rstrip(_TRAILING)
+        if ends[lasts[end]] == "sentence" and last_text.endswith("?"):
+            for i in range(start, end + 1):
+                polarity[i] = 0
+        k = start
 
 
 def _is_negation(term: str, after: str) -> bool:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rapidfuzz.distance import Indel
-
 from ..durations import format_duration
 from ..transcripts import Word
 from . import support as point_support
@@ -172,7 +170,7 @@ def _judge_words(index: _Transcript, target: _Statement, found: _Found) -> Verdi
             score,
             f"nothing in the transcript says this (best match {score:.0f}/100)",
         )
-    conflict = _conflict(index, found.a, found.b, target, _pairs(index, target, found))
+    conflict = _conflict(index, found.a, found.b, target)
     if conflict:
         return Verdict(Status.CONTRADICTED, score, conflict)
     if found.verbatim:
@@ -191,16 +189,6 @@ def _judge_words(index: _Transcript, target: _Statement, found: _Found) -> Verdi
         score,
         f"close but not word for word ({score:.0f}/100); the transcript says: {_shorten(said)}",
     )
-
-
-def _pairs(index: _Transcript, target: _Statement, found: _Found) -> dict[int, int]:
-    """Statement token -> the transcript token it is said as, where they are the same."""
-    pairs = {}
-    for op in Indel.opcodes(target.stems, index.stems[found.a : found.b]):
-        if op.tag == "equal":
-            for offset in range(op.src_end - op.src_start):
-                pairs[op.src_start + offset] = found.a + op.dest_start + offset
-    return pairs
 
 
 def _start(index: _Transcript, token: int) -> float:
