@@ -283,9 +283,9 @@ def _polarity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
     """A clause (of the statement or of the passage, tokens a to b) where the words both
     say are mostly denied on one side and affirmed on the other.
 
-    Words are matched in order; a word left unmatched is compared with the places the
-    passage says it (evaluative words, which often close a sentence, with the sentence
-    either side too). Only words denied on at least one side tell anything: those affirmed
+    Each word is compared with the places the passage says it: it agrees when one of
+    them has its polarity (evaluative words, which often close a sentence, are looked for
+    in the sentence either side too). Only words denied on at least one side tell anything: those affirmed
     on both are left out, so that a clause that agrees in many words is not outweighed by
     them ("compute for normal-sized work is no longer scarce" / "…is still scarce")."""
     reading = statement.reading
@@ -294,20 +294,17 @@ def _polarity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
         k for k in range(len(reading.tokens)) if k not in statement.attribution
         and _is_polar(reading, k, names)
     ]
-    said = [p for p in range(a, b) if _is_polar(index.reading, p, names)]
-    pairs = _matched(reading.stems, stated, index.stems, said)
     near_a, near_b = _around(index, a, b)
     agree: dict[tuple[str, int], float] = defaultdict(float)
     disagree: dict[tuple[str, int], float] = defaultdict(float)
     example: dict[tuple[str, int], int] = {}
     for k in stated:
-        p = pairs.get(k)
+        mine = reading.polarity[k]
+        lo, hi = (near_a, near_b) if reading.tokens[k] in EVALUATIVE else (a, b)
+        p = _said_as(index, reading.stems[k], mine, lo, hi)
         if p is None:
-            lo, hi = (near_a, near_b) if reading.tokens[k] in EVALUATIVE else (a, b)
-            p = _said_as(index, reading.stems[k], reading.polarity[k], lo, hi)
-            if p is None:
-                continue
-        mine, theirs = reading.polarity[k], index.polarity[p]
+            continue
+        theirs = index.polarity[p]
         if mine > 0 and theirs > 0:
             continue
         weight = index.weight(reading.stems[k])
@@ -325,19 +322,6 @@ def _polarity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
                 return f"the transcript denies {word!r}, the statement affirms it"
             return f"the statement denies {word!r}, the transcript affirms it"
     return None
-
-
-def _matched(
-    stems: Sequence[str], stated: Sequence[int], said_stems: Sequence[str], said: Sequence[int]
-) -> dict[int, int]:
-    """Statement token -> passage token, for the words both say in the same order."""
-    pairs = {}
-    ops = Indel.opcodes([stems[k] for k in stated], [said_stems[p] for p in said])
-    for op in ops:
-        if op.tag == "equal":
-            for offset in range(op.src_end - op.src_start):
-                pairs[stated[op.src_start + offset]] = said[op.dest_start + offset]
-    return pairs
 
 
 def _around(index: _Transcript, a: int, b: int) -> tuple[int, int]:

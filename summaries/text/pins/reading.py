@@ -172,7 +172,12 @@ def _breaks(
             length = 0
             continue
         term = tokens[k]
+        following = tokens[k + 1] if k + 1 < len(tokens) else ""
         if term in _CLAUSE_WORDS and tokens[k - 1] not in _CLAUSE_WORDS:
+            clauses.add(k)
+        elif _PAIRED.get(term) == following:
+            clauses.add(k)  # "speed rather than size": what is denied is a clause of its own
+        elif term in ("and", "or") and following in ("not", "never", "no"):
             clauses.add(k)
         elif term in ("and", "or", "so") and k + 1 < len(tokens) and tokens[k + 1] in _SUBJECTS:
             clauses.add(k)
@@ -195,17 +200,24 @@ def _numbered(size: int, breaks: set[int]) -> tuple[list[int], list[int]]:
 
 
 def _polarity(tokens: Sequence[str], clause: Sequence[int]) -> list[int]:
+    """Each token's polarity: denied after an odd number of negations in its clause,
+    affirmed in a clause with none. The words of a negated clause before its first
+    negation (its subject, a fronted phrase) are neither: "the agent never issues a
+    refund" and "a refund is never issued by the agent" deny the same claim with the
+    words on either side of "never"."""
     polarity = [1] * len(tokens)
+    negated = _negated_clauses(tokens, clause)
     denied = False
+    seen_negation = False
     k = 0
     while k < len(tokens):
         if k == 0 or clause[k] != clause[k - 1]:
-            denied = False
+            denied = seen_negation = False
             _gerund_subject(tokens, clause, k, polarity)
         term = tokens[k]
         after = tokens[k + 1] if k + 1 < len(tokens) and clause[k + 1] == clause[k] else ""
         if _is_negation(term, after):
-            denied = not denied
+            denied, seen_negation = not denied, True
             polarity[k] = 0
             if _PAIRED.get(term) == after or (term == "no" and after == "longer"):
                 k += 1
@@ -213,9 +225,21 @@ def _polarity(tokens: Sequence[str], clause: Sequence[int]) -> list[int]:
             k += 1
             continue
         if polarity[k]:
-            polarity[k] = -1 if denied else 1
+            if clause[k] in negated and not seen_negation:
+                polarity[k] = 0
+            else:
+                polarity[k] = -1 if denied else 1
         k += 1
     return polarity
+
+
+def _negated_clauses(tokens: Sequence[str], clause: Sequence[int]) -> set[int]:
+    negated = set()
+    for k, term in enumerate(tokens):
+        after = tokens[k + 1] if k + 1 < len(tokens) and clause[k + 1] == clause[k] else ""
+        if _is_negation(term, after):
+            negated.add(clause[k])
+    return negated
 
 
 def _questions_neutral(
