@@ -163,6 +163,6 @@ def suggest(statement: str, words: Sequence[Word], *, kind: Kind, limit: int = 3
         return []
     if kind == "point":
         passages = point_support.search(index, target, limit)
-        return [index.span(p.a, p.b, p.score) for p in passages]
+        return [index.span(p.start, p.b, p.score) for p in passages]
     found = _search(index, target, limit)
     return [index.span(f.a, f.b, round(f.score, 1)) for f in found]

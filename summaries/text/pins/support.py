@@ -36,6 +36,8 @@ class Support:
     share: float  # 0-1: how much of the point is said there, in order
     # Statement token -> the passage token it was matched to.
     pairs: dict[int, int]
+    # Where the point starts being said (a sentence's first token).
+    start: int
 
     @property
     def score(self) -> float:
@@ -66,7 +68,26 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
     said = sorted(pairs.values())
     start, _ = index.sentence_span(index.sentence[said[0]], index.sentence[said[0]])
     _, end = index.sentence_span(index.sentence[said[-1]], index.sentence[said[-1]])
-    return Support(start, end, share, pairs)
+    return Support(start, end, share, pairs, _core(index, statement, pairs, weights, claim))
+
+
+def _core(
+    index: _Transcript,
+    statement: _Statement,
+    pairs: dict[int, int],
+    weights: list[float],
+    claim: list[int],
+) -> int:
+    """Where the point starts being said: the first sentence of the passage that says two
+    or more of its words, rather than a sentence before it that only names its subject
+    (the first sentence saying any, when none says two)."""
+    said: dict[int, int] = {}
+    for k in claim:
+        if k in pairs:
+            sentence = index.sentence[pairs[k]]
+            said[sentence] = said.get(sentence, 0) + 1
+    first = min((s for s, count in said.items() if count >= 2), default=min(said))
+    return index.sentence_starts[first]
 
 
 def _counts(term: str) -> bool:

@@ -85,13 +85,18 @@ def _verify_point(
             f"nothing in the transcript says this (best match {best:.0f}/100)",
         )
     verdict = _judge_point(index, target, found)
-    moved = index.span(found.a, found.b, found.score)
+    # The span starts where the point starts being said: its time.
+    moved = index.span(found.start, found.b, found.score)
     inside = span.first_word <= moved.first_word and moved.end_word <= span.end_word
     return _timed(verdict, moved, None if inside or local else moved, local, stated_time)
 
 
 def _timed(
-    verdict: Verdict, moved: Span, suggested: Span | None, local: bool, stated: float | None
+    verdict: Verdict,
+    moved: Span,
+    suggested: Span | None,
+    local: bool,
+    stated: float | None,
 ) -> Verdict:
     """The verdict with where the words are said and whether a stated time is right."""
     said_at = moved.start
