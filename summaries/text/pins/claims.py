@@ -45,10 +45,12 @@ _units("bytes", "kb kilobyte kilobytes", 10**3, "kilobytes")
 _units("bytes", "mb megabyte megabytes", 10**6, "megabytes")
 _units("bytes", "gb gigabyte gigabytes", 10**9, "gigabytes")
 _units("bytes", "tb terabyte terabytes", 10**12, "terabytes")
+_units("power", "milliwatt milliwatts", Fraction(1, 1000), "milliwatts")
 _units("power", "w watt watts", 1, "watts")
 _units("power", "kw kilowatt kilowatts", 10**3, "kilowatts")
 _units("power", "mw megawatt megawatts", 10**6, "megawatts")
 _units("power", "gw gigawatt gigawatts", 10**9, "gigawatts")
+_units("energy", "joule joules j", Fraction(1, 3600), "watt-hours")
 _units("energy", "wh", 1, "watt-hours")
 _units("energy", "kwh", 10**3, "kilowatt-hours")
 _units("energy", "mwh", 10**6, "megawatt-hours")
@@ -115,6 +117,10 @@ def _quantities(reading: Reading, a: int, b: int, names: frozenset[str]) -> list
     found = []
     for k in range(a, b):
         term = tokens[k]
+        bare = _bare_unit(tokens, k) if not _after_number(tokens, k) else None
+        if bare is not None:
+            found.append(bare)
+            continue
         if term in _MULTIPLIERS and not (term == "half" and _is_a_part(tokens, k)):
             value = _MULTIPLIERS[term]
             found.append(_Quantity(value, "times", "times", value, frozenset(), k))
@@ -127,6 +133,36 @@ def _quantities(reading: Reading, a: int, b: int, names: frozenset[str]) -> list
             continue
         found.append(_quantity(reading, k, b))
     return found
+
+
+# Words before a unit that make it a rate ("$2.10 an hour", "doubling every seven months")
+# or, alone, one of it ("about a week", "in its first month").
+_RATE_WORDS = frozenset("a an per each every".split())
+_ONE_OF = frozenset("a an per each every 1st".split())
+
+
+def _rate(tokens: Sequence[str], j: int, end: int) -> tuple[str, str, Fraction] | None:
+    """ "a month", "per hour" after a quantity: (family, "a month", size)."""
+    if j + 1 < end and tokens[j] in _RATE_WORDS and tokens[j + 1] in _UNITS:
+        family, unit, size = _UNITS[tokens[j + 1]]
+        return family, f"a {unit.rstrip('s')}", size
+    return None
+
+
+def _bare_unit(tokens: Sequence[str], k: int) -> _Quantity | None:
+    """A unit said with no number: one of it ("about a week", "every month", "the first
+    day")."""
+    if k == 0 or tokens[k - 1] not in _ONE_OF or tokens[k] not in _UNITS:
+        return None
+    family, unit, size = _UNITS[tokens[k]]
+    if family not in ("time",):
+        return None
+    return _Quantity(Fraction(1), family, unit, size, frozenset(), k)
+
+
+def _after_number(tokens: Sequence[str], k: int) -> bool:
+    """Whether a unit word belongs to a number said before it ("$11,000 a month")."""
+    return any(_NUMBER.match(tokens[j]) for j in range(max(0, k - 4), k))
 
 
 def _is_a_part(tokens: Sequence[str], k: int) -> bool:
@@ -145,6 +181,9 @@ def _quantity(reading: Reading, k: int, end: int) -> _Quantity:
         after = tokens[k + 2] if k + 2 < end else ""
         if family == "power" and after in _HOURS_AFTER_POWER:
             family, unit = "energy", unit.replace("watts", "watt-hours")
+        rate = _rate(tokens, k + 2, end)
+        if rate is not None:
+            family, unit, size = f"{family} per {rate[0]}", f"{unit} {rate[1]}", size / rate[2]
         return _Quantity(value, family, unit, value * size, frozenset(), k)
     if value.denominator == 1 and 1900 <= value <= 2100 and not _is_content(following):
         return _Quantity(value, "year", "", value, frozenset(), k)

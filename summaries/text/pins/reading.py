@@ -300,4 +300,6 @@ def _is_glued(text: str, token: str) -> bool:
     if not token[:1].isdigit():
         return False
     bare = text.strip(_LEADING + _TRAILING + ".,;:!?")
+    if not any(c.isdigit() for c in bare):
+        return False  # a number said in words ("two")
     return any(c.isalpha() for c in bare) and not _UNIT_SUFFIX.match(bare)
