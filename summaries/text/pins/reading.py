@@ -62,6 +62,9 @@ _UNIT_SUFFIX = re.compile(
 )
 
 
+_END_RANK = {"": 0, "clause": 1, "sentence": 2}
+
+
 @dataclass(frozen=True)
 class Reading:
     """The tokens of a text (a transcript's words or a statement) and how they read."""
@@ -100,9 +103,10 @@ def read(
         for term in _word_tokens(text):
             raw.append(term)
             places.append(index)
-    tokens, firsts, lasts = _normalised(raw, places)
-    stems = [_stem(term) for term in tokens]
     ends = [_word_end(text) for text in texts]
+    stops = frozenset(k for k, end in enumerate(ends) if end == "sentence")
+    tokens, firsts, lasts = _normalised(raw, places, stops)
+    stems = [_stem(term) for term in tokens]
     opens = [bool(text) and text[0] in "([{\u2014\u2013" for text in texts]
     punctuated = sum(end == "sentence" for end in ends) * 60 >= max(1, len(texts))
     sentence_breaks, clause_breaks = _breaks(tokens, firsts, lasts, ends, opens, gaps, punctuated)
@@ -161,7 +165,8 @@ def _breaks(
         length += 1
         word, next_word = lasts[k - 1], firsts[k]
         if next_word > word:
-            end = ends[word]
+            # A dash or a note between the two words may end the clause.
+            end = max((ends[w] or "" for w in range(word, next_word)), key=_END_RANK.get)
             if end == "sentence" or (gaps is not None and gaps[word] >= pause):
                 sentences.add(k)
             elif end == "clause" or opens[next_word]:

@@ -41,6 +41,9 @@ _WORD_FORMS: dict[str, tuple[str, ...]] = {
     "kinda": ("kind", "of"),
     "sorta": ("sort", "of"),
     "ok": ("okay",),
+    "twice": ("2", "times"),
+    "dollar": ("dollars",),
+    "euro": ("euros",),
     "alright": ("all", "right"),
     "gb": ("gigabytes",),
     "gigabyte": ("gigabytes",),
@@ -223,6 +226,8 @@ def _read_number(tokens: Sequence[str], i: int) -> tuple[str, int, bool] | None:
         if kind == "ordinal":
             if last not in _MAY_FOLLOW["ordinal"]:
                 break
+            if term == "second" and last == "tens" and i and tokens[i - 1] in ("a", "an"):
+                break  # "a forty second delay": forty seconds, not the forty-second
             place = int(total + current) + _ORDINAL_WORDS[term]
             return _ordinal(place), j + 1, words_only
         if kind is not None:
@@ -304,10 +309,12 @@ def _year_end(tokens: Sequence[str], j: int, century: int) -> tuple[int, int] | 
 
 
 def _normalised(
-    tokens: Sequence[str], places: Sequence[int]
+    tokens: Sequence[str], places: Sequence[int], stops: frozenset[int] = frozenset()
 ) -> tuple[list[str], list[int], list[int]]:
     """Numbers read, fillers dropped and repeated words said once, from word tokens and the
-    place (word index) each comes from: (tokens, first place, last place of each token)."""
+    place (word index) each comes from: (tokens, first place, last place of each token).
+    Words repeated across the end of a sentence (after a word of `stops`) are both kept:
+    "…not a railway. A railway lasts…" is not a stutter."""
     out: list[str] = []
     firsts: list[int] = []
     lasts: list[int] = []
@@ -346,7 +353,7 @@ def _normalised(
             term, i = "percent", i + 1
         elif term == "no" and i + 1 < n and tokens[i + 1] == "one":
             term, i = "nobody", i + 1
-        _append(out, firsts, lasts, term, first, places[i])
+        _append(out, firsts, lasts, term, first, places[i], stops)
         i += 1
     return out, firsts, lasts
 
@@ -362,15 +369,25 @@ def _may_start_number(term: str) -> bool:
     )
 
 
-def _append(out: list[str], firsts: list[int], lasts: list[int], term: str, a: int, b: int) -> None:
+def _append(
+    out: list[str],
+    firsts: list[int],
+    lasts: list[int],
+    term: str,
+    a: int,
+    b: int,
+    stops: frozenset[int] = frozenset(),
+) -> None:
     """Append a token, unless it repeats the one, two or three before it ("the the", "it is
-    it is"): a stutter is said once."""
+    it is") within a sentence: a stutter is said once."""
     out.append(term)
     firsts.append(a)
     lasts.append(b)
     size = len(out)
     for length in (1, 2, 3):
         if size < 2 * length or out[-1] != out[-1 - length]:
+            continue
+        if stops and any(lasts[j] in stops for j in range(size - 2 * length, size - length)):
             continue
         if out[-length:] == out[-2 * length : -length]:
             # The copy kept now ends where the repeat ended.
