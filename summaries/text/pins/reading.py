@@ -14,7 +14,9 @@ couldn't" affirms what "it could" affirms.
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,6 +35,24 @@ _CLAUSE_WORDS = frozenset(
     "but because while whereas although though unless since if when which nor".split()
 )
 _SUBJECTS = frozenset("i we he she they you it".split())
+# Words a predicate's "not" follows ("is not", "didn't"); after any other word "not" denies
+# what follows it alone ("speed not size"), a clause of its own.
+_BEFORE_A_DENIAL = frozenset(
+    """is are was were am be been do does did can could will would should shall have has had
+    must may might need it that this there""".split()
+)
+# Verbs whose clause goes on in the next ("I don't think it is safe" denies "safe").
+_RAISING = frozenset(
+    """think thinks thought believe believes believed expect expects expected suppose
+    guess reckon imagine seem seems seemed appear appears want wants say says said that""".split()
+)
+
+
+def _ends_a_claim(term: str) -> bool:
+    """Whether a clause may end after `term`, so that a subject after it starts another."""
+    return (_is_content(term) or term[:1].isdigit()) and term not in _RAISING
+
+
 # After these a new clause starts: what is reported is not denied by a negation before it.
 REPORTING = frozenset(
     """says said say argues argued notes noted explains explained adds added claims claimed
@@ -84,6 +104,8 @@ class Reading:
     glued: list[bool]
     # The first token of each sentence.
     sentence_starts: list[int]
+    # Whether sentences come from punctuation (else from pauses and length).
+    punctuated: bool = True
 
 
 def read(
@@ -93,8 +115,10 @@ def read(
     skip_notes: bool = False,
 ) -> Reading:
     """How the words `texts` read. `gaps` (seconds of silence after each word) break
-    sentences where the text has no punctuation: at a pause of 0.6 s, or after 40 tokens,
-    when the text has fewer than one full stop in 60 words; at a pause of 3 s otherwise."""
+    sentences and clauses where the text has no punctuation (fewer than one full stop in
+    60 words): a sentence at a pause four times the median pause between words (at least
+    0.25 s) or after 40 tokens, a clause at half that pause. With punctuation, only a
+    pause of 3 s breaks a sentence."""
     raw: list[str] = []
     places: list[int] = []
     for index, text in enumerate(texts):
@@ -104,12 +128,14 @@ def read(
             raw.append(term)
             places.append(index)
     ends = [_word_end(text) for text in texts]
+    punctuated = sum(end == "sentence" for end in ends) * 60 >= max(1, len(texts))
+    if gaps is not None:
+        ends = _pause_ends(ends, gaps, punctuated)
     stops = frozenset(k for k, end in enumerate(ends) if end == "sentence")
     tokens, firsts, lasts = _normalised(raw, places, stops)
     stems = [_stem(term) for term in tokens]
     opens = [bool(text) and text[0] in "([{\u2014\u2013" for text in texts]
-    punctuated = sum(end == "sentence" for end in ends) * 60 >= max(1, len(texts))
-    sentence_breaks, clause_breaks = _breaks(tokens, firsts, lasts, ends, opens, gaps, punctuated)
+    sentence_breaks, clause_breaks = _breaks(tokens, firsts, lasts, ends, opens, punctuated)
     sentence, starts = _numbered(len(tokens), sentence_breaks)
     clause, _ = _numbered(len(tokens), sentence_breaks | clause_breaks)
     polarity = _polarity(tokens, clause)
@@ -120,7 +146,28 @@ def read(
         for k in range(len(tokens))
     ]
     glued = [_is_glued(texts[firsts[k]], tokens[k]) for k in range(len(tokens))]
-    return Reading(tokens, stems, firsts, lasts, sentence, clause, polarity, cased, glued, starts)
+    return Reading(
+        tokens, stems, firsts, lasts, sentence, clause, polarity, cased, glued, starts, punctuated
+    )
+
+
+def _pause_ends(
+    ends: Sequence[str | None], gaps: Sequence[float], punctuated: bool
+) -> list[str | None]:
+    """Word ends with the pauses that end a sentence or a clause where the text does not."""
+    if punctuated:
+        sentence_pause, clause_pause = 3.0, math.inf
+    else:
+        typical = statistics.median(gaps) if gaps else 0.0
+        sentence_pause = max(0.25, 4 * typical)
+        clause_pause = sentence_pause / 2
+    marked = list(ends)
+    for k, gap in enumerate(gaps):
+        if gap >= sentence_pause:
+            marked[k] = "sentence"
+        elif gap >= clause_pause and marked[k] is None:
+            marked[k] = "clause"
+    return marked
 
 
 def _word_end(text: str) -> str | None:
@@ -153,13 +200,11 @@ def _breaks(
     lasts: Sequence[int],
     ends: Sequence[str | None],
     opens: Sequence[bool],
-    gaps: Sequence[float] | None,
     punctuated: bool,
 ) -> tuple[set[int], set[int]]:
     """The tokens that start a sentence, and those that start a clause."""
     sentences: set[int] = set()
     clauses: set[int] = set()
-    pause = 3.0 if punctuated else 0.6
     length = 0
     for k in range(1, len(tokens)):
         length += 1
@@ -167,7 +212,7 @@ def _breaks(
         if next_word > word:
             # A dash or a note between the two words may end the clause.
             end = max((ends[w] or "" for w in range(word, next_word)), key=_END_RANK.get)
-            if end == "sentence" or (gaps is not None and gaps[word] >= pause):
+            if end == "sentence":
                 sentences.add(k)
             elif end == "clause" or opens[next_word]:
                 clauses.add(k)
@@ -184,6 +229,10 @@ def _breaks(
             clauses.add(k)  # "speed rather than size": what is denied is a clause of its own
         elif term in ("and", "or") and following in ("not", "never", "no"):
             clauses.add(k)
+        elif term == "not" and tokens[k - 1] not in _BEFORE_A_DENIAL:
+            clauses.add(k)  # "what leaves the phone not where the model runs"
+        elif term in _SUBJECTS and following in _BEFORE_A_DENIAL and _ends_a_claim(tokens[k - 1]):
+            clauses.add(k)  # "the leaderboard isn't wrong it's answering…"
         elif term in ("and", "or", "so") and k + 1 < len(tokens) and tokens[k + 1] in _SUBJECTS:
             clauses.add(k)
         elif tokens[k - 1] in REPORTING:

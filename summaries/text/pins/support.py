@@ -78,16 +78,22 @@ def _core(
     weights: list[float],
     claim: list[int],
 ) -> int:
-    """Where the point starts being said: the first sentence of the passage that says two
-    or more of its words, rather than a sentence before it that only names its subject
-    (the first sentence saying any, when none says two)."""
-    said: dict[int, int] = {}
+    """Where the point starts being said: in the first sentence of the passage that says
+    two or more of its words (rather than a sentence before it that only names its
+    subject), the start of the clause of the first of them; in a transcript without
+    punctuation, whose sentences are only stretches between pauses, that word itself."""
+    said: dict[int, list[int]] = {}
     for k in claim:
         if k in pairs:
-            sentence = index.sentence[pairs[k]]
-            said[sentence] = said.get(sentence, 0) + 1
-    first = min((s for s, count in said.items() if count >= 2), default=min(said))
-    return index.sentence_starts[first]
+            said.setdefault(index.sentence[pairs[k]], []).append(pairs[k])
+    first = min((s for s, found in said.items() if len(found) >= 2), default=min(said))
+    token = min(said[first])
+    if not index.reading.punctuated:
+        return token
+    start = index.sentence_starts[first]
+    while token > start and index.clause[token - 1] == index.clause[token]:
+        token -= 1
+    return token
 
 
 def _counts(term: str) -> bool:
