@@ -158,7 +158,7 @@ def suggest(statement: str, words: Sequence[Word], *, kind: Kind, limit: int = 3
     if not words:
         return []
     index = _index(words)
-    target = _statement(statement, kind)
+    target = _statement(statement, kind, bounded=not index.reading.punctuated)
     if not target.tokens:
         return []
     if kind == "point":

@@ -34,7 +34,7 @@ _PAIRED = {"rather": "than", "instead": "of"}
 _CLAUSE_WORDS = frozenset(
     "but because while whereas although though unless since if when which nor".split()
 )
-_SUBJECTS = frozenset("i we he she they you it".split())
+_SUBJECTS = frozenset("i we he she they you it there".split())
 # Words a predicate's "not" follows ("is not", "didn't"); after any other word "not" denies
 # what follows it alone ("speed not size"), a clause of its own.
 _BEFORE_A_DENIAL = frozenset(
@@ -48,17 +48,25 @@ _RAISING = frozenset(
 )
 
 
+# Words after which a clause goes on: articles, prepositions, auxiliaries, conjunctions.
+_GOES_ON = frozenset(
+    """a an the of to in on at for with by from about as into onto than that and or but if
+    because so not no never very too is are was were be been am do does did can could will
+    would should shall have has had must may might my your our their his her its""".split()
+)
+
+
 def _ends_a_claim(term: str) -> bool:
     """Whether a clause may end after `term`, so that a subject after it starts another."""
-    return (_is_content(term) or term[:1].isdigit()) and term not in _RAISING
+    return term not in _GOES_ON and term not in _RAISING
 
 
 # After these a new clause starts: what is reported is not denied by a negation before it.
 REPORTING = frozenset(
     """says said say argues argued notes noted explains explained adds added claims claimed
     warns warned admits admitted insists insisted reports reported tells told writes wrote
-    recalls recalled concludes concluded confirms confirmed agrees agreed advises advised
-    asks asked""".split()
+    recalls recalled concludes concluded confirms confirmed agrees agreed advises
+    advised""".split()
 )
 # What joins a gerund subject to its predicate ("rolling your own cache is a trap").
 _COPULAS = frozenset(
@@ -113,12 +121,15 @@ def read(
     *,
     gaps: Sequence[float] | None = None,
     skip_notes: bool = False,
+    bounded: bool | None = None,
 ) -> Reading:
     """How the words `texts` read. `gaps` (seconds of silence after each word) break
     sentences and clauses where the text has no punctuation (fewer than one full stop in
     60 words): a sentence at a pause four times the median pause between words (at least
-    0.25 s) or after 40 tokens, a clause at half that pause. With punctuation, only a
-    pause of 3 s breaks a sentence."""
+    0.25 s) or after 40 tokens, a clause at half that pause, and a negation reaches only
+    the few words after it. With punctuation, only a pause of 3 s breaks a sentence.
+    `bounded` reads a statement as a transcript without punctuation is read (negations of
+    short reach), so that the two are compared alike."""
     raw: list[str] = []
     places: list[int] = []
     for index, text in enumerate(texts):
@@ -135,7 +146,11 @@ def read(
     tokens, firsts, lasts = _normalised(raw, places, stops)
     stems = [_stem(term) for term in tokens]
     opens = [bool(text) and text[0] in "([{\u2014\u2013" for text in texts]
-    sentence_breaks, clause_breaks = _breaks(tokens, firsts, lasts, ends, opens, punctuated)
+    if bounded is None:
+        bounded = not punctuated
+    sentence_breaks, clause_breaks = _breaks(
+        tokens, firsts, lasts, ends, opens, punctuated, bounded
+    )
     sentence, starts = _numbered(len(tokens), sentence_breaks)
     clause, _ = _numbered(len(tokens), sentence_breaks | clause_breaks)
     polarity = _polarity(tokens, clause)
@@ -201,6 +216,7 @@ def _breaks(
     ends: Sequence[str | None],
     opens: Sequence[bool],
     punctuated: bool,
+    bounded: bool,
 ) -> tuple[set[int], set[int]]:
     """The tokens that start a sentence, and those that start a clause."""
     sentences: set[int] = set()
@@ -218,6 +234,8 @@ def _breaks(
                 clauses.add(k)
         if not punctuated and length >= 40:
             sentences.add(k)
+        if bounded and _scope_ends(tokens, k):
+            clauses.add(k)
         if k in sentences:
             length = 0
             continue
@@ -238,6 +256,22 @@ def _breaks(
         elif tokens[k - 1] in REPORTING:
             clauses.add(k)
     return sentences, clauses
+
+
+# Without punctuation a clause's end is unknown: a negation then reaches the verb and
+# what it governs, this many words of meaning (or twice as many tokens) at most.
+_UNPUNCTUATED_SCOPE = 3
+
+
+def _scope_ends(tokens: Sequence[str], k: int) -> bool:
+    """Whether token k is the first past the reach of a negation before it."""
+    content = 0
+    for j in range(k - 1, max(-1, k - 2 * _UNPUNCTUATED_SCOPE - 1), -1):
+        if tokens[j] in NEGATORS:
+            return content >= _UNPUNCTUATED_SCOPE or k - j > 2 * _UNPUNCTUATED_SCOPE
+        if _is_content(tokens[j]):
+            content += 1
+    return False
 
 
 def _numbered(size: int, breaks: set[int]) -> tuple[list[int], list[int]]:

@@ -65,11 +65,14 @@ class _Statement:
         return {self.stems[k] for k in self.claim_positions}
 
 
-def _statement(text: str, kind: Kind) -> _Statement:
+def _statement(text: str, kind: Kind, *, bounded: bool = False) -> _Statement:
+    """A statement read as the judge compares it; `bounded` when the transcript it is
+    compared with has no punctuation (see `reading.read`)."""
     parts = _ELISION.split(text) if kind == "quote" else [text]
     pieces = tuple(tuple(normalise(part)) for part in parts)
     pieces = tuple(piece for piece in pieces if piece)
-    reading = read(_ELISION.sub(" ", text).split() if kind == "quote" else text.split())
+    words = _ELISION.sub(" ", text).split() if kind == "quote" else text.split()
+    reading = read(words, bounded=bounded)
     attribution = _attribution(reading) if kind == "point" else frozenset()
     names = frozenset(
         k

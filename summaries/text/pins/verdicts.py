@@ -43,10 +43,12 @@ def verify(
     "watch from 3:21") more than two seconds from where the supporting words start makes
     the pin mis-timed, with `suggested_time`.
     """
-    target = _statement(statement, kind)
-    if not words or not target.tokens:
+    if not words:
         return Verdict(Status.NOT_FOUND, 0.0, "there are no words to compare")
     index = _index(words)
+    target = _statement(statement, kind, bounded=not index.reading.punctuated)
+    if not target.tokens:
+        return Verdict(Status.NOT_FOUND, 0.0, "there are no words to compare")
     a, b = index.tokens_of(span.first_word, span.end_word)
     # A span from an older, longer transcript may end past this one.
     a = min(a, len(index.tokens) - 1)
