@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from rapidfuzz import fuzz
-from rapidfuzz.distance import Indel
+from rapidfuzz.distance import Indel, Levenshtein
 
 from .index import _Transcript
 from .reading import EVALUATIVE, Reading
@@ -93,6 +92,7 @@ class _Quantity:
     size: Fraction  # the value in the family's base unit
     nouns: frozenset[str]  # the stems of what a count counts
     position: int
+    before: str = ""  # the word said just before a count ("to" in "98 to 2")
 
     def same(self, other: _Quantity) -> bool:
         return self.family == other.family and self.size == other.size
@@ -123,6 +123,10 @@ def _quantities(reading: Reading, a: int, b: int, names: frozenset[str]) -> list
             continue
         if term in _MULTIPLIERS and not (term == "half" and _is_a_part(tokens, k)):
             value = _MULTIPLIERS[term]
+            found.append(_Quantity(value, "times", "times", value, frozenset(), k))
+            continue
+        if _ORDINAL.match(term) and k and tokens[k - 1] in ("a", "one") and int(term[:-2]) > 2:
+            value = Fraction(1, int(term[:-2]))  # "a third as well": a fraction
             found.append(_Quantity(value, "times", "times", value, frozenset(), k))
             continue
         if _ORDINAL.match(term):
@@ -185,7 +189,7 @@ def _quantity(reading: Reading, k: int, end: int) -> _Quantity:
         if rate is not None:
             family, unit, size = f"{family} per {rate[0]}", f"{unit} {rate[1]}", size / rate[2]
         return _Quantity(value, family, unit, value * size, frozenset(), k)
-    if value.denominator == 1 and 1900 <= value <= 2100 and not _is_content(following):
+    if value.denominator == 1 and 1900 <= value <= 2100 and not reading.grouped[k]:
         return _Quantity(value, "year", "", value, frozenset(), k)
     nouns = []
     j = k + 1
@@ -198,7 +202,8 @@ def _quantity(reading: Reading, k: int, end: int) -> _Quantity:
             break
         nouns.append(reading.stems[j])
         j += 1
-    return _Quantity(value, "", "", value, frozenset(nouns), k)
+    before = tokens[k - 1] if k and reading.clause[k - 1] == reading.clause[k] else ""
+    return _Quantity(value, "", "", value, frozenset(nouns), k, before)
 
 
 def _is_name_number(reading: Reading, k: int, names: frozenset[str]) -> bool:
@@ -255,7 +260,9 @@ def _comparable(stated: _Quantity, said: _Quantity) -> bool:
         return False
     if stated.family:
         return True
-    return bool(stated.nouns & said.nouns)
+    if stated.nouns or said.nouns:
+        return bool(stated.nouns & said.nouns)
+    return bool(stated.before) and stated.before == said.before
 
 
 def _name_number_conflict(
@@ -389,6 +396,8 @@ def _said_as(index: _Transcript, stem: str, polarity: int, a: int, b: int) -> in
 
 
 def _is_name(reading: Reading, k: int, names: frozenset[str]) -> bool:
+    """A word written as a name here, or one the transcript writes as a name elsewhere
+    (so a name opening a sentence is a name too)."""
     term = reading.tokens[k]
     return term.isalpha() and term not in _STOPWORDS and (reading.cased[k] or term in names)
 
@@ -413,7 +422,7 @@ def _name_conflict(
         previous_src, previous_dest = op.src_end, op.dest_end
     gaps.append((previous_src, len(stated), previous_dest, len(passage)))
     for src_start, src_end, dest_start, dest_end in gaps:
-        if not blocks or src_end - src_start > 3:
+        if not blocks or src_end - src_start > 5:
             continue
         # At either end only the words next to the aligned ones are compared.
         if src_start == 0:
@@ -426,11 +435,17 @@ def _name_conflict(
                 continue
             for j in range(dest_start, dest_end):
                 other = passage[j]
-                if _is_name(index.reading, positions[j], index.names) and (
-                    fuzz.ratio(other, reading.tokens[k]) < 70
+                if _is_name(index.reading, positions[j], index.names) and not _misheard(
+                    other, reading.tokens[k]
                 ):
                     return f"the transcript says {other!r}, the statement says {reading.tokens[k]!r}"
     return None
+
+
+def _misheard(said: str, stated: str) -> bool:
+    """Whether a name differs from another only as captions mishear one ("Burman" for
+    "Berman"): two letters at most, and the same first letter."""
+    return said[:1] == stated[:1] and Levenshtein.distance(said, stated) <= 2
 
 
 def _conflict(
@@ -441,7 +456,8 @@ def _conflict(
 ) -> str | None:
     """What in the passage (tokens a to b) contradicts the statement: another quantity,
     a name said with another number, another name, or the other polarity."""
-    positions = list(range(a, b))
+    # A name just before or after the words (a vocative, "Sam, welcome") is compared too.
+    positions = list(range(max(0, a - 3), min(len(index.tokens), b + 3)))
     return (
         _quantity_conflict(index, a, b, statement)
         or _name_number_conflict(index, a, b, statement)

@@ -114,6 +114,8 @@ class Reading:
     sentence_starts: list[int]
     # Whether sentences come from punctuation (else from pauses and length).
     punctuated: bool = True
+    # A number written with group separators ("2,000"): a count, never a year.
+    grouped: tuple[bool, ...] = ()
 
 
 def read(
@@ -161,8 +163,20 @@ def read(
         for k in range(len(tokens))
     ]
     glued = [_is_glued(texts[firsts[k]], tokens[k]) for k in range(len(tokens))]
+    grouped = tuple("," in texts[firsts[k]] and tokens[k][:1].isdigit() for k in range(len(tokens)))
     return Reading(
-        tokens, stems, firsts, lasts, sentence, clause, polarity, cased, glued, starts, punctuated
+        tokens,
+        stems,
+        firsts,
+        lasts,
+        sentence,
+        clause,
+        polarity,
+        cased,
+        glued,
+        starts,
+        punctuated,
+        grouped,
     )
 
 
@@ -384,10 +398,16 @@ def _is_cased(text: str, *, at_start: bool) -> bool:
 
 
 def _is_glued(text: str, token: str) -> bool:
-    """Whether number `token` is written inside a word with letters that are not its unit."""
+    """Whether number `token` is written inside a name: after letters ("GPT-4", "A100",
+    "gpt-oss-20b") or with letters right after it that are not its unit ("4o"); not a
+    number said in words ("two") or joined to what it counts ("500-line", "40-second")."""
     if not token[:1].isdigit():
         return False
     bare = text.strip(_LEADING + _TRAILING + ".,;:!?")
-    if not any(c.isdigit() for c in bare):
+    first_digit = next((k for k, c in enumerate(bare) if c.isdigit()), None)
+    if first_digit is None:
         return False  # a number said in words ("two")
-    return any(c.isalpha() for c in bare) and not _UNIT_SUFFIX.match(bare)
+    if any(c.isalpha() for c in bare[:first_digit]):
+        return True
+    head = bare.split("-", 1)[0]
+    return any(c.isalpha() for c in head) and not _UNIT_SUFFIX.match(head)

@@ -33,7 +33,7 @@ _MAX_POSTING_SHARE = 0.02
 class Support:
     a: int  # first token of the passage (a sentence's start)
     b: int  # the token after its last sentence
-    share: float  # 0-1: how much of the point is said there, in order
+    share: float  # 0-1: how much of the point is said there, in order (see `support`)
     # Statement token -> the passage token it was matched to.
     pairs: dict[int, int]
     # Where the point starts being said (a sentence's first token).
@@ -65,6 +65,12 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
         return None
     matched = {claim.index(k) for k in pairs}
     share = sum(weights[i] for i in matched) / sum(weights)
+    # What the point says of its subject, not only its names, must be said: an invented
+    # claim about a company the talk names is not supported by the names alone.
+    rest = [i for i, k in enumerate(claim) if not _is_a_name(index, statement, k)]
+    if rest and len(rest) < len(claim):
+        rest_share = sum(weights[i] for i in rest if i in matched) / sum(weights[i] for i in rest)
+        share = min(share, rest_share)
     said = sorted(pairs.values())
     start, _ = index.sentence_span(index.sentence[said[0]], index.sentence[said[0]])
     _, end = index.sentence_span(index.sentence[said[-1]], index.sentence[said[-1]])
@@ -94,6 +100,11 @@ def _core(
     while token > start and index.clause[token - 1] == index.clause[token]:
         token -= 1
     return token
+
+
+def _is_a_name(index: _Transcript, statement: _Statement, k: int) -> bool:
+    term = statement.tokens[k]
+    return term.isalpha() and (statement.reading.cased[k] or term in index.names)
 
 
 def _counts(term: str) -> bool:
