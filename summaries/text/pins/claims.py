@@ -403,7 +403,7 @@ def _is_name(reading: Reading, k: int, names: frozenset[str]) -> bool:
 
 
 def _name_conflict(
-    index: _Transcript, positions: Sequence[int], statement: _Statement
+    index: _Transcript, positions: Sequence[int], statement: _Statement, *, edges: bool
 ) -> str | None:
     """A name of the statement said as another name in the same place ("OpenAI says"
     where the transcript says "Anthropic says"; "Sam, welcome" where it says "Tom,
@@ -423,6 +423,9 @@ def _name_conflict(
     gaps.append((previous_src, len(stated), previous_dest, len(passage)))
     for src_start, src_end, dest_start, dest_end in gaps:
         if not blocks or src_end - src_start > 5:
+            continue
+        at_an_edge = src_start == 0 or src_end == len(stated)
+        if at_an_edge and not edges:
             continue
         # At either end only the words next to the aligned ones are compared.
         if src_start == 0:
@@ -456,11 +459,15 @@ def _conflict(
 ) -> str | None:
     """What in the passage (tokens a to b) contradicts the statement: another quantity,
     a name said with another number, another name, or the other polarity."""
-    # A name just before or after the words (a vocative, "Sam, welcome") is compared too.
-    positions = list(range(max(0, a - 3), min(len(index.tokens), b + 3)))
+    # A quote's or chapter's name just before or after the words (a vocative, "Sam,
+    # welcome") is compared too; a point's names only between words it shares with the
+    # passage, since a point opens with whoever it is about or said it.
+    edges = statement.kind != "point"
+    margin = 3 if edges else 0
+    positions = list(range(max(0, a - margin), min(len(index.tokens), b + margin)))
     return (
         _quantity_conflict(index, a, b, statement)
         or _name_number_conflict(index, a, b, statement)
-        or _name_conflict(index, positions, statement)
+        or _name_conflict(index, positions, statement, edges=edges)
         or _polarity_conflict(index, a, b, statement)
     )

@@ -77,9 +77,7 @@ def _build_index(words: tuple[Word, ...]) -> _Transcript:
     postings: dict[str, list[int]] = defaultdict(list)
     for position, stem in enumerate(reading.stems):
         postings[stem].append(position)
-    names = frozenset(
-        term for term, cased in zip(reading.tokens, reading.cased, strict=True) if cased
-    )
+    names = _names(reading)
     return _Transcript(
         words,
         reading.tokens,
@@ -90,6 +88,22 @@ def _build_index(words: tuple[Word, ...]) -> _Transcript:
         reading,
         names,
     )
+
+
+def _names(reading: Reading) -> frozenset[str]:
+    """The words the transcript writes as names: with a capital inside a sentence at least
+    as often as without ("Parcelly", "Nova"; not "time" for one "Inference Time")."""
+    cased: dict[str, int] = defaultdict(int)
+    plain: dict[str, int] = defaultdict(int)
+    starts = set(reading.sentence_starts)
+    for k, term in enumerate(reading.tokens):
+        if k in starts:
+            continue
+        if reading.cased[k]:
+            cased[term] += 1
+        else:
+            plain[term] += 1
+    return frozenset(term for term, count in cased.items() if count >= plain[term])
 
 
 _INDEXES: OrderedDict[int, _Transcript] = OrderedDict()

@@ -24,7 +24,8 @@ from .tokens import _is_content, _normalised, _stem, _word_tokens
 
 # Words that deny the rest of their clause.
 NEGATORS = frozenset(
-    "not never no nothing none nobody nowhere neither nor without cannot".split()
+    """not never no nothing none nobody nowhere neither nor without cannot stop stops stopped
+    stopping avoid avoids avoided avoiding refuse refuses refused""".split()
 )
 # "not only", "not just": a negation of nothing ("not only fast but cheap").
 _NOT_A_NEGATION_AFTER_NOT = frozenset("only just merely simply least".split())
@@ -32,7 +33,7 @@ _NOT_A_NEGATION_AFTER_NOT = frozenset("only just merely simply least".split())
 _PAIRED = {"rather": "than", "instead": "of"}
 # Words that start a clause of their own.
 _CLAUSE_WORDS = frozenset(
-    "but because while whereas although though unless since if when which nor".split()
+    "but because while whereas although though unless if when which nor".split()
 )
 _SUBJECTS = frozenset("i we he she they you it there".split())
 # Words a predicate's "not" follows ("is not", "didn't"); after any other word "not" denies
@@ -54,6 +55,29 @@ _GOES_ON = frozenset(
     because so not no never very too is are was were be been am do does did can could will
     would should shall have has had must may might my your our their his her its""".split()
 )
+
+
+_AUXILIARY = frozenset(
+    "is are was were am be been do does did can could will would should shall have has had "
+    "must may might".split()
+)
+_DETERMINERS = frozenset("the a an its their his her our my your this that these those".split())
+
+
+def _list_item(
+    tokens: Sequence[str], ends: Sequence[str | None], lasts: Sequence[int], k: int
+) -> bool:
+    """Whether the words from token k, after a comma, are one more item of a list ("not the
+    company, its research, its cluster or its failed runs"), not a clause: they open with a
+    determiner and have no verb of their own before the next mark."""
+    if tokens[k] not in _DETERMINERS:
+        return False
+    for j in range(k, min(len(tokens), k + 8)):
+        if tokens[j] in _AUXILIARY or tokens[j] in _SUBJECTS - {"it"}:
+            return False
+        if ends[lasts[j]]:
+            return True
+    return False
 
 
 def _ends_a_claim(term: str) -> bool:
@@ -244,7 +268,7 @@ def _breaks(
             end = max((ends[w] or "" for w in range(word, next_word)), key=_END_RANK.get)
             if end == "sentence":
                 sentences.add(k)
-            elif end == "clause" or opens[next_word]:
+            elif (end == "clause" or opens[next_word]) and not _list_item(tokens, ends, lasts, k):
                 clauses.add(k)
         if not punctuated and length >= 40:
             sentences.add(k)
@@ -259,8 +283,8 @@ def _breaks(
             clauses.add(k)
         elif _PAIRED.get(term) == following:
             clauses.add(k)  # "speed rather than size": what is denied is a clause of its own
-        elif term in ("and", "or") and following in ("not", "never", "no"):
-            clauses.add(k)
+        elif term in ("and", "or") and (following in NEGATORS or following in _AUXILIARY):
+            clauses.add(k)  # "it is not a test and cannot be memorised": two predicates
         elif term == "not" and tokens[k - 1] not in _BEFORE_A_DENIAL:
             clauses.add(k)  # "what leaves the phone not where the model runs"
         elif term in _SUBJECTS and following in _BEFORE_A_DENIAL and _ends_a_claim(tokens[k - 1]):
@@ -379,7 +403,7 @@ def _gerund_subject(tokens: Sequence[str], clause: Sequence[int], k: int, polari
     term = tokens[k]
     if not (term.endswith("ing") and len(term) > 4 and _is_content(term)):
         return
-    for j in range(k + 1, min(len(tokens), k + 8)):
+    for j in range(k + 1, min(len(tokens), k + 12)):
         if clause[j] != clause[k] or tokens[j] in NEGATORS:
             return
         if tokens[j] in _COPULAS:

@@ -56,11 +56,7 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
         return None
     stems = [statement.stems[k] for k in claim]
     weights = [index.weight(stem) for stem in stems]
-    pairs: dict[int, int] = {}
-    for op in Indel.opcodes(stems, [index.stems[p] for p in positions]):
-        if op.tag == "equal":
-            for offset in range(op.src_end - op.src_start):
-                pairs[claim[op.src_start + offset]] = positions[op.dest_start + offset]
+    pairs = _in_order(claim, stems, positions, [index.stems[p] for p in positions])
     if not pairs:
         return None
     matched = {claim.index(k) for k in pairs}
@@ -100,6 +96,18 @@ def _core(
     while token > start and index.clause[token - 1] == index.clause[token]:
         token -= 1
     return token
+
+
+def _in_order(
+    claim: list[int], stems: list[str], positions: list[int], said: list[str]
+) -> dict[int, int]:
+    """Statement token -> passage token for the longest run of the stems said in order."""
+    pairs = {}
+    for op in Indel.opcodes(stems, said):
+        if op.tag == "equal":
+            for offset in range(op.src_end - op.src_start):
+                pairs[claim[op.src_start + offset]] = positions[op.dest_start + offset]
+    return pairs
 
 
 def _is_a_name(index: _Transcript, statement: _Statement, k: int) -> bool:
