@@ -399,7 +399,9 @@ def _is_name(reading: Reading, k: int, names: frozenset[str]) -> bool:
     """A word written as a name here, or one the transcript writes as a name elsewhere
     (so a name opening a sentence is a name too)."""
     term = reading.tokens[k]
-    return term.isalpha() and term not in _STOPWORDS and (reading.cased[k] or term in names)
+    if not term.isalpha() or term in _STOPWORDS:
+        return False
+    return reading.cased[k] or term in names or bool(reading.vocative and reading.vocative[k])
 
 
 def _name_conflict(
@@ -424,14 +426,25 @@ def _name_conflict(
     for src_start, src_end, dest_start, dest_end in gaps:
         if not blocks or src_end - src_start > 5:
             continue
-        at_an_edge = src_start == 0 or src_end == len(stated)
-        if at_an_edge and not edges:
-            continue
-        # At either end only the words next to the aligned ones are compared.
-        if src_start == 0:
-            dest_start = max(dest_start, dest_end - 3)
-        if src_end == len(stated):
-            dest_end = min(dest_end, dest_start + 3)
+        # At either end only the words next to the aligned ones, in their sentence, are
+        # compared; for a point, whose first words often name who said it, only one or two.
+        if src_start == 0 and blocks:
+            if not edges and src_end - src_start > 2:
+                continue
+            dest_start = max(dest_start, dest_end - (3 if edges else 2))
+            while dest_start < dest_end and (
+                index.sentence[positions[dest_start]] != index.sentence[positions[dest_end]]
+            ):
+                dest_start += 1
+        if src_end == len(stated) and blocks:
+            if not edges and src_end - src_start > 2:
+                continue
+            dest_end = min(dest_end, dest_start + (3 if edges else 2))
+            last = positions[dest_start - 1] if dest_start else positions[0]
+            while dest_end > dest_start and index.sentence[positions[dest_end - 1]] != (
+                index.sentence[last]
+            ):
+                dest_end -= 1
         for i in range(src_start, src_end):
             k = claim[i]
             if not _is_name(reading, k, index.names) or reading.tokens[k] in said:
@@ -448,7 +461,8 @@ def _name_conflict(
 def _misheard(said: str, stated: str) -> bool:
     """Whether a name differs from another only as captions mishear one ("Burman" for
     "Berman"): two letters at most, and the same first letter."""
-    return said[:1] == stated[:1] and Levenshtein.distance(said, stated) <= 2
+    allowed = 1 if min(len(said), len(stated)) <= 5 else 2
+    return said[:1] == stated[:1] and Levenshtein.distance(said, stated) <= allowed
 
 
 def _conflict(
@@ -463,7 +477,7 @@ def _conflict(
     # welcome") is compared too; a point's names only between words it shares with the
     # passage, since a point opens with whoever it is about or said it.
     edges = statement.kind != "point"
-    margin = 3 if edges else 0
+    margin = 3
     positions = list(range(max(0, a - margin), min(len(index.tokens), b + margin)))
     return (
         _quantity_conflict(index, a, b, statement)

@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .tokens import _is_content, _normalised, _stem, _word_tokens
+from .tokens import _FILLERS, _is_content, _normalised, _stem, _word_tokens
 
 # Words that deny the rest of their clause.
 NEGATORS = frozenset(
@@ -114,6 +114,11 @@ _UNIT_SUFFIX = re.compile(
 )
 
 
+# Words that open a sentence with a comma and are not someone spoken to.
+_NOT_VOCATIVE = frozenset(
+    """so well okay yes yeah no oh now and but look right sure thanks first second third
+    also honestly actually again then today""".split()
+)
 _END_RANK = {"": 0, "clause": 1, "sentence": 2}
 
 
@@ -140,6 +145,9 @@ class Reading:
     punctuated: bool = True
     # A number written with group separators ("2,000"): a count, never a year.
     grouped: tuple[bool, ...] = ()
+    # A word opening a sentence with a capital and a comma after it ("Laura, the stage is
+    # yours"): someone spoken to, a name.
+    vocative: tuple[bool, ...] = ()
 
 
 def read(
@@ -174,8 +182,9 @@ def read(
     opens = [bool(text) and text[0] in "([{\u2014\u2013" for text in texts]
     if bounded is None:
         bounded = not punctuated
+    fillers = [bool(text) and all(t in _FILLERS for t in _word_tokens(text)) for text in texts]
     sentence_breaks, clause_breaks = _breaks(
-        tokens, firsts, lasts, ends, opens, punctuated, bounded
+        tokens, firsts, lasts, ends, opens, punctuated, bounded, fillers
     )
     sentence, starts = _numbered(len(tokens), sentence_breaks)
     clause, _ = _numbered(len(tokens), sentence_breaks | clause_breaks)
@@ -188,6 +197,13 @@ def read(
     ]
     glued = [_is_glued(texts[firsts[k]], tokens[k]) for k in range(len(tokens))]
     grouped = tuple("," in texts[firsts[k]] and tokens[k][:1].isdigit() for k in range(len(tokens)))
+    vocative = tuple(
+        k in starts_set
+        and texts[lasts[k]].lstrip(_LEADING)[:1].isupper()
+        and texts[lasts[k]].endswith(",")
+        and tokens[k] not in _NOT_VOCATIVE
+        for k in range(len(tokens))
+    )
     return Reading(
         tokens,
         stems,
@@ -201,6 +217,7 @@ def read(
         starts,
         punctuated,
         grouped,
+        vocative,
     )
 
 
@@ -255,6 +272,7 @@ def _breaks(
     opens: Sequence[bool],
     punctuated: bool,
     bounded: bool,
+    fillers: Sequence[bool],
 ) -> tuple[set[int], set[int]]:
     """The tokens that start a sentence, and those that start a clause."""
     sentences: set[int] = set()
@@ -264,8 +282,12 @@ def _breaks(
         length += 1
         word, next_word = lasts[k - 1], firsts[k]
         if next_word > word:
-            # A dash or a note between the two words may end the clause.
+            # A dash or a note between the two words may end the clause; the commas a
+            # captioner puts around a filler ("being, uh, coworkers") do not.
             end = max((ends[w] or "" for w in range(word, next_word)), key=_END_RANK.get)
+            if end == "clause" and next_word > word + 1 and fillers[word + 1 : next_word]:
+                if all(fillers[word + 1 : next_word]):
+                    end = ""
             if end == "sentence":
                 sentences.add(k)
             elif (end == "clause" or opens[next_word]) and not _list_item(tokens, ends, lasts, k):
@@ -283,7 +305,9 @@ def _breaks(
             clauses.add(k)
         elif _PAIRED.get(term) == following:
             clauses.add(k)  # "speed rather than size": what is denied is a clause of its own
-        elif term in ("and", "or") and (following in NEGATORS or following in _AUXILIARY):
+        elif term in ("and", "or") and (
+            following in NEGATORS or following in _AUXILIARY or following.endswith("ed")
+        ):
             clauses.add(k)  # "it is not a test and cannot be memorised": two predicates
         elif term == "not" and tokens[k - 1] not in _BEFORE_A_DENIAL:
             clauses.add(k)  # "what leaves the phone not where the model runs"

@@ -83,25 +83,32 @@ def _statement(text: str, kind: Kind, *, bounded: bool = False) -> _Statement:
 
 
 def _attribution(reading: Reading) -> frozenset[int]:
-    """The tokens of a point that say who speaks: a verb of saying, the names (or
-    pronouns) just before it, "according to" and the names after it."""
+    """The tokens of a point that say who speaks: its first verb of saying with the names
+    (or pronoun) just before it ("Hartmann says", "…, Shah warns"), or "according to" and
+    the names after it. A point attributes once: a later verb of saying is part of the
+    claim ("OpenAI no longer argued that…")."""
     tokens = reading.tokens
-    marked: set[int] = set()
     for k, term in enumerate(tokens):
-        if term not in _ATTRIBUTING:
-            continue
-        marked.add(k)
         if term == "according" and k + 1 < len(tokens) and tokens[k + 1] == "to":
+            marked = {k, k + 1}
             j = k + 2
             while j < len(tokens) and (_is_name_like(reading, j) or tokens[j] == "and"):
                 marked.add(j)
                 j += 1
+            return frozenset(marked)
+        if term not in _ATTRIBUTING:
             continue
+        marked = {k}
         j = k - 1
         while j >= 0 and (_is_name_like(reading, j) or tokens[j] in ("and", "the")):
             marked.add(j)
             j -= 1
-    return frozenset(marked)
+        if len(marked) > 1 or (k and tokens[k - 1] in _PRONOUNS):
+            return frozenset(marked)
+    return frozenset()
+
+
+_PRONOUNS = frozenset("he she they we i".split())
 
 
 def _is_name_like(reading: Reading, k: int) -> bool:
