@@ -36,8 +36,10 @@ class Support:
     share: float  # 0-1: how much of the point is said there, in order (see `support`)
     # Statement token -> the passage token it was matched to.
     pairs: dict[int, int]
-    # Where the point starts being said (a sentence's first token).
+    # Where the point starts being said (see `_core`).
     start: int
+    # The first token of the sentence that says the most of it.
+    main: int = 0
 
     @property
     def score(self) -> float:
@@ -70,7 +72,24 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
     said = sorted(pairs.values())
     start, _ = index.sentence_span(index.sentence[said[0]], index.sentence[said[0]])
     _, end = index.sentence_span(index.sentence[said[-1]], index.sentence[said[-1]])
-    return Support(start, end, share, pairs, _core(index, statement, pairs, weights, claim))
+    return Support(
+        start,
+        end,
+        share,
+        pairs,
+        _core(index, statement, pairs, weights, claim),
+        _main(index, pairs, weights, claim),
+    )
+
+
+def _main(index: _Transcript, pairs: dict[int, int], weights: list[float], claim: list[int]):
+    """The first token of the sentence that says the most of the point."""
+    said: dict[int, float] = {}
+    for i, k in enumerate(claim):
+        if k in pairs:
+            sentence = index.sentence[pairs[k]]
+            said[sentence] = said.get(sentence, 0.0) + weights[i]
+    return index.sentence_starts[max(sorted(said), key=said.__getitem__)]
 
 
 def _core(

@@ -87,10 +87,16 @@ def _verify_point(
             f"nothing in the transcript says this (best match {best:.0f}/100)",
         )
     verdict = _judge_point(index, target, found)
-    # The span starts where the point starts being said: its time.
+    # The span starts where the point starts being said: its time. A stated time is right
+    # anywhere from the passage's first sentence to the start of the one that says most
+    # of the point: a reader sent there hears the point made.
     moved = index.span(found.start, found.b, found.score)
     inside = span.first_word <= moved.first_word and moved.end_word <= span.end_word
-    return _timed(verdict, moved, None if inside or local else moved, local, stated_time)
+    first = _start(index, min(found.a, found.start))
+    last = _start(index, max(found.start, found.main))
+    return _timed(
+        verdict, moved, None if inside or local else moved, local, stated_time, (first, last)
+    )
 
 
 def _timed(
@@ -99,15 +105,18 @@ def _timed(
     suggested: Span | None,
     local: bool,
     stated: float | None,
+    right: tuple[float, float] | None = None,
 ) -> Verdict:
-    """The verdict with where the words are said and whether a stated time is right."""
+    """The verdict with where the words are said and whether a stated time is right: within
+    two seconds of their start, or of the stretch `right`."""
     said_at = moved.start
+    first, last = right or (said_at, said_at)
     if not local:
         verdict = _with(
             verdict,
             reason=f"{verdict.reason}; said at {_clock(said_at)}, outside the pinned span",
         )
-    if stated is not None and abs(stated - said_at) > TIME_TOLERANCE:
+    if stated is not None and not first - TIME_TOLERANCE <= stated <= last + TIME_TOLERANCE:
         status = Status.CONTRADICTED if verdict.status == Status.CONTRADICTED else Status.MIS_TIMED
         reason = f"said at {_clock(said_at)}, not {_clock(stated)}"
         if status == Status.CONTRADICTED:
