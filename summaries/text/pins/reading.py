@@ -294,8 +294,6 @@ def _breaks(
                 clauses.add(k)
         if not punctuated and length >= 40:
             sentences.add(k)
-        if bounded and _scope_ends(tokens, k):
-            clauses.add(k)
         if k in sentences:
             length = 0
             continue
@@ -311,13 +309,23 @@ def _breaks(
             clauses.add(k)  # "it is not a test and cannot be memorised": two predicates
         elif term == "not" and tokens[k - 1] not in _BEFORE_A_DENIAL:
             clauses.add(k)  # "what leaves the phone not where the model runs"
-        elif term in _SUBJECTS and following in _BEFORE_A_DENIAL and _ends_a_claim(tokens[k - 1]):
+        elif _starts_a_clause(term, following) and _ends_a_claim(tokens[k - 1]):
             clauses.add(k)  # "the leaderboard isn't wrong it's answering…"
         elif term in ("and", "or", "so") and k + 1 < len(tokens) and tokens[k + 1] in _SUBJECTS:
             clauses.add(k)
         elif tokens[k - 1] in REPORTING:
             clauses.add(k)
+    if bounded:
+        clauses |= _scope_ends(tokens, sentences | clauses)
     return sentences, clauses
+
+
+def _starts_a_clause(term: str, following: str) -> bool:
+    """Whether a subject starts a clause here: "we", "they"… always; "it" and "you", which
+    are objects too, before a verb that goes with them ("it's", "you can")."""
+    if term in ("i", "we", "he", "she", "they"):
+        return True
+    return term in _SUBJECTS and following in _BEFORE_A_DENIAL
 
 
 # Without punctuation a clause's end is unknown: a negation then reaches the verb and
@@ -325,15 +333,24 @@ def _breaks(
 _UNPUNCTUATED_SCOPE = 3
 
 
-def _scope_ends(tokens: Sequence[str], k: int) -> bool:
-    """Whether token k is the first past the reach of a negation before it."""
-    content = 0
-    for j in range(k - 1, max(-1, k - 2 * _UNPUNCTUATED_SCOPE - 1), -1):
-        if tokens[j] in NEGATORS:
-            return content >= _UNPUNCTUATED_SCOPE or k - j > 2 * _UNPUNCTUATED_SCOPE
-        if _is_content(tokens[j]):
-            content += 1
-    return False
+def _scope_ends(tokens: Sequence[str], breaks: set[int]) -> set[int]:
+    """Where the reach of each negation ends in a text without punctuation: after the verb
+    and what it governs, `_UNPUNCTUATED_SCOPE` words of meaning (or twice as many
+    tokens), unless a clause ends sooner."""
+    ends = set()
+    for j, term in enumerate(tokens):
+        if term not in NEGATORS and term not in _PAIRED:
+            continue
+        content = 0
+        for k in range(j + 1, min(len(tokens), j + 2 * _UNPUNCTUATED_SCOPE + 2)):
+            if k in breaks:
+                break
+            if content >= _UNPUNCTUATED_SCOPE or k - j > 2 * _UNPUNCTUATED_SCOPE:
+                ends.add(k)
+                break
+            if _is_content(tokens[k]):
+                content += 1
+    return ends
 
 
 def _numbered(size: int, breaks: set[int]) -> tuple[list[int], list[int]]:
