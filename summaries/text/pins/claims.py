@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel, Levenshtein
 
 from .index import _Transcript
@@ -228,9 +229,7 @@ def _name_number(reading: Reading, k: int) -> tuple[str, ...]:
     return tuple(key)
 
 
-def _quantity_conflict(
-    index: _Transcript, a: int, b: int, statement: _Statement
-) -> str | None:
+def _quantity_conflict(index: _Transcript, a: int, b: int, statement: _Statement) -> str | None:
     """A quantity of the statement that the passage (tokens a to b) gives otherwise: the
     same family (time, money, power…) or the same thing counted with another value, or the
     same value in another unit."""
@@ -245,7 +244,8 @@ def _quantity_conflict(
             continue
         rivals = [other for other in said if _comparable(quantity, other)]
         if rivals:
-            return f"the transcript says {rivals[0].spoken()}, the statement says {quantity.spoken()}"
+            said_as, stated_as = rivals[0].spoken(), quantity.spoken()
+            return f"the transcript says {said_as}, the statement says {stated_as}"
         for other in said:
             if other.value == quantity.value and quantity.family and other.family:
                 return (
@@ -265,9 +265,7 @@ def _comparable(stated: _Quantity, said: _Quantity) -> bool:
     return bool(stated.before) and stated.before == said.before
 
 
-def _name_number_conflict(
-    index: _Transcript, a: int, b: int, statement: _Statement
-) -> str | None:
+def _name_number_conflict(index: _Transcript, a: int, b: int, statement: _Statement) -> str | None:
     """A name said with another number ("Nova 2" for "Nova 3", "GPT-5" for "GPT-4")."""
     reading = statement.reading
     said: dict[str, set[tuple[str, ...]]] = defaultdict(set)
@@ -331,14 +329,16 @@ def _polarity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
 
     Each word is compared with the places the passage says it: it agrees when one of
     them has its polarity (evaluative words, which often close a sentence, are looked for
-    in the sentence either side too). Only words denied on at least one side tell anything: those affirmed
-    on both are left out, so that a clause that agrees in many words is not outweighed by
-    them ("compute for normal-sized work is no longer scarce" / "…is still scarce")."""
+    in the sentence either side too). Only words denied on at least one side tell
+    anything: those affirmed on both are left out, so that a clause that agrees in many
+    words is not outweighed by them ("compute for normal-sized work is no longer scarce" /
+    "…is still scarce")."""
     reading = statement.reading
     names = index.names
     stated = [
-        k for k in range(len(reading.tokens)) if k not in statement.attribution
-        and _is_polar(reading, k, names)
+        k
+        for k in range(len(reading.tokens))
+        if k not in statement.attribution and _is_polar(reading, k, names)
     ]
     near_a, near_b = _around(index, a, b)
     agree: dict[tuple[str, int], float] = defaultdict(float)
@@ -416,53 +416,88 @@ def _name_conflict(
     stated = [reading.tokens[k] for k in claim]
     passage = [index.tokens[p] for p in positions]
     said = set(passage)
-    blocks = [op for op in Indel.opcodes(stated, passage) if op.tag == "equal"]
-    gaps = []
-    previous_src, previous_dest = 0, 0
-    for op in blocks:
-        gaps.append((previous_src, op.src_start, previous_dest, op.dest_start))
-        previous_src, previous_dest = op.src_end, op.dest_end
-    gaps.append((previous_src, len(stated), previous_dest, len(passage)))
-    for src_start, src_end, dest_start, dest_end in gaps:
-        if not blocks or src_end - src_start > 5:
-            continue
-        # At either end only the words next to the aligned ones, in their sentence, are
-        # compared; for a point, whose first words often name who said it, only one or two.
-        if src_start == 0 and blocks:
-            if not edges and src_end - src_start > 2:
-                continue
-            dest_start = max(dest_start, dest_end - (3 if edges else 2))
-            while dest_start < dest_end and (
-                index.sentence[positions[dest_start]] != index.sentence[positions[dest_end]]
-            ):
-                dest_start += 1
-        if src_end == len(stated) and blocks:
-            if not edges and src_end - src_start > 2:
-                continue
-            dest_end = min(dest_end, dest_start + (3 if edges else 2))
-            last = positions[dest_start - 1] if dest_start else positions[0]
-            while dest_end > dest_start and index.sentence[positions[dest_end - 1]] != (
-                index.sentence[last]
-            ):
-                dest_end -= 1
-        for i in range(src_start, src_end):
+    for src, dest in _gaps(index, positions, stated, passage, edges=edges):
+        tight = len(src) <= 2 and len(dest) <= 2
+        for i in src:
             k = claim[i]
             if not _is_name(reading, k, index.names) or reading.tokens[k] in said:
                 continue
-            for j in range(dest_start, dest_end):
+            for j in dest:
                 other = passage[j]
-                if _is_name(index.reading, positions[j], index.names) and not _misheard(
-                    other, reading.tokens[k]
+                if _names_another(index, positions[j], other, stated, tight=tight) and (
+                    not _misheard(other, reading.tokens[k])
                 ):
-                    return f"the transcript says {other!r}, the statement says {reading.tokens[k]!r}"
+                    return (
+                        f"the transcript says {other!r}, the statement says {reading.tokens[k]!r}"
+                    )
     return None
+
+
+def _gaps(
+    index: _Transcript,
+    positions: Sequence[int],
+    stated: Sequence[str],
+    passage: Sequence[str],
+    *,
+    edges: bool,
+) -> list[tuple[range, range]]:
+    """The words of the statement and of the passage between the stretches they share,
+    (statement indexes, passage indexes), five statement words at most. At either end only
+    the passage words next to the shared ones, in their sentence, count; for a point, whose
+    first words often name who said it, only one or two."""
+    blocks = [op for op in Indel.opcodes(stated, passage) if op.tag == "equal"]
+    if not blocks:
+        return []
+    found = []
+    previous_src, previous_dest = 0, 0
+    bounds = [(op.src_start, op.dest_start, op.src_end, op.dest_end) for op in blocks]
+    bounds.append((len(stated), len(passage), 0, 0))
+    for src_end, dest_end, next_src, next_dest in bounds:
+        src_start, dest_start = previous_src, previous_dest
+        previous_src, previous_dest = next_src, next_dest
+        if src_end - src_start > 5 or src_end == src_start:
+            continue
+        at_start, at_end = src_start == 0, src_end == len(stated)
+        if (at_start or at_end) and not edges and src_end - src_start > 2:
+            continue
+        near = 3 if edges else 2
+        if at_start:
+            dest_start = max(dest_start, dest_end - near)
+            sentence = index.sentence[positions[min(dest_end, len(positions) - 1)]]
+            while dest_start < dest_end and index.sentence[positions[dest_start]] != sentence:
+                dest_start += 1
+        if at_end:
+            dest_end = min(dest_end, dest_start + near)
+            sentence = index.sentence[positions[max(dest_start - 1, 0)]]
+            while dest_end > dest_start and index.sentence[positions[dest_end - 1]] != sentence:
+                dest_end -= 1
+        found.append((range(src_start, src_end), range(dest_start, dest_end)))
+    return found
+
+
+def _names_another(
+    index: _Transcript, position: int, term: str, stated: Sequence[str], *, tight: bool
+) -> bool:
+    """Whether a passage word is a name the statement does not say. In a transcript
+    written without capitals (auto captions), where names cannot be told by their case,
+    any word of meaning in a name's place, one word for one or two for two, is taken as
+    one."""
+    if _is_name(index.reading, position, index.names):
+        return True
+    return tight and index.uncased and _is_content(term) and term not in stated
 
 
 def _misheard(said: str, stated: str) -> bool:
     """Whether a name differs from another only as captions mishear one ("Burman" for
-    "Berman"): two letters at most, and the same first letter."""
-    allowed = 1 if min(len(said), len(stated)) <= 5 else 2
-    return said[:1] == stated[:1] and Levenshtein.distance(said, stated) <= allowed
+    "Berman", "cloud" for "Claude"): mostly the same letters, or two letters changed in a
+    name of five or more that starts with the same one."""
+    if fuzz.ratio(said, stated) >= 75:
+        return True
+    return (
+        said[:1] == stated[:1]
+        and min(len(said), len(stated)) >= 5
+        and Levenshtein.distance(said, stated) <= 2
+    )
 
 
 def _conflict(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import math
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Sequence
@@ -12,10 +11,10 @@ from dataclasses import dataclass
 from rapidfuzz.distance import Indel
 
 from ..transcripts import Word
+from . import support as point_support
 from .base import Kind, Span
 from .index import _index, _Transcript
 from .statements import _Statement, _statement
-from . import support as point_support
 from .tokens import _stem
 
 # ---------------------------------------------------------------------------------------

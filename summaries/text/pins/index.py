@@ -34,6 +34,10 @@ class _Transcript:
     names: frozenset[str]
 
     @property
+    def uncased(self) -> bool:
+        return self.reading.uncased
+
+    @property
     def sentence(self) -> list[int]:
         return self.reading.sentence
 

@@ -148,6 +148,8 @@ class Reading:
     # A word opening a sentence with a capital and a comma after it ("Laura, the stage is
     # yours"): someone spoken to, a name.
     vocative: tuple[bool, ...] = ()
+    # Written without capitals (auto captions): names cannot be told by their case.
+    uncased: bool = False
 
 
 def read(
@@ -218,6 +220,7 @@ def read(
         punctuated,
         grouped,
         vocative,
+        sum(any(c.isupper() for c in text) for text in texts) * 200 < len(texts),
     )
 
 

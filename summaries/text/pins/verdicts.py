@@ -162,9 +162,7 @@ def _judge_point(index: _Transcript, target: _Statement, found: Support) -> Verd
         return Verdict(
             Status.VERBATIM, 100.0, f"said word for word at {_clock(_start(index, found.a))}"
         )
-    missing = [
-        target.tokens[k] for k in target.claim_positions if k not in found.pairs
-    ]
+    missing = [target.tokens[k] for k in target.claim_positions if k not in found.pairs]
     note = f"; not said: {', '.join(dict.fromkeys(missing[:5]))}" if missing else ""
     return Verdict(
         Status.PARAPHRASE,
