@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,9 +12,9 @@ from rapidfuzz.distance import Indel
 from ..transcripts import Word
 from . import support as point_support
 from .base import Kind, Span
+from .exact import find_exact
 from .index import _index, _Transcript
 from .statements import _Statement, _statement
-from .tokens import _stem
 
 # ---------------------------------------------------------------------------------------
 # Finding a statement in the transcript
@@ -44,39 +43,10 @@ _CANDIDATES = 8
 def _find_exact(
     index: _Transcript, pieces: Sequence[Sequence[str]], lo: int, hi: int
 ) -> _Found | None:
-    """The first place from `lo` where the pieces are said word for word and in order, each
-    within a sentence or two of the one before (an elision), ending before `hi`."""
-    if not pieces:
-        return None
-    for start in _occurrences(index, pieces[0], lo, hi):
-        end = start + len(pieces[0])
-        for piece in pieces[1:]:
-            following = _occurrences(index, piece, end, min(hi, end + 80 + len(piece)))
-            if not following:
-                break
-            end = following[0] + len(piece)
-        else:
-            return _Found(start, end, 100.0, verbatim=True)
-    return None
-
-
-def _occurrences(index: _Transcript, piece: Sequence[str], lo: int, hi: int) -> list[int]:
-    """Where `piece` is said in tokens lo to hi, found from its rarest word."""
-    size = len(piece)
-    if size == 0 or hi - lo < size:
-        return []
-    offset = min(range(size), key=lambda k: len(index.postings.get(_stem(piece[k]), ())))
-    posting = index.postings.get(_stem(piece[offset]), [])
-    found = []
-    tokens = index.tokens
-    first = bisect_left(posting, lo + offset)
-    for position in posting[first:]:
-        start = position - offset
-        if start + size > hi:
-            break
-        if tokens[start : start + size] == list(piece):
-            found.append(start)
-    return found
+    """The first place from `lo` where the pieces are said word for word (see
+    `exact.find_exact`)."""
+    found = find_exact(index, pieces, lo, hi)
+    return None if found is None else _Found(found[0], found[1], 100.0, verbatim=True)
 
 
 def _aligned(index: _Transcript, stems: Sequence[str], lo: int, hi: int) -> _Found | None:
@@ -162,6 +132,6 @@ def suggest(statement: str, words: Sequence[Word], *, kind: Kind, limit: int = 3
         return []
     if kind == "point":
         passages = point_support.search(index, target, limit)
-        return [index.span(p.start, p.b, p.score) for p in passages]
+        return [index.span(p.start, p.pinned_end, p.score) for p in passages]
     found = _search(index, target, limit)
     return [index.span(f.a, f.b, round(f.score, 1)) for f in found]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
 
+from .exact import find_exact
 from .index import _Transcript
 from .statements import _Statement
 from .tokens import _NUMBER, _is_content
@@ -40,6 +41,13 @@ class Support:
     start: int
     # The first token of the sentence that says the most of it.
     main: int = 0
+    # The token after the last one pinned (`b`, or in a transcript without punctuation the
+    # last word that says the point).
+    end: int = 0
+
+    @property
+    def pinned_end(self) -> int:
+        return self.end or self.b
 
     @property
     def score(self) -> float:
@@ -72,6 +80,9 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
     said = sorted(pairs.values())
     start, _ = index.sentence_span(index.sentence[said[0]], index.sentence[said[0]])
     _, end = index.sentence_span(index.sentence[said[-1]], index.sentence[said[-1]])
+    # Without punctuation "sentences" are stretches between pauses: the span pinned is
+    # the words that say the point, with the little words the point says beside them.
+    last = end if index.reading.punctuated else _beside(index, statement, said[-1], 1)
     return Support(
         start,
         end,
@@ -79,7 +90,22 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
         pairs,
         _core(index, statement, pairs, weights, claim),
         _main(index, pairs, weights, claim),
+        last,
     )
+
+
+def _beside(index: _Transcript, statement: _Statement, token: int, step: int) -> int:
+    """From a first (step -1) or last (step 1) word said, the edge of the passage: up to
+    two more words the statement says next to it ("an" before "agent")."""
+    edge = token
+    for _ in range(2):
+        beyond = edge + step
+        if not 0 <= beyond < len(index.tokens) or index.tokens[beyond] not in statement.tokens:
+            break
+        if _counts(index.tokens[beyond]):
+            break
+        edge = beyond
+    return edge if step < 0 else edge + 1
 
 
 def _main(index: _Transcript, pairs: dict[int, int], weights: list[float], claim: list[int]):
@@ -110,7 +136,7 @@ def _core(
     first = min((s for s, found in said.items() if len(found) >= 2), default=min(said))
     token = min(said[first])
     if not index.reading.punctuated:
-        return token
+        return _beside(index, statement, token, -1)
     start = index.sentence_starts[first]
     while token > start and index.clause[token - 1] == index.clause[token]:
         token -= 1
@@ -151,6 +177,9 @@ def search(index: _Transcript, statement: _Statement, limit: int) -> list[Suppor
     """The best passages of the whole transcript for a point, best first, none
     overlapping."""
     found: list[Support] = []
+    exact = _said_word_for_word(index, statement)
+    if exact is not None:
+        found.append(exact)
     last_sentence = index.sentence[-1] if index.tokens else -1
     for sentence in _candidate_sentences(index, statement):
         lo = max(0, sentence - _MOST_SENTENCES + 1)
@@ -158,12 +187,29 @@ def search(index: _Transcript, statement: _Statement, limit: int) -> list[Suppor
         best = _best_of(index, statement, lo, hi, max_size=_MOST_SENTENCES, holding=sentence)
         if best is not None:
             found.append(best)
-    found.sort(key=lambda s: (-s.share, s.b - s.a, s.a))
+    # Of equal shares, the words said word for word, then the shortest, then the first.
+    found.sort(key=lambda s: (-s.share, s is not exact, s.b - s.a, s.a))
     kept: list[Support] = []
     for passage in found:
         if all(passage.b <= other.a or passage.a >= other.b for other in kept):
             kept.append(passage)
     return kept[:limit]
+
+
+def _said_word_for_word(index: _Transcript, statement: _Statement) -> Support | None:
+    """The point's own words (attribution left out) said as written, if they are: a point
+    in the speaker's words is pinned to them, not to its key words said close together
+    elsewhere."""
+    claim = [k for k in range(len(statement.tokens)) if k not in statement.attribution]
+    if not claim or claim != list(range(claim[0], claim[-1] + 1)):
+        return None
+    words = tuple(statement.tokens[k] for k in claim)
+    found = find_exact(index, (words,), 0, len(index.tokens))
+    if found is None:
+        return None
+    a, b = found
+    pairs = {k: a + offset for offset, k in enumerate(claim)}
+    return Support(a, b, 1.0, pairs, a, a, b)
 
 
 def _best_of(

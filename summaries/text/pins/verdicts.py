@@ -74,7 +74,8 @@ def _verify_point(
     stated_time: float | None,
 ) -> Verdict:
     near = point_support.best_near(index, target, *pinned)
-    found, local = near, True
+    # A span from an older, longer transcript, past this one's end, is not where it is.
+    found, local = near, span.first_word < len(index.words)
     if near is None or near.share <= SUPPORTED:
         elsewhere = point_support.search(index, target, 1)
         if elsewhere and (near is None or elsewhere[0].share > near.share):
@@ -90,7 +91,7 @@ def _verify_point(
     # The span starts where the point starts being said: its time. A stated time is right
     # anywhere from the passage's first sentence to the start of the one that says most
     # of the point: a reader sent there hears the point made.
-    moved = index.span(found.start, found.b, found.score)
+    moved = index.span(found.start, found.pinned_end, found.score)
     inside = span.first_word <= moved.first_word and moved.end_word <= span.end_word
     first = _start(index, min(found.a, found.start))
     last = _start(index, max(found.start, found.main))
