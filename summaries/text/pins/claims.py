@@ -96,7 +96,12 @@ class _Quantity:
     before: str = ""  # the word said just before a count ("to" in "98 to 2")
 
     def same(self, other: _Quantity) -> bool:
-        return self.family == other.family and self.size == other.size
+        """The same quantity, or the same value with its unit left unsaid on one side
+        ("$1 billion" and "one billion")."""
+        if self.family == other.family:
+            return self.size == other.size
+        bare = (self.family == "" and not self.nouns) or (other.family == "" and not other.nouns)
+        return bare and self.value == other.value
 
     def spoken(self) -> str:
         if self.family == "year":
@@ -239,10 +244,12 @@ def _quantity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
         for q in _quantities(statement.reading, 0, len(statement.tokens), index.names)
         if q.position not in statement.attribution
     ]
+    matched = [other for other in said if any(q.same(other) for q in stated)]
     for quantity in stated:
         if any(quantity.same(other) for other in said):
             continue
-        rivals = [other for other in said if _comparable(quantity, other)]
+        # A quantity the statement gives elsewhere is not said instead of this one.
+        rivals = [o for o in said if _comparable(quantity, o) and o not in matched]
         if rivals:
             said_as, stated_as = rivals[0].spoken(), quantity.spoken()
             return f"the transcript says {said_as}, the statement says {stated_as}"

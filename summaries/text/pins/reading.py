@@ -304,7 +304,7 @@ def _breaks(
         following = tokens[k + 1] if k + 1 < len(tokens) else ""
         if term in _CLAUSE_WORDS and tokens[k - 1] not in _CLAUSE_WORDS:
             clauses.add(k)
-        elif _PAIRED.get(term) == following:
+        elif _PAIRED.get(term) == following or term == "without":
             clauses.add(k)  # "speed rather than size": what is denied is a clause of its own
         elif term in ("and", "or") and (
             following in NEGATORS or following in _AUXILIARY or following.endswith("ed")

@@ -71,7 +71,8 @@ def _statement(text: str, kind: Kind, *, bounded: bool = False) -> _Statement:
     parts = _ELISION.split(text) if kind == "quote" else [text]
     pieces = tuple(tuple(normalise(part)) for part in parts)
     pieces = tuple(piece for piece in pieces if piece)
-    words = _ELISION.sub(" ", text).split() if kind == "quote" else text.split()
+    # An elision ends a sentence: what is said after it was said elsewhere.
+    words = _ELISION.sub(" . ", text).split() if kind == "quote" else text.split()
     reading = read(words, bounded=bounded)
     attribution = _attribution(reading) if kind == "point" else frozenset()
     names = frozenset(

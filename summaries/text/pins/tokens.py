@@ -426,7 +426,7 @@ _STOPWORDS = frozenset(
     was were be been being am do does did doing have has had having will would shall should
     can could may might must of in on at to for from by with about as into onto over under
     up down out off just also very really too quite only even still already yet again more
-    most much many some any all each every other such own same i me my mine we us our you
+    most much many some any all each every other such same i me my mine we us our you
     your yours he him his she her they them their theirs what which who whom whose when
     where why how okay like well right yeah oh get got go going gone thing things way lot
     lots kind sort maybe actually basically literally pretty something anything everything
