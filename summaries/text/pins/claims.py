@@ -467,7 +467,8 @@ def _gaps(
         at_start, at_end = src_start == 0, src_end == len(stated)
         if (at_start or at_end) and not edges and src_end - src_start > 2:
             continue
-        near = 3 if edges else 2
+        # As many passage words as the statement has there (three at most for a quote).
+        near = min(3 if edges else 2, src_end - src_start)
         if at_start:
             dest_start = max(dest_start, dest_end - near)
             sentence = index.sentence[positions[min(dest_end, len(positions) - 1)]]
