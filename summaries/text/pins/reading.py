@@ -61,7 +61,7 @@ _AUXILIARY = frozenset(
     "is are was were am be been do does did can could will would should shall have has had "
     "must may might".split()
 )
-_DETERMINERS = frozenset("the a an its their his her our my your this that these those".split())
+_DETERMINERS = frozenset("the a an its their his her our my your these those".split())
 
 
 def _list_item(
