@@ -159,10 +159,19 @@ def _rate(tokens: Sequence[str], j: int, end: int) -> tuple[str, str, Fraction] 
     return None
 
 
+# Words before "a week" that make it a length of time ("within a week"); after a noun it
+# is a rate ("millions of tokens a day").
+_BEFORE_A_LENGTH = frozenset(
+    "in within about around under over after for than nearly almost roughly just only".split()
+)
+
+
 def _bare_unit(tokens: Sequence[str], k: int) -> _Quantity | None:
     """A unit said with no number: one of it ("about a week", "every month", "the first
     day")."""
     if k == 0 or tokens[k - 1] not in _ONE_OF or tokens[k] not in _UNITS:
+        return None
+    if tokens[k - 1] in ("a", "an") and (k < 2 or tokens[k - 2] not in _BEFORE_A_LENGTH):
         return None
     family, unit, size = _UNITS[tokens[k]]
     if family not in ("time",):

@@ -328,6 +328,8 @@ def _starts_a_clause(term: str, following: str) -> bool:
     are objects too, before a verb that goes with them ("it's", "you can")."""
     if term in ("i", "we", "he", "she", "they"):
         return True
+    if term in ("you", "it"):
+        return following in _BEFORE_A_DENIAL or _is_content(following)
     return term in _SUBJECTS and following in _BEFORE_A_DENIAL
 
 
