@@ -96,13 +96,16 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
 
 def _beside(index: _Transcript, statement: _Statement, token: int, step: int) -> int:
     """From a first (step -1) or last (step 1) word said, the edge of the passage: up to
-    two more words the statement says next to it ("an" before "agent")."""
+    three more words the statement says next to it ("an" before "agent", "Anthropic
+    says" before what Anthropic says)."""
+    said_by = {statement.tokens[k] for k in statement.attribution}
     edge = token
-    for _ in range(2):
+    for _ in range(3):
         beyond = edge + step
         if not 0 <= beyond < len(index.tokens) or index.tokens[beyond] not in statement.tokens:
             break
-        if _counts(index.tokens[beyond]):
+        # Who the point says said it, when the words say it too ("Anthropic says…").
+        if _counts(index.tokens[beyond]) and index.tokens[beyond] not in said_by:
             break
         edge = beyond
     return edge if step < 0 else edge + 1
@@ -127,20 +130,43 @@ def _core(
 ) -> int:
     """Where the point starts being said: in the first sentence of the passage that says
     two or more of its words (rather than a sentence before it that only names its
-    subject), the start of the clause of the first of them; in a transcript without
-    punctuation, whose sentences are only stretches between pauses, that word itself."""
+    subject), the start of the clause of the first of them. In a transcript without
+    punctuation, whose sentences are only stretches between pauses, the first word of the
+    closest run of its words (a stray word said before is not where it starts), or the
+    start of its clause when that is a few words before."""
     said: dict[int, list[int]] = {}
     for k in claim:
         if k in pairs:
             said.setdefault(index.sentence[pairs[k]], []).append(pairs[k])
+    if not index.reading.punctuated:
+        token = _closest_run(sorted(pairs.values()))
+        start = token
+        while start > 0 and index.clause[start - 1] == index.clause[token]:
+            start -= 1
+        return start if token - start <= _CLAUSE_REACH else _beside(index, statement, token, -1)
     first = min((s for s, found in said.items() if len(found) >= 2), default=min(said))
     token = min(said[first])
-    if not index.reading.punctuated:
-        return _beside(index, statement, token, -1)
     start = index.sentence_starts[first]
     while token > start and index.clause[token - 1] == index.clause[token]:
         token -= 1
     return token
+
+
+# Words between a point's first word said and the start of its clause, at most, for the
+# clause's start to be where it starts (in a transcript without punctuation).
+_CLAUSE_REACH = 4
+# Words said more than this apart are two runs.
+_RUN_GAP = 6
+
+
+def _closest_run(positions: list[int]) -> int:
+    """The first position of the run (positions at most `_RUN_GAP` apart) holding most."""
+    runs: list[list[int]] = [[positions[0]]]
+    for position in positions[1:]:
+        if position - runs[-1][-1] > _RUN_GAP:
+            runs.append([])
+        runs[-1].append(position)
+    return max(runs, key=len)[0]
 
 
 def _in_order(
