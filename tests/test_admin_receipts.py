@@ -3,6 +3,8 @@ page or its summary's, the summary page's Receipts panel and a statement's page,
 buttons, "Things to check" and the publish refusal, history, and the Transcript pages; each
 as an Editors-only user, a Reviewers-only user, and someone who may do neither."""
 
+import re
+
 import pytest
 from django.contrib.messages import get_messages
 from django.db import connection
@@ -33,6 +35,7 @@ from .receipts_factories import (
     SPEECH,
     UNSAID_POINT,
     VERBATIM_POINT,
+    cut_short_talk,
     fresh,
     make_transcript,
     pin_best,
@@ -306,6 +309,29 @@ def test_a_transcript_longer_than_the_video_is_imported_with_a_warning(editor):
     warnings = [str(m) for m in get_messages(response.wsgi_request) if m.level_tag == "warning"]
     assert warnings and all(message.startswith("Check the transcript:") for message in warnings)
     assert Transcript.objects.get(video=summary.video).warnings
+
+
+def test_a_transcript_cut_short_is_imported_with_a_warning_on_its_pages(editor):
+    data, length = cut_short_talk()
+    summary = SummaryFactory(video__duration_seconds=length)
+    client = signed_in(editor)
+    response = client.post(
+        summary_import_url(summary), {"transcript_file": upload(data), "language": "en"}
+    )
+    assert response.status_code == 302
+    warnings = [str(m) for m in get_messages(response.wsgi_request) if m.level_tag == "warning"]
+    assert len(warnings) == 1
+    assert re.fullmatch(
+        r"Check the transcript: the transcript ends at 5:1\d of a 16:23 video \(32 %\): "
+        r"it may be cut short",
+        warnings[0],
+    )
+    transcript = Transcript.objects.get(video=summary.video)
+    cut_short = warnings[0].removeprefix("Check the transcript: ")
+    assert transcript.warnings == [cut_short]
+    detail = client.get(reverse("admin:summaries_transcript_change", args=[transcript.pk]))
+    assert f"<li>{cut_short}</li>" in page(detail)
+    assert cut_short in page(client.get(change_url(summary)))  # the Receipts panel
 
 
 def test_a_reviewer_imports_too(reviewer):

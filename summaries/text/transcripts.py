@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .durations import format_duration
+
 
 @dataclass(frozen=True)
 class Word:
@@ -123,6 +125,14 @@ ROLLING_LINES = 4
 # A transcript may end this long after the video before a warning: max(30 s, 5 %).
 DURATION_SLACK_S = 30.0
 DURATION_SLACK_SHARE = 0.05
+# A transcript whose last words end before this share of the video, and this many seconds
+# or more before its end, may have been cut short (a credits roll or an outro is shorter).
+COVERAGE_SHARE = 0.9
+COVERAGE_SLACK_S = 30.0
+# Seconds without a cue that are more than a pause: words may be missing there.
+GAP_S = 120.0
+# Gaps named one by one; more are counted.
+GAPS_NAMED = 5
 
 
 class TranscriptError(ValueError):
@@ -168,7 +178,8 @@ def parse_transcript(
     """Read an uploaded transcript: WebVTT (YouTube's auto-captions included), SubRip,
     YouTube json3 or Whisper-style JSON, told apart by their content; `filename`'s
     extension is only a hint. `duration` (seconds) is the video's length, for a warning when
-    the transcript runs past it. Raises TranscriptError (TranscriptTooLarge over
+    the transcript runs past it or ends well before it; a gap of GAP_S or more between
+    cues is a warning too. Raises TranscriptError (TranscriptTooLarge over
     `max_bytes`) for a file that cannot be used, never another exception."""
     if max_bytes is not None and len(data) > max_bytes:
         raise TranscriptTooLarge(len(data), max_bytes)
@@ -189,6 +200,7 @@ def parse_transcript(
         if kind == "vtt" and not text.lstrip().startswith("WEBVTT"):
             warnings.append('the file has no "WEBVTT" first line; it was read as WebVTT')
         segments = _parse_captions(text, vtt=kind == "vtt")
+    warnings.extend(_gap_warnings(segments))
     if duration is not None:
         warnings.extend(_duration_warnings(segments, duration))
     return ParsedTranscript(tuple(segments), kind, encoding, tuple(warnings))
@@ -896,10 +908,41 @@ def _spread_marked(tokens: list[str], start: int, end: int) -> list[Word]:
     return words
 
 
+def _gap_warnings(segments: list[Segment]) -> list[str]:
+    """A warning for each stretch of GAP_S or more between one cue's end and the next
+    one's start (the first GAPS_NAMED by their times, the rest counted)."""
+    gaps: list[tuple[float, float]] = []
+    said_until = None
+    for segment in segments:
+        if said_until is not None and segment.start - said_until >= GAP_S:
+            gaps.append((said_until, segment.start))
+        said_until = segment.end if said_until is None else max(said_until, segment.end)
+    warnings = [
+        f"no words between {format_duration(start)} and {format_duration(end)}: is part of "
+        "the transcript missing?"
+        for start, end in gaps[:GAPS_NAMED]
+    ]
+    if len(gaps) > GAPS_NAMED:
+        more = len(gaps) - GAPS_NAMED
+        warnings.append(
+            f"{more:,} more gap{'s' * (more > 1)} of {GAP_S / 60:.0f} minutes or more without "
+            f"words, the last up to {format_duration(gaps[-1][1])}"
+        )
+    return warnings
+
+
 def _duration_warnings(segments: list[Segment], duration: float) -> list[str]:
+    """A warning when the transcript runs well past the video's `duration`, or when its
+    last words end well before it (a file cut short)."""
     if not segments or not math.isfinite(duration) or duration < 0:
         return []
     last = max(segment.end for segment in segments)
+    if last < COVERAGE_SHARE * duration and duration - last >= COVERAGE_SLACK_S:
+        share = math.floor(100 * last / duration)
+        return [
+            f"the transcript ends at {format_duration(last)} of a "
+            f"{format_duration(duration)} video ({share} %): it may be cut short"
+        ]
     slack = max(DURATION_SLACK_S, DURATION_SLACK_SHARE * duration)
     if last <= duration + slack:
         return []
