@@ -4,6 +4,7 @@ buttons, "Things to check" and the publish refusal, history, and the Transcript 
 as an Editors-only user, a Reviewers-only user, and someone who may do neither."""
 
 import re
+from time import monotonic
 
 import pytest
 from django.contrib.messages import get_messages
@@ -41,6 +42,7 @@ from .receipts_factories import (
     pin_best,
     vtt,
 )
+from .transcript_files import one_cue_of_words
 
 pytestmark = pytest.mark.django_db
 
@@ -243,6 +245,25 @@ def test_a_file_over_the_cap_is_answered_413_naming_the_cap(editor):
     )
     assert response.status_code == 413
     assert "at most 300\xa0bytes" in page(response)
+    assert not Transcript.objects.exists()
+
+
+def test_a_file_of_millions_of_words_is_a_form_error_naming_its_words(editor):
+    summary = SummaryFactory(video__duration_seconds=60)
+    data = one_cue_of_words(9_500_000)  # 19 MB, under TRANSCRIPT_MAX_BYTES
+    started = monotonic()
+    response = signed_in(editor).post(
+        summary_import_url(summary), {"transcript_file": upload(data), "language": "en"}
+    )
+    assert monotonic() - started < 5
+    assert response.status_code == 200
+    [error] = response.context["form"].errors["transcript_file"]
+    assert error == (
+        "This file cannot be imported as a transcript: the file holds 9,500,004 words (its "
+        "times and markup included), more than the 250,000 words a transcript may have; "
+        "split it, or import the part the summary is about."
+    )
+    assert "Please correct the error below." in page(response)
     assert not Transcript.objects.exists()
 
 

@@ -3,6 +3,7 @@ editors; imported by editors) and the pins of a summary's statements (?expand=pi
 move, reject, approve, override, suggestions), for every kind of client."""
 
 import re
+import time
 from pathlib import Path
 
 import jsonschema
@@ -40,6 +41,7 @@ from .receipts_factories import (
     pin_best,
     vtt,
 )
+from .transcript_files import one_cue_of_words
 
 pytestmark = pytest.mark.django_db
 
@@ -303,6 +305,21 @@ def test_a_file_over_transcript_max_bytes_is_a_413_and_nothing_is_written(
     assert response.status_code == 413
     assert "2000" in response.json()["error"]["message"]
     assert not Transcript.objects.exists()
+
+
+def test_a_file_of_millions_of_words_is_a_400_naming_the_file_and_nothing_is_written(editor, draft):
+    Transcript.objects.all().delete()
+    pins = revisions()
+    data = one_cue_of_words(9_500_000)  # 19 MB, under TRANSCRIPT_MAX_BYTES
+    started = time.monotonic()
+    response = put_vtt(editor, draft, data)
+    assert time.monotonic() - started < 5
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert list(error["fields"]) == ["file"]
+    assert "9,500,004 words" in error["fields"]["file"][0]
+    assert "more than the 250,000 words a transcript may have" in error["fields"]["file"][0]
+    assert not Transcript.objects.exists() and revisions() == pins
 
 
 def test_a_file_that_cannot_be_read_is_a_400_naming_the_line(editor, draft):

@@ -23,9 +23,11 @@ from summaries.text.transcripts import (
     Segment,
     TranscriptError,
     TranscriptTooLarge,
+    TranscriptTooLong,
     Word,
     parse_transcript,
     timed_words,
+    words_written,
 )
 from tests import transcript_files
 
@@ -927,3 +929,45 @@ def test_a_whole_transcript_of_the_video_has_no_warning():
     spans = [(start, start + 8) for start in range(0, 980, 8)]
 
     assert parse_transcript(cues(*spans), duration=983).warnings == ()
+
+
+# Words
+
+
+@pytest.mark.parametrize("text", ["", "  \n", "one", "a b  c\n\td ", "x" * 200_000, "ab " * 50_000])
+def test_words_written_counts_as_split_does_a_slice_at_a_time(text):
+    assert words_written(text) == len(text.split())
+
+
+def test_a_file_of_millions_of_words_in_one_cue_is_refused_before_it_is_read():
+    data = transcript_files.one_cue_of_words(9_500_000)
+    assert len(data) < 20 * 1024 * 1024
+    started = time.process_time()
+
+    error = refused(data, max_words=250_000)
+
+    assert time.process_time() - started < 2
+    assert isinstance(error, TranscriptTooLong)
+    assert error.message == (
+        "the file holds 9,500,004 words (its times and markup included), more than the "
+        "250,000 words a transcript may have; split it, or import the part the summary is about"
+    )
+
+
+def test_the_words_said_are_counted_once_the_file_is_read():
+    # 160 words said in 40 cues, written with twice as many words (the timing lines): under
+    # eight times the limit, so the file is read, and then refused for its words said.
+    data = cues(*[(10 * n, 10 * n + 9) for n in range(40)])
+
+    assert parse_transcript(data, max_words=160).segments
+    error = refused(data, max_words=119)
+    assert isinstance(error, TranscriptTooLong) and (error.words, error.max_words) == (160, 119)
+    assert error.message.startswith("the transcript has 160 words, more than the 119 words")
+
+
+def test_a_long_auto_caption_file_under_the_limit_is_read():
+    data = transcript_files.make_auto_caption_vtt(3, seed=1)  # ~30,000 words said
+
+    parsed = parse_transcript(data, max_words=31_000)
+
+    assert sum(len(segment.text.split()) for segment in parsed.segments) > 29_000

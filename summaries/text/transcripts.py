@@ -133,6 +133,13 @@ COVERAGE_SLACK_S = 30.0
 GAP_S = 120.0
 # Gaps named one by one; more are counted.
 GAPS_NAMED = 5
+# Words a file may write for each word said: a YouTube auto-caption file writes each about
+# 4.4 times (the line being said with its word times, the line again above the next one,
+# a 10 ms snapshot, the timing lines); Whisper JSON with word times about 7.
+WRITTEN_PER_WORD = 8
+# Characters counted at a time: the count holds one slice's words at once, never the file's.
+_COUNT_SLICE = 1 << 16
+_SPACE = re.compile(r"\s")
 
 
 class TranscriptError(ValueError):
@@ -158,6 +165,21 @@ class TranscriptTooLarge(TranscriptError):
         self.max_bytes = max_bytes
 
 
+class TranscriptTooLong(TranscriptError):
+    """A transcript of more words than an import may take (`words` counted, at most
+    `max_words`): its segments, its pins and the page of it would take too long."""
+
+    def __init__(self, words: int, max_words: int, *, written: bool = False) -> None:
+        what = "the file holds" if written else "the transcript has"
+        also = " (its times and markup included)" if written else ""
+        super().__init__(
+            f"{what} {words:,} words{also}, more than the {max_words:,} words a transcript "
+            "may have; split it, or import the part the summary is about"
+        )
+        self.words = words
+        self.max_words = max_words
+
+
 @dataclass(frozen=True)
 class ParsedTranscript:
     """Segments read from a transcript file, in time order, and how the file was read."""
@@ -174,13 +196,20 @@ def parse_transcript(
     filename: str = "",
     duration: float | None = None,
     max_bytes: int | None = None,
+    max_words: int | None = None,
 ) -> ParsedTranscript:
     """Read an uploaded transcript: WebVTT (YouTube's auto-captions included), SubRip,
     YouTube json3 or Whisper-style JSON, told apart by their content; `filename`'s
     extension is only a hint. `duration` (seconds) is the video's length, for a warning when
     the transcript runs past it or ends well before it; a gap of GAP_S or more between
     cues is a warning too. Raises TranscriptError (TranscriptTooLarge over
-    `max_bytes`) for a file that cannot be used, never another exception."""
+    `max_bytes`, TranscriptTooLong over `max_words` words said) for a file that cannot be
+    used, never another exception.
+
+    The words are counted twice: every word written in the file, before it is read (a
+    file may write each word said up to WRITTEN_PER_WORD times, with its times and
+    markup), so that a file of millions of words is refused in a fraction of a second;
+    then the words said, once read."""
     if max_bytes is not None and len(data) > max_bytes:
         raise TranscriptTooLarge(len(data), max_bytes)
     warnings: list[str] = []
@@ -193,6 +222,10 @@ def parse_transcript(
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise TranscriptError("the file is empty")
+    if max_words is not None:
+        written = words_written(text)
+        if written > WRITTEN_PER_WORD * max_words:
+            raise TranscriptTooLong(written, max_words, written=True)
     kind = _detect(text, filename)
     if kind == "json":
         kind, segments = _parse_json(text)
@@ -200,10 +233,26 @@ def parse_transcript(
         if kind == "vtt" and not text.lstrip().startswith("WEBVTT"):
             warnings.append('the file has no "WEBVTT" first line; it was read as WebVTT')
         segments = _parse_captions(text, vtt=kind == "vtt")
+    if max_words is not None:
+        said = sum(len(segment.text.split()) for segment in segments)
+        if said > max_words:
+            raise TranscriptTooLong(said, max_words)
     warnings.extend(_gap_warnings(segments))
     if duration is not None:
         warnings.extend(_duration_warnings(segments, duration))
     return ParsedTranscript(tuple(segments), kind, encoding, tuple(warnings))
+
+
+def words_written(text: str) -> int:
+    """How many words (runs of non-space) the text holds, counted a slice at a time."""
+    count, at, size = 0, 0, len(text)
+    while at < size:
+        # Cut only at a space, so that no word is counted twice.
+        space = _SPACE.search(text, min(size, at + _COUNT_SLICE))
+        stop = space.start() if space else size
+        count += len(text[at:stop].split())
+        at = stop
+    return count
 
 
 # Decoding.
