@@ -410,6 +410,9 @@ SESSION_COOKIE_HTTPONLY = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 # Largest transcript file an editor imports (admin upload or API), in bytes: a 413 above it.
 TRANSCRIPT_MAX_BYTES = env.int("TRANSCRIPT_MAX_BYTES", default=20 * 1024 * 1024)
+# Most words said a transcript may have (250,000: about 24 hours of speech): a 400 above it,
+# refused while the file is read, so that an import stays well inside a web worker's timeout.
+TRANSCRIPT_MAX_WORDS = env.int("TRANSCRIPT_MAX_WORDS", default=250_000)
 
 # One line per request (curation.request) and per task (curation.task), with the request
 # id, task id and check batch they belong to (summaries/ops/logs.py); LOG_FORMAT=json writes

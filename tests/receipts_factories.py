@@ -133,6 +133,18 @@ def long_speech(words: int, *, seed: int = 7, pace: float = 2.8) -> list[tuple[f
     return lines
 
 
+def cut_short_talk() -> tuple[bytes, int]:
+    """A WebVTT file of a 16:23 talk cut off in the middle of the cue said at 5:15, as an
+    upload stopped part-way leaves it, and the talk's length in seconds."""
+    length = 16 * 60 + 23
+    lines = long_speech(round(length * 2.8))
+    whole = vtt(lines)
+    cue = next(line for line in lines if line[0] >= 315)
+    timing = f"{_clock(cue[0])} --> {_clock(cue[1])}\n".encode()
+    at = whole.index(timing) + len(timing)
+    return whole[: at + len(cue[2]) // 2], length
+
+
 def statements_from(lines: list[tuple[float, float, str]], count: int, *, seed: int = 11):
     """`count` (time, text) pairs said in `lines`, spread over the whole talk: statements
     that are found verbatim, for pinning a long summary."""

@@ -3,6 +3,9 @@ page or its summary's, the summary page's Receipts panel and a statement's page,
 buttons, "Things to check" and the publish refusal, history, and the Transcript pages; each
 as an Editors-only user, a Reviewers-only user, and someone who may do neither."""
 
+import re
+from time import monotonic
+
 import pytest
 from django.contrib.messages import get_messages
 from django.db import connection
@@ -33,11 +36,13 @@ from .receipts_factories import (
     SPEECH,
     UNSAID_POINT,
     VERBATIM_POINT,
+    cut_short_talk,
     fresh,
     make_transcript,
     pin_best,
     vtt,
 )
+from .transcript_files import one_cue_of_words
 
 pytestmark = pytest.mark.django_db
 
@@ -243,6 +248,25 @@ def test_a_file_over_the_cap_is_answered_413_naming_the_cap(editor):
     assert not Transcript.objects.exists()
 
 
+def test_a_file_of_millions_of_words_is_a_form_error_naming_its_words(editor):
+    summary = SummaryFactory(video__duration_seconds=60)
+    data = one_cue_of_words(9_500_000)  # 19 MB, under TRANSCRIPT_MAX_BYTES
+    started = monotonic()
+    response = signed_in(editor).post(
+        summary_import_url(summary), {"transcript_file": upload(data), "language": "en"}
+    )
+    assert monotonic() - started < 5
+    assert response.status_code == 200
+    [error] = response.context["form"].errors["transcript_file"]
+    assert error == (
+        "This file cannot be imported as a transcript: the file holds 9,500,004 words (its "
+        "times and markup included), more than the 250,000 words a transcript may have; "
+        "split it, or import the part the summary is about."
+    )
+    assert "Please correct the error below." in page(response)
+    assert not Transcript.objects.exists()
+
+
 @override_settings(TRANSCRIPT_MAX_BYTES=200)
 def test_a_paste_over_the_cap_is_answered_413_and_stays_in_the_form(editor):
     summary = SummaryFactory(video__duration_seconds=60)
@@ -306,6 +330,29 @@ def test_a_transcript_longer_than_the_video_is_imported_with_a_warning(editor):
     warnings = [str(m) for m in get_messages(response.wsgi_request) if m.level_tag == "warning"]
     assert warnings and all(message.startswith("Check the transcript:") for message in warnings)
     assert Transcript.objects.get(video=summary.video).warnings
+
+
+def test_a_transcript_cut_short_is_imported_with_a_warning_on_its_pages(editor):
+    data, length = cut_short_talk()
+    summary = SummaryFactory(video__duration_seconds=length)
+    client = signed_in(editor)
+    response = client.post(
+        summary_import_url(summary), {"transcript_file": upload(data), "language": "en"}
+    )
+    assert response.status_code == 302
+    warnings = [str(m) for m in get_messages(response.wsgi_request) if m.level_tag == "warning"]
+    assert len(warnings) == 1
+    assert re.fullmatch(
+        r"Check the transcript: the transcript ends at 5:1\d of a 16:23 video \(32 %\): "
+        r"it may be cut short",
+        warnings[0],
+    )
+    transcript = Transcript.objects.get(video=summary.video)
+    cut_short = warnings[0].removeprefix("Check the transcript: ")
+    assert transcript.warnings == [cut_short]
+    detail = client.get(reverse("admin:summaries_transcript_change", args=[transcript.pk]))
+    assert f"<li>{cut_short}</li>" in page(detail)
+    assert cut_short in page(client.get(change_url(summary)))  # the Receipts panel
 
 
 def test_a_reviewer_imports_too(reviewer):

@@ -2,6 +2,8 @@
 editors; imported by editors) and the pins of a summary's statements (?expand=pins; set,
 move, reject, approve, override, suggestions), for every kind of client."""
 
+import re
+import time
 from pathlib import Path
 
 import jsonschema
@@ -15,7 +17,7 @@ from rest_framework.test import APIClient
 from reversion.models import Version
 
 from summaries.editing import copies, pinning, save, workflow
-from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway, Transcript
+from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway, Transcript, Video
 
 from .factories import (
     ChapterFactory,
@@ -34,10 +36,12 @@ from .receipts_factories import (
     UNSAID_POINT,
     VERBATIM_POINT,
     VERBATIM_QUOTE,
+    cut_short_talk,
     make_transcript,
     pin_best,
     vtt,
 )
+from .transcript_files import one_cue_of_words
 
 pytestmark = pytest.mark.django_db
 
@@ -231,6 +235,7 @@ def put_vtt(client, summary, data: bytes, **headers):
 def test_an_editor_imports_a_webvtt_body_and_the_drafts_pins_are_verified(editor, draft):
     before = point_of(draft).pin
     Transcript.objects.all().delete()
+    Video.objects.filter(pk=draft.video_id).update(duration_seconds=60)  # as long as SPEECH
     response = put_vtt(editor, draft, vtt(SPEECH_CORRECTED))
     assert response.status_code == 201, response.json()
     data = response.json()
@@ -240,6 +245,21 @@ def test_an_editor_imports_a_webvtt_body_and_the_drafts_pins_are_verified(editor
     assert data["warnings"] == []
     after = point_of(draft).pin
     assert after["transcript"] != before["transcript"] and after["status"] == "contradicted"
+
+
+def test_a_transcript_cut_short_is_imported_with_the_warning_in_the_answer(editor, draft):
+    Transcript.objects.all().delete()
+    data, length = cut_short_talk()
+    Video.objects.filter(pk=draft.video_id).update(duration_seconds=length)
+    response = put_vtt(editor, draft, data)
+    assert response.status_code == 201, response.json()
+    [warning] = response.json()["warnings"]
+    assert re.fullmatch(
+        r"the transcript ends at 5:1\d of a 16:23 video \(32 %\): it may be cut short", warning
+    )
+    assert Transcript.objects.get(video=draft.video).warnings == [warning]
+    again = editor.get(transcript_url(draft), {"state": "draft"})
+    assert again.json()["warnings"] == [warning]
 
 
 def test_a_multipart_form_file_keeps_its_name(editor, draft):
@@ -285,6 +305,21 @@ def test_a_file_over_transcript_max_bytes_is_a_413_and_nothing_is_written(
     assert response.status_code == 413
     assert "2000" in response.json()["error"]["message"]
     assert not Transcript.objects.exists()
+
+
+def test_a_file_of_millions_of_words_is_a_400_naming_the_file_and_nothing_is_written(editor, draft):
+    Transcript.objects.all().delete()
+    pins = revisions()
+    data = one_cue_of_words(9_500_000)  # 19 MB, under TRANSCRIPT_MAX_BYTES
+    started = time.monotonic()
+    response = put_vtt(editor, draft, data)
+    assert time.monotonic() - started < 5
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert list(error["fields"]) == ["file"]
+    assert "9,500,004 words" in error["fields"]["file"][0]
+    assert "more than the 250,000 words a transcript may have" in error["fields"]["file"][0]
+    assert not Transcript.objects.exists() and revisions() == pins
 
 
 def test_a_file_that_cannot_be_read_is_a_400_naming_the_line(editor, draft):

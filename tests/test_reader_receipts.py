@@ -309,7 +309,7 @@ def transcript_url(summary):
     return reverse("summaries:summary-transcript", args=[summary.video.slug])
 
 
-def test_the_transcript_page_shows_every_line_by_chapter(client, live):
+def test_the_transcript_page_shows_paragraphs_by_chapter(client, live):
     response = client.get(transcript_url(live))
     assert response.status_code == 200
     html = response.content.decode()
@@ -322,33 +322,69 @@ def test_the_transcript_page_shows_every_line_by_chapter(client, live):
     assert "Now let us turn to releases" in releases
     assert "Speed compounds" not in releases
     assert f'<a href="{WATCH}&amp;t=200s" rel="nofollow noopener">Watch from 3:20</a>' in releases
-    # A time link per line; the speaker when it changes.
+    # A paragraph per speaker's turn (the guest's two sentences are one), with its time as
+    # a link into the video and the speaker named where they change; punctuation kept.
+    assert html.count('class="paragraph"') == 5
     assert (
-        f'<a class="line-time" href="{WATCH}&amp;t=206s" rel="nofollow noopener">3:26</a>' in html
+        f'<a class="paragraph-time" href="{WATCH}&amp;t=206s" rel="nofollow noopener">'
+        '<time datetime="PT206S">3:26</time></a>' in html
     )
-    assert html.count('class="line"') == len(SPEECH)
+    guest = re.search(r'<p class="paragraph" id="paragraph-2" data-start="5">(.*?)</p>', html)
+    assert guest, html
+    assert (
+        '<b class="speaker">Guest:</b> <span class="paragraph-text">Speed compounds in agent '
+        "loops because every step waits on the model. We measured the whole task rather than "
+        "raw throughput.</span>" in guest.group(1)
+    )
     assert html.count('<b class="speaker">Guest:</b>') == 2
     assert html.count('<b class="speaker">Host:</b>') == 3
     assert "hidden" not in html.split('<div class="transcript">')[1].split("</main>")[0]
 
 
-def test_the_transcript_page_filters_lines_without_javascript(client, live):
+def test_each_paragraph_marks_the_verified_statements_it_supports(client, live):
+    html = client.get(transcript_url(live)).content.decode()
+    summary_url = live.video.get_absolute_url()
+    marks = re.findall(r'<p class="paragraph" id="(paragraph-\d+)"[^>]*>.*?</p>', html)
+    assert len(marks) == 5
+    supports = {
+        number: re.findall(r'<a class="supports" href="([^"]*)">([^<]*)</a>', paragraph)
+        for number, paragraph in re.findall(
+            r'<p class="paragraph" id="paragraph-(\d+)"[^>]*>(.*?)</p>', html
+        )
+    }
+    # The verbatim key point and the takeaway an editor approved, on the guest's words;
+    # the unapproved paraphrase and the point a reviewer let through are not marked.
+    assert supports == {
+        "1": [],
+        "2": [
+            (f"{summary_url}#key-point-1", "Key point 1"),
+            (f"{summary_url}#takeaway-1", "Takeaway 1"),
+        ],
+        "3": [],
+        "4": [],
+        "5": [],
+    }
+    page_html = client.get(summary_url).content.decode()
+    assert 'id="key-point-1"' in page_html and 'id="takeaway-1"' in page_html
+
+
+def test_the_transcript_page_filters_paragraphs_without_javascript(client, live):
     html = client.get(transcript_url(live), {"q": "Benchmarks year"}).content.decode()
-    assert "1 of 6 lines hold “Benchmarks year”" in html
-    shown = re.findall(r'<li class="line" id="[^"]*" data-start="\d+">', html)
+    assert "1 of 5 paragraphs hold “Benchmarks year”" in html
+    shown = re.findall(r'<p class="paragraph" id="[^"]*" data-start="\d+">', html)
     assert len(shown) == 1
     assert "<mark>benchmarks</mark> saturate within a <mark>year</mark>" in html
-    # The first chapter has no match: hidden with its lines, which stay in the page.
+    # The first chapter has no match: hidden with its paragraphs, which stay in the page.
     sections = r'<section class="transcript-chapter" id="[^"]*" aria-labelledby="[^"]*"( hidden)?>'
     assert re.findall(sections, html) == [" hidden", ""]
-    assert html.count('class="line"') == len(SPEECH)
+    assert html.count('class="paragraph"') == 5
     assert '<meta name="robots" content="noindex">' in html
 
 
 def test_a_query_cannot_inject_markup(client, live):
     html = client.get(transcript_url(live), {"q": '<script>alert(1)</script> "'}).content.decode()
     assert "<script>alert" not in html
-    assert "0 of 6 lines hold" in html
+    assert "0 of 5 paragraphs hold" in html
 
 
 def test_the_transcript_page_is_cached_but_not_its_searches(client, live):
@@ -380,8 +416,9 @@ def test_a_transcript_without_chapters_is_one_section(client):
 def test_the_transcript_page_query_count(client, live, django_assert_num_queries):
     client.get(transcript_url(live))
     cache.clear()
-    # The generation, the summary with its video and channel, the transcript, the chapters.
-    with django_assert_num_queries(4):
+    # The generation, the summary with its video and channel, the transcript, the chapters,
+    # the pins of the key points and takeaways (one query for both).
+    with django_assert_num_queries(5):
         assert client.get(transcript_url(live), {"q": "x"}).status_code == 200
 
 

@@ -23,9 +23,11 @@ from summaries.text.transcripts import (
     Segment,
     TranscriptError,
     TranscriptTooLarge,
+    TranscriptTooLong,
     Word,
     parse_transcript,
     timed_words,
+    words_written,
 )
 from tests import transcript_files
 
@@ -862,3 +864,110 @@ def test_random_bytes_give_a_transcript_error():
     for size in [1, 2, 3, 7, 64, 500, 4096] * 30:
         with pytest.raises(TranscriptError):
             parse_transcript(rng.randbytes(size))
+
+
+# Coverage and gaps
+
+
+def cues(*spans: tuple[float, float]) -> bytes:
+    out = ["WEBVTT", ""]
+    for number, (start, end) in enumerate(spans, start=1):
+        out += [f"{clock(start)} --> {clock(end)}", f"Words of cue {number}.", ""]
+    return "\n".join(out).encode()
+
+
+def clock(seconds: float) -> str:
+    minutes, secs = divmod(seconds, 60)
+    return f"00:{int(minutes):02d}:{secs:06.3f}"
+
+
+def test_a_transcript_ending_well_before_the_video_is_accepted_with_a_warning():
+    parsed = parse_transcript(cues((1, 100), (200, 315)), duration=983)
+
+    assert len(parsed.segments) == 2
+    assert parsed.warnings == (
+        "the transcript ends at 5:15 of a 16:23 video (32 %): it may be cut short",
+    )
+
+
+@pytest.mark.parametrize(
+    ("last", "duration", "warned"),
+    [
+        (885, 983, False),  # 90 % of the video
+        (884, 983, True),
+        (50, 75, False),  # under 90 %, but less than 30 s short: an outro
+        (40, 75, True),
+    ],
+)
+def test_the_coverage_warning_allows_the_last_tenth_and_thirty_seconds(last, duration, warned):
+    spans = [(start, start + 10) for start in range(0, last - 10, 100)] + [(last - 10, last)]
+
+    warnings = parse_transcript(cues(*spans), duration=duration).warnings
+
+    assert any("may be cut short" in warning for warning in warnings) is warned
+
+
+def test_a_gap_of_two_minutes_between_cues_is_named_in_a_warning():
+    parsed = parse_transcript(cues((1, 190), (400, 410), (410, 529), (530, 600)))
+
+    assert parsed.warnings == (
+        "no words between 3:10 and 6:40: is part of the transcript missing?",
+    )
+
+
+def test_gaps_past_the_first_five_are_counted():
+    spans = [(start, start + 5) for start in range(0, 3000, 200)]  # 15 gaps of 195 s
+
+    warnings = parse_transcript(cues(*spans)).warnings
+
+    assert len(warnings) == 6
+    assert warnings[0] == "no words between 0:05 and 3:20: is part of the transcript missing?"
+    assert warnings[-1] == ("9 more gaps of 2 minutes or more without words, the last up to 46:40")
+
+
+def test_a_whole_transcript_of_the_video_has_no_warning():
+    spans = [(start, start + 8) for start in range(0, 980, 8)]
+
+    assert parse_transcript(cues(*spans), duration=983).warnings == ()
+
+
+# Words
+
+
+@pytest.mark.parametrize("text", ["", "  \n", "one", "a b  c\n\td ", "x" * 200_000, "ab " * 50_000])
+def test_words_written_counts_as_split_does_a_slice_at_a_time(text):
+    assert words_written(text) == len(text.split())
+
+
+def test_a_file_of_millions_of_words_in_one_cue_is_refused_before_it_is_read():
+    data = transcript_files.one_cue_of_words(9_500_000)
+    assert len(data) < 20 * 1024 * 1024
+    started = time.process_time()
+
+    error = refused(data, max_words=250_000)
+
+    assert time.process_time() - started < 2
+    assert isinstance(error, TranscriptTooLong)
+    assert error.message == (
+        "the file holds 9,500,004 words (its times and markup included), more than the "
+        "250,000 words a transcript may have; split it, or import the part the summary is about"
+    )
+
+
+def test_the_words_said_are_counted_once_the_file_is_read():
+    # 160 words said in 40 cues, written with twice as many words (the timing lines): under
+    # eight times the limit, so the file is read, and then refused for its words said.
+    data = cues(*[(10 * n, 10 * n + 9) for n in range(40)])
+
+    assert parse_transcript(data, max_words=160).segments
+    error = refused(data, max_words=119)
+    assert isinstance(error, TranscriptTooLong) and (error.words, error.max_words) == (160, 119)
+    assert error.message.startswith("the transcript has 160 words, more than the 119 words")
+
+
+def test_a_long_auto_caption_file_under_the_limit_is_read():
+    data = transcript_files.make_auto_caption_vtt(3, seed=1)  # ~30,000 words said
+
+    parsed = parse_transcript(data, max_words=31_000)
+
+    assert sum(len(segment.text.split()) for segment in parsed.segments) > 29_000

@@ -159,3 +159,9 @@ def make_auto_caption_json3(hours: float, seed: int) -> bytes:
         )
     document = {"wireMagic": "pb3", "pens": [{}], "wsWinStyles": [{}], "events": events}
     return json.dumps(document, separators=(",", ":")).encode()
+
+
+def one_cue_of_words(words: int) -> bytes:
+    """A WebVTT file of one cue holding `words` one-letter words (two bytes a word): 9.5
+    million of them fit under the 20 MB upload cap."""
+    return b"WEBVTT\n\n00:00:00.000 --> 09:00:00.000\n" + b"a " * words + b"\n"

@@ -44,6 +44,7 @@ from summaries.models import (
     Video,
 )
 from summaries.text.durations import format_duration
+from summaries.text.transcripts import TranscriptTooLong
 
 from . import chapter_suggestions
 from .base import ReadOnlyAdmin
@@ -135,8 +136,10 @@ class TranscriptImportForm(forms.Form):
         return self.cleaned_data["pasted"].encode("utf-8"), "", "pasted"
 
     def is_too_large(self) -> bool:
+        """Whether the file is over TRANSCRIPT_MAX_BYTES (a 413); a file of too many words
+        (TRANSCRIPT_MAX_WORDS) is an error of the form like any other."""
         return any(
-            error.code == "too_large"
+            error.code == "too_large" and not isinstance(error.__cause__, TranscriptTooLong)
             for errors in self.errors.as_data().values()
             for error in errors
         )

@@ -36,7 +36,7 @@ from summaries.models import (
     Video,
 )
 from summaries.text.durations import format_duration
-from summaries.text.transcripts import Segment, timed_words
+from summaries.text.transcripts import Segment, TranscriptTooLarge, timed_words
 
 from .conditional import check_if_match, edit_version
 from .errors import PayloadTooLarge
@@ -167,9 +167,12 @@ def _upload_of(request) -> Upload:
 
 
 def _import_error(error: DjangoValidationError) -> Exception:
-    """The answer to a file the import refused: 413 over the cap, else a 400 naming the
-    line in `file` (or the field the service named)."""
-    if getattr(error, "code", None) == "too_large":
+    """The answer to a file the import refused: 413 over the byte cap, else a 400 naming
+    the line (or the words over TRANSCRIPT_MAX_WORDS) in `file`, or the field the service
+    named."""
+    if getattr(error, "code", None) == "too_large" and isinstance(
+        error.__cause__, TranscriptTooLarge
+    ):
         return PayloadTooLarge(settings.TRANSCRIPT_MAX_BYTES)
     if hasattr(error, "error_dict"):
         return serializers.ValidationError(error.message_dict)

@@ -33,6 +33,7 @@ from summaries.text.transcripts import (
     ParsedTranscript,
     TranscriptError,
     TranscriptTooLarge,
+    TranscriptTooLong,
     parse_transcript,
 )
 
@@ -72,7 +73,9 @@ def import_transcript(
     """Attach a transcript file to `video`, as the one waiting for review.
 
     Parses the file (ValidationError naming the line or cue when it cannot be read; the
-    `code` "too_large" when it is over TRANSCRIPT_MAX_BYTES), replaces the video's
+    `code` "too_large" when it is over TRANSCRIPT_MAX_BYTES or has more words than
+    TRANSCRIPT_MAX_WORDS, its `__cause__` the parser's TranscriptTooLarge or
+    TranscriptTooLong), replaces the video's
     transcript waiting for review in that language and records a revision of it (each
     import is a new revision). If the video's summary is published, the change goes to its
     working copy (made if needed) so that a reviewer publishes it; working changes
@@ -117,13 +120,17 @@ def import_transcript(
 
 
 def _parse(data: bytes, filename: str, duration: int | None) -> ParsedTranscript:
-    limit = settings.TRANSCRIPT_MAX_BYTES
     try:
         return parse_transcript(
-            data, filename=filename, duration=float(duration or 0) or None, max_bytes=limit
+            data,
+            filename=filename,
+            duration=float(duration or 0) or None,
+            max_bytes=settings.TRANSCRIPT_MAX_BYTES,
+            max_words=settings.TRANSCRIPT_MAX_WORDS,
         )
     except TranscriptError as error:
-        code = "too_large" if isinstance(error, TranscriptTooLarge) else "invalid"
+        too_large = isinstance(error, (TranscriptTooLarge, TranscriptTooLong))
+        code = "too_large" if too_large else "invalid"
         # No params: the message quotes the file, and a "%" in it is text, not a
         # placeholder. The line number is the TranscriptError's (`__cause__.line`).
         message = f"This file cannot be imported as a transcript: {error.message}."

@@ -30,7 +30,7 @@ from . import presentation, receipts
 
 # Move it on when includes/summary_article.html, or anything it prints, changes: every
 # stored article is then rendered again when its page is next read.
-RENDER_VERSION = 4  # 4: links in key points and takeaways name their host
+RENDER_VERSION = 5  # 5: key points and takeaways have ids (the transcript page links them)
 
 # The parts the article is made of, without the Markdown sources (it prints the HTML), and
 # the citations (with their sources) that chapters and caveats show beside their claims.

@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from summaries.editing.receipts import is_approved
 from summaries.text.durations import format_duration
 from summaries.text.links import http_url
+from summaries.text.paragraphs import Paragraph, paragraphs
 from summaries.text.pins import Status
 from summaries.text.transcripts import Segment
 
@@ -251,16 +253,54 @@ def key_moments(chapters, digest: str) -> list[tuple[str, int, int]]:
 # --- The transcript page ---------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Statement:
+    """A statement of the live summary that readers may see supported by the words at
+    `first` (the index of its pin's first word): "Key point 3", linked on the summary page."""
+
+    first: int
+    name: str
+    url: str
+
+
+def supports(pin: dict[str, Any] | None, digest: str) -> bool:
+    """Whether a pin counts as verified for readers against the live transcript `digest`:
+    verbatim, or a paraphrase a named editor approved, where it points (the same rule as
+    the publish gate's, without its overrides)."""
+    if not pin or not digest or pin.get("transcript") != digest or pin.get("suggested"):
+        return False
+    if not isinstance(pin.get("first"), int):
+        return False
+    status = pin.get("status")
+    return status == Status.VERBATIM or (status == Status.PARAPHRASE and is_approved(pin))
+
+
+def statements(parts: list[tuple[str, int, Any]], digest: str, summary_url: str):
+    """The statements to mark on the transcript page, from (kind, position, pin) of the
+    summary's key points ("key_point") and takeaways ("takeaway"): numbered as the summary
+    page lists them, linked to them there (`#key-point-3`, `#takeaway-1`)."""
+    found = []
+    for kind, name in (("key_point", "Key point"), ("takeaway", "Takeaway")):
+        ranked = sorted((position, pin) for k, position, pin in parts if k == kind)
+        anchor = kind.replace("_", "-")
+        for number, (_, pin) in enumerate(ranked, start=1):
+            if supports(pin, digest):
+                url = f"{summary_url}#{anchor}-{number}"
+                found.append(Statement(pin["first"], f"{name} {number}", url))
+    return sorted(found, key=lambda statement: statement.first)
+
+
 @dataclass
-class Line:
-    """A segment of the transcript as the page shows it."""
+class Passage:
+    """A paragraph of the transcript as the page shows it."""
 
     number: int
     seconds: int
     clock: str
     url: str
-    speaker: str  # shown when it changes
+    speaker: str  # shown at a change of speaker and at the start of a chapter
     text: str
+    supports: list[Statement] = field(default_factory=list)
     matches: bool = True
 
 
@@ -270,11 +310,11 @@ class Section:
     anchor: str
     seconds: int | None
     url: str
-    lines: list[Line]
+    passages: list[Passage]
 
     @property
     def matches(self) -> bool:
-        return any(line.matches for line in self.lines)
+        return any(passage.matches for passage in self.passages)
 
 
 OPENING = "Before the first chapter"
@@ -285,15 +325,24 @@ def _url(video, seconds: int) -> str:
     return at.url if at else ""
 
 
-def _lines(segments: list[Segment], video) -> list[Line]:
-    lines, speaker = [], ""
-    for number, segment in enumerate(segments, start=1):
-        shown = segment.speaker if segment.speaker and segment.speaker != speaker else ""
-        speaker = segment.speaker or speaker
-        seconds = max(0, int(segment.start))
+def _passages(found: list[Paragraph], video, marked: list[Statement]) -> list[Passage]:
+    passages = []
+    for number, paragraph in enumerate(found, start=1):
+        seconds = max(0, int(paragraph.start))
         clock = format_duration(seconds)
-        lines.append(Line(number, seconds, clock, _url(video, seconds), shown, segment.text))
-    return lines
+        supported = [s for s in marked if paragraph.first <= s.first < paragraph.end]
+        passages.append(
+            Passage(
+                number,
+                seconds,
+                clock,
+                _url(video, seconds),
+                paragraph.speaker,
+                paragraph.text,
+                supported,
+            )
+        )
+    return passages
 
 
 def _chapter_section(start: ChapterStart, video) -> Section:
@@ -301,45 +350,73 @@ def _chapter_section(start: ChapterStart, video) -> Section:
     return Section(start.title, anchor, start.seconds, _url(video, start.seconds), [])
 
 
-def sections(segments: list[Segment], starts: list[ChapterStart], video) -> list[Section]:
-    """The transcript's lines under the chapter they belong to.
+def _name_speakers(result: list[Section]) -> None:
+    """Keep a passage's speaker only where it changes, or where a chapter starts."""
+    for section in result:
+        speaker = ""
+        for passage in section.passages:
+            said_by = passage.speaker
+            if said_by == speaker:
+                passage.speaker = ""
+            speaker = said_by or speaker
+
+
+def sections(
+    segments: list[Segment],
+    starts: list[ChapterStart],
+    video,
+    marked: list[Statement] | None = None,
+) -> list[Section]:
+    """The transcript's paragraphs under the chapter they belong to, each with the
+    statements of `marked` its words support.
 
     A chapter begins with the segment in which its start falls (the first segment ending
-    after it), so a chapter whose first words are said inside a caption gets that caption.
-    Lines before the first chapter go under OPENING; without chapters, under one section.
+    after it), so a chapter whose first words are said inside a caption gets that caption;
+    a paragraph never runs across a chapter's start. Paragraphs before the first chapter
+    go under OPENING; without chapters, under one section.
     """
     ordered = sorted(segments, key=lambda segment: segment.start)
-    lines = _lines(ordered, video)
-    if not starts:
-        return [Section("Transcript", "transcript-all", None, "", lines)] if lines else []
-    result: list[Section] = []
-    current = Section(OPENING, "transcript-opening", None, "", [])
+    begins: list[tuple[int, ChapterStart]] = []
     pending = list(starts)
-    for line, segment in zip(lines, ordered, strict=True):
+    for index, segment in enumerate(ordered):
         while pending and segment.end > pending[0].seconds:
-            if current.lines or current.title != OPENING:
+            begins.append((index, pending.pop(0)))
+    found = paragraphs(ordered, breaks={index for index, _ in begins})
+    passages = _passages(found, video, marked or [])
+    if not starts:
+        result = [Section("Transcript", "transcript-all", None, "", passages)] if passages else []
+        _name_speakers(result)
+        return result
+    result = []
+    current = Section(OPENING, "transcript-opening", None, "", [])
+    for passage, paragraph in zip(passages, found, strict=True):
+        while begins and begins[0][0] <= paragraph.segment:
+            if current.passages or current.title != OPENING:
                 result.append(current)
-            current = _chapter_section(pending.pop(0), video)
-        current.lines.append(line)
+            current = _chapter_section(begins.pop(0)[1], video)
+        current.passages.append(passage)
     result.append(current)
     # Chapters starting after the last words still head the page's list, empty.
+    result += [_chapter_section(start, video) for _, start in begins]
     result += [_chapter_section(start, video) for start in pending]
+    _name_speakers(result)
     return result
 
 
 def query_words(query: str) -> list[str]:
-    """The words a line must all hold (any case) to match the page's filter."""
+    """The words a paragraph must all hold (any case) to match the page's filter."""
     return [word.casefold() for word in query.split()]
 
 
-def filter_lines(result: list[Section], words: list[str]) -> int:
-    """Mark the lines that hold every word (all of them when there are none); how many do."""
+def filter_passages(result: list[Section], words: list[str]) -> int:
+    """Mark the paragraphs that hold every word (all of them when there are none); how
+    many do."""
     count = 0
     for section in result:
-        for line in section.lines:
-            text = line.text.casefold()
-            line.matches = all(word in text for word in words)
-            count += line.matches
+        for passage in section.passages:
+            text = passage.text.casefold()
+            passage.matches = all(word in text for word in words)
+            count += passage.matches
     return count
 
 
@@ -347,17 +424,22 @@ def _hidden(shown: bool) -> str:
     return "" if shown else " hidden"
 
 
-def _line_html(line: Line, words: list[str]) -> str:
+def _passage_html(passage: Passage, words: list[str]) -> str:
+    when = f'<time datetime="PT{passage.seconds}S">{passage.clock}</time>'
     time = (
-        f'<a class="line-time" href="{escape(line.url)}" rel="nofollow noopener">{line.clock}</a>'
-        if line.url
-        else f'<span class="line-time">{line.clock}</span>'
+        f'<a class="paragraph-time" href="{escape(passage.url)}" rel="nofollow noopener">{when}</a>'
+        if passage.url
+        else f'<span class="paragraph-time">{when}</span>'
     )
-    speaker = f'<b class="speaker">{escape(line.speaker)}:</b> ' if line.speaker else ""
+    speaker = f'<b class="speaker">{escape(passage.speaker)}:</b> ' if passage.speaker else ""
+    supported = "".join(
+        f' <a class="supports" href="{escape(statement.url)}">{escape(statement.name)}</a>'
+        for statement in passage.supports
+    )
     return (
-        f'<li class="line" id="line-{line.number}" data-start="{line.seconds}"'
-        f"{_hidden(line.matches)}>{time} {speaker}"
-        f'<span class="line-text">{highlight(line.text, words)}</span></li>'
+        f'<p class="paragraph" id="paragraph-{passage.number}" data-start="{passage.seconds}"'
+        f"{_hidden(passage.matches)}>{time} {speaker}"
+        f'<span class="paragraph-text">{highlight(passage.text, words)}</span>{supported}</p>'
     )
 
 
@@ -371,22 +453,22 @@ def _section_html(section: Section, words: list[str], filtering: bool) -> str:
             if section.url
             else f'<p class="chapter-start">From {clock}</p>'
         )
-    lines = "\n".join(_line_html(line, words) for line in section.lines)
+    passages = "\n".join(_passage_html(passage, words) for passage in section.passages)
     shown = section.matches or not filtering
     return (
         f'<section class="transcript-chapter" id="{section.anchor}" '
         f'aria-labelledby="{section.anchor}-title"{_hidden(shown)}>\n'
         f'<h2 id="{section.anchor}-title">{escape(section.title)}</h2>{start}\n'
-        f'<ol class="transcript-lines">\n{lines}\n</ol></section>'
+        f'<div class="transcript-paragraphs">\n{passages}\n</div></section>'
     )
 
 
 def transcript_html(result: list[Section], words: list[str]) -> SafeString:
-    """The transcript's sections as HTML; with `words`, lines without them are hidden
-    (`filter_lines` first) and the words are marked.
+    """The transcript's sections as HTML; with `words`, paragraphs without them are hidden
+    (`filter_passages` first) and the words are marked.
 
-    Written here rather than in a template: an hour's transcript has about a thousand
-    lines, and a template spends ~0.1 ms on each.
+    Written here rather than in a template: an hour's transcript has hundreds of
+    paragraphs, and a template spends ~0.1 ms on each.
     """
     filtering = bool(words)
     return mark_safe(  # noqa: S308 - every value is escaped above

@@ -8,7 +8,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Subquery, Value
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -22,8 +22,10 @@ from summaries.editing import video_changes
 from summaries.models import (
     Appearance,
     Channel,
+    KeyPoint,
     Person,
     Summary,
+    Takeaway,
     Topic,
     Transcript,
     Video,
@@ -702,11 +704,21 @@ def page_chapters(summary) -> list:
     return list(summary.chapters.only("summary", "position", "title", "start_time", "pin"))
 
 
+def statement_pins(summary) -> list[tuple[str, int, object]]:
+    """(kind, position, pin) of the summary's key points and takeaways, in one query."""
+    points = KeyPoint.objects.filter(summary=summary).order_by().annotate(kind=Value("key_point"))
+    takeaways = Takeaway.objects.filter(summary=summary).order_by().annotate(kind=Value("takeaway"))
+    fields = ("kind", "position", "pin")
+    return list(points.values_list(*fields).union(takeaways.values_list(*fields), all=True))
+
+
 class TranscriptView(SectionMixin, CachedPageMixin, TemplateView):
-    """The live transcript of a live summary's video, by chapter, with a time link on each
-    line; `?q=` shows only the lines holding every word, marked (transcript.js filters as
-    the reader types). 404 when the summary is not live or the video has no live
-    transcript. A filtered page is not cached: every query would be a page of its own."""
+    """The live transcript of a live summary's video, by chapter, in paragraphs (by speaker
+    and pause: `text.paragraphs`), each with a time link and the key points and takeaways
+    its words support; `?q=` shows only the paragraphs holding every word, marked
+    (transcript.js filters as the reader types). 404 when the summary is not live or the
+    video has no live transcript. A filtered page is not cached: every query would be a
+    page of its own."""
 
     template_name = "summaries/transcript.html"
     section = "channels"
@@ -732,16 +744,19 @@ class TranscriptView(SectionMixin, CachedPageMixin, TemplateView):
             raise Http404("This video has no published transcript.")
         chapters = page_chapters(summary)
         starts = receipts.chapter_starts(chapters, transcript.digest)
-        sections = receipts.sections(transcript.segment_list(), starts, video)
+        marked = receipts.statements(
+            statement_pins(summary), transcript.digest, video.get_absolute_url()
+        )
+        sections = receipts.sections(transcript.segment_list(), starts, video, marked)
         words = receipts.query_words(self.query)
-        matching = receipts.filter_lines(sections, words)
+        matching = receipts.filter_passages(sections, words)
         context.update(
             summary=summary,
             video=video,
             query=self.query,
             sections=sections,
             transcript_html=receipts.transcript_html(sections, words),
-            line_count=sum(len(section.lines) for section in sections),
+            paragraph_count=sum(len(section.passages) for section in sections),
             matching=matching,
             has_chapters=bool(starts),
             canonical_url=self.request.build_absolute_uri(self.request.path),

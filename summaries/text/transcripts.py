@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .durations import format_duration
+
 
 @dataclass(frozen=True)
 class Word:
@@ -123,6 +125,21 @@ ROLLING_LINES = 4
 # A transcript may end this long after the video before a warning: max(30 s, 5 %).
 DURATION_SLACK_S = 30.0
 DURATION_SLACK_SHARE = 0.05
+# A transcript whose last words end before this share of the video, and this many seconds
+# or more before its end, may have been cut short (a credits roll or an outro is shorter).
+COVERAGE_SHARE = 0.9
+COVERAGE_SLACK_S = 30.0
+# Seconds without a cue that are more than a pause: words may be missing there.
+GAP_S = 120.0
+# Gaps named one by one; more are counted.
+GAPS_NAMED = 5
+# Words a file may write for each word said: a YouTube auto-caption file writes each about
+# 4.4 times (the line being said with its word times, the line again above the next one,
+# a 10 ms snapshot, the timing lines); Whisper JSON with word times about 7.
+WRITTEN_PER_WORD = 8
+# Characters counted at a time: the count holds one slice's words at once, never the file's.
+_COUNT_SLICE = 1 << 16
+_SPACE = re.compile(r"\s")
 
 
 class TranscriptError(ValueError):
@@ -148,6 +165,21 @@ class TranscriptTooLarge(TranscriptError):
         self.max_bytes = max_bytes
 
 
+class TranscriptTooLong(TranscriptError):
+    """A transcript of more words than an import may take (`words` counted, at most
+    `max_words`): its segments, its pins and the page of it would take too long."""
+
+    def __init__(self, words: int, max_words: int, *, written: bool = False) -> None:
+        what = "the file holds" if written else "the transcript has"
+        also = " (its times and markup included)" if written else ""
+        super().__init__(
+            f"{what} {words:,} words{also}, more than the {max_words:,} words a transcript "
+            "may have; split it, or import the part the summary is about"
+        )
+        self.words = words
+        self.max_words = max_words
+
+
 @dataclass(frozen=True)
 class ParsedTranscript:
     """Segments read from a transcript file, in time order, and how the file was read."""
@@ -164,12 +196,20 @@ def parse_transcript(
     filename: str = "",
     duration: float | None = None,
     max_bytes: int | None = None,
+    max_words: int | None = None,
 ) -> ParsedTranscript:
     """Read an uploaded transcript: WebVTT (YouTube's auto-captions included), SubRip,
     YouTube json3 or Whisper-style JSON, told apart by their content; `filename`'s
     extension is only a hint. `duration` (seconds) is the video's length, for a warning when
-    the transcript runs past it. Raises TranscriptError (TranscriptTooLarge over
-    `max_bytes`) for a file that cannot be used, never another exception."""
+    the transcript runs past it or ends well before it; a gap of GAP_S or more between
+    cues is a warning too. Raises TranscriptError (TranscriptTooLarge over
+    `max_bytes`, TranscriptTooLong over `max_words` words said) for a file that cannot be
+    used, never another exception.
+
+    The words are counted twice: every word written in the file, before it is read (a
+    file may write each word said up to WRITTEN_PER_WORD times, with its times and
+    markup), so that a file of millions of words is refused in a fraction of a second;
+    then the words said, once read."""
     if max_bytes is not None and len(data) > max_bytes:
         raise TranscriptTooLarge(len(data), max_bytes)
     warnings: list[str] = []
@@ -182,6 +222,10 @@ def parse_transcript(
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise TranscriptError("the file is empty")
+    if max_words is not None:
+        written = words_written(text)
+        if written > WRITTEN_PER_WORD * max_words:
+            raise TranscriptTooLong(written, max_words, written=True)
     kind = _detect(text, filename)
     if kind == "json":
         kind, segments = _parse_json(text)
@@ -189,9 +233,26 @@ def parse_transcript(
         if kind == "vtt" and not text.lstrip().startswith("WEBVTT"):
             warnings.append('the file has no "WEBVTT" first line; it was read as WebVTT')
         segments = _parse_captions(text, vtt=kind == "vtt")
+    if max_words is not None:
+        said = sum(len(segment.text.split()) for segment in segments)
+        if said > max_words:
+            raise TranscriptTooLong(said, max_words)
+    warnings.extend(_gap_warnings(segments))
     if duration is not None:
         warnings.extend(_duration_warnings(segments, duration))
     return ParsedTranscript(tuple(segments), kind, encoding, tuple(warnings))
+
+
+def words_written(text: str) -> int:
+    """How many words (runs of non-space) the text holds, counted a slice at a time."""
+    count, at, size = 0, 0, len(text)
+    while at < size:
+        # Cut only at a space, so that no word is counted twice.
+        space = _SPACE.search(text, min(size, at + _COUNT_SLICE))
+        stop = space.start() if space else size
+        count += len(text[at:stop].split())
+        at = stop
+    return count
 
 
 # Decoding.
@@ -896,10 +957,41 @@ def _spread_marked(tokens: list[str], start: int, end: int) -> list[Word]:
     return words
 
 
+def _gap_warnings(segments: list[Segment]) -> list[str]:
+    """A warning for each stretch of GAP_S or more between one cue's end and the next
+    one's start (the first GAPS_NAMED by their times, the rest counted)."""
+    gaps: list[tuple[float, float]] = []
+    said_until = None
+    for segment in segments:
+        if said_until is not None and segment.start - said_until >= GAP_S:
+            gaps.append((said_until, segment.start))
+        said_until = segment.end if said_until is None else max(said_until, segment.end)
+    warnings = [
+        f"no words between {format_duration(start)} and {format_duration(end)}: is part of "
+        "the transcript missing?"
+        for start, end in gaps[:GAPS_NAMED]
+    ]
+    if len(gaps) > GAPS_NAMED:
+        more = len(gaps) - GAPS_NAMED
+        warnings.append(
+            f"{more:,} more gap{'s' * (more > 1)} of {GAP_S / 60:.0f} minutes or more without "
+            f"words, the last up to {format_duration(gaps[-1][1])}"
+        )
+    return warnings
+
+
 def _duration_warnings(segments: list[Segment], duration: float) -> list[str]:
+    """A warning when the transcript runs well past the video's `duration`, or when its
+    last words end well before it (a file cut short)."""
     if not segments or not math.isfinite(duration) or duration < 0:
         return []
     last = max(segment.end for segment in segments)
+    if last < COVERAGE_SHARE * duration and duration - last >= COVERAGE_SLACK_S:
+        share = math.floor(100 * last / duration)
+        return [
+            f"the transcript ends at {format_duration(last)} of a "
+            f"{format_duration(duration)} video ({share} %): it may be cut short"
+        ]
     slack = max(DURATION_SLACK_S, DURATION_SLACK_SHARE * duration)
     if last <= duration + slack:
         return []

@@ -86,8 +86,8 @@ def frame_start(page) -> str | None:
     return parse_qs(urlsplit(src).query).get("start", [None])[0]
 
 
-def shown_lines(page):
-    return page.locator(".transcript .line:visible")
+def shown_paragraphs(page):
+    return page.locator(".transcript .paragraph:visible")
 
 
 def test_a_receipt_seeks_the_player_on_the_summary_page(open_page, urls):
@@ -104,14 +104,14 @@ def test_a_receipt_seeks_the_player_on_the_summary_page(open_page, urls):
     expect(page).to_have_url(urls["transcript"])
 
 
-def test_the_transcript_page_filters_as_you_type_and_seeks_from_a_line(open_page, urls):
+def test_the_transcript_page_filters_as_you_type_and_seeks_from_a_paragraph(open_page, urls):
     page, network = open_page(urls["transcript"])
-    expect(shown_lines(page)).to_have_count(6)
+    expect(shown_paragraphs(page)).to_have_count(5)
     assert network.elsewhere() == []
     page.get_by_role("searchbox", name="Find in the transcript").fill("benchmarks YEAR")
-    expect(shown_lines(page)).to_have_count(1)
-    expect(page.locator(".line:visible mark")).to_have_text(["benchmarks", "year"])
-    expect(page.get_by_role("status")).to_have_text("1 of 6 lines hold “benchmarks YEAR”.")
+    expect(shown_paragraphs(page)).to_have_count(1)
+    expect(page.locator(".paragraph:visible mark")).to_have_text(["benchmarks", "year"])
+    expect(page.get_by_role("status")).to_have_text("1 of 5 paragraphs hold “benchmarks YEAR”.")
     # The chapter without a match is hidden with its heading.
     expect(page.get_by_role("heading", name="Fast models", level=2)).to_be_hidden()
     toc = page.get_by_role("navigation", name="Chapters")
@@ -119,39 +119,39 @@ def test_the_transcript_page_filters_as_you_type_and_seeks_from_a_line(open_page
     assert parse_qs(urlsplit(page.url).query) == {"q": ["benchmarks YEAR"]}
     assert network.elsewhere() == []
 
-    page.locator(".line:visible .line-time").click()
+    page.locator(".paragraph:visible .paragraph-time").click()
     expect(page.locator("#player iframe")).to_be_visible()
     assert frame_start(page) == "206"
-    expect(page.locator(".line[aria-current]")).to_contain_text("saturate within a year")
+    expect(page.locator(".paragraph[aria-current]")).to_contain_text("saturate within a year")
     assert {url.split("?")[0] for url in network.elsewhere()} == {EMBED}
 
     page.get_by_role("searchbox", name="Find in the transcript").fill("")
-    expect(shown_lines(page)).to_have_count(6)
+    expect(shown_paragraphs(page)).to_have_count(5)
     expect(page.locator(".transcript mark")).to_have_count(0)
 
 
 def test_without_javascript_the_filter_asks_the_server_and_times_open_youtube(open_page, urls):
     page, network = open_page(urls["transcript"], java_script_enabled=False)
-    expect(page.locator(".line-time").first).to_have_attribute("href", f"{WATCH}&t=0s")
+    expect(page.locator(".paragraph-time").first).to_have_attribute("href", f"{WATCH}&t=0s")
     page.get_by_role("searchbox", name="Find in the transcript").fill("releases")
     page.get_by_role("button", name="Find").click()
     page.wait_for_load_state()
     assert parse_qs(urlsplit(page.url).query) == {"q": ["releases"]}
-    expect(shown_lines(page)).to_have_count(1)
-    expect(page.locator(".line:visible mark")).to_have_text(["releases"])
+    expect(shown_paragraphs(page)).to_have_count(1)
+    expect(page.locator(".paragraph:visible mark")).to_have_text(["releases"])
     toc = page.get_by_role("navigation", name="Chapters")
     expect(toc.get_by_role("link")).to_have_text(["Releases"])
     page.get_by_role("link", name="Show the whole transcript").click()
-    expect(shown_lines(page)).to_have_count(6)
+    expect(shown_paragraphs(page)).to_have_count(5)
     assert network.elsewhere() == []
 
 
-def test_the_transcript_page_prints_every_line_without_the_controls(open_page, urls):
+def test_the_transcript_page_prints_every_paragraph_without_the_controls(open_page, urls):
     page, _ = open_page(urls["transcript"])
     page.emulate_media(media="print")
     expect(page.locator(".transcript-search")).to_be_hidden()
     expect(page.locator("#player")).to_be_hidden()
-    expect(shown_lines(page)).to_have_count(6)
+    expect(shown_paragraphs(page)).to_have_count(5)
     ARTIFACTS.mkdir(exist_ok=True)
     page.pdf(path=str(ARTIFACTS / "transcript-print.pdf"))
 

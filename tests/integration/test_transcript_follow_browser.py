@@ -34,9 +34,10 @@ AXE_OPTIONS = {
     "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "best-practice"]},
     "iframes": False,
 }
-# A line every 10 seconds for 15 minutes: line n (from 1) starts at 10 * (n - 1).
+# A sentence every 10 seconds for 15 minutes, each after a pause of 3 s, so each is a
+# paragraph: paragraph n (from 1) starts at 10 * (n - 1).
 SPEECH = [
-    (10 * n, 10 * n + 10, f"Sentence {n + 1} of the talk about fast models and agents.", "Host")
+    (10 * n, 10 * n + 7, f"Sentence {n + 1} of the talk about fast models and agents.", "Host")
     for n in range(90)
 ]
 
@@ -167,11 +168,11 @@ def played(page, frame, seconds):
 
 
 def marked(page):
-    return page.locator(".line[aria-current='true']")
+    return page.locator(".paragraph[aria-current='true']")
 
 
 def line(page, number):
-    return page.locator(f"#line-{number}")
+    return page.locator(f"#paragraph-{number}")
 
 
 def shown_below_player(page, number):
@@ -179,7 +180,7 @@ def shown_below_player(page, number):
     the top once playing), the page's scrolling done."""
     page.wait_for_function(
         """number => {
-               const line = document.getElementById("line-" + number).getBoundingClientRect();
+               const line = document.getElementById("paragraph-" + number).getBoundingClientRect();
                const player = document.getElementById("player").getBoundingClientRect();
                return line.top >= Math.max(0, player.bottom) - 1
                    && line.bottom <= window.innerHeight + 1;
@@ -207,8 +208,8 @@ def watch_times(page):
 
 def test_nothing_is_requested_from_youtube_before_play(open_page, transcript_url):
     page, network = open_page(transcript_url)
-    expect(page.locator(".line")).to_have_count(90)
-    expect(line(page, 31).locator(".line-time")).to_have_attribute("href", f"{WATCH}&t=300s")
+    expect(page.locator(".paragraph")).to_have_count(90)
+    expect(line(page, 31).locator(".paragraph-time")).to_have_attribute("href", f"{WATCH}&t=300s")
     expect(follow_toggle(page)).to_be_hidden()  # it has nothing to follow yet
     expect(marked(page)).to_have_count(0)
     page.mouse.wheel(0, 2000)
@@ -232,19 +233,19 @@ def test_the_line_being_said_is_marked_and_kept_in_view(open_page, transcript_ur
     watch_times(page)
     frame = start_playing(page)
     played(page, frame, 0)
-    expect(marked(page)).to_have_attribute("id", "line-1")
+    expect(marked(page)).to_have_attribute("id", "paragraph-1")
     played(page, frame, 25.4)
-    expect(marked(page)).to_have_attribute("id", "line-3")
+    expect(marked(page)).to_have_attribute("id", "paragraph-3")
     played(page, frame, 299.9)
-    expect(marked(page)).to_have_attribute("id", "line-30")
+    expect(marked(page)).to_have_attribute("id", "paragraph-30")
     expect(marked(page)).to_have_count(1)
     # Far down the page: scrolled to, below the player that stays at the top.
     played(page, frame, 612)
-    expect(marked(page)).to_have_attribute("id", "line-62")
+    expect(marked(page)).to_have_attribute("id", "paragraph-62")
     shown_below_player(page, 62)
     # Back to the beginning.
     played(page, frame, 3)
-    expect(marked(page)).to_have_attribute("id", "line-1")
+    expect(marked(page)).to_have_attribute("id", "paragraph-1")
     shown_below_player(page, 1)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / "transcript-follow.png")
@@ -256,18 +257,18 @@ def test_the_toggle_stops_following_and_starts_again(open_page, transcript_url):
     watch_times(page)
     frame = start_playing(page)
     played(page, frame, 10)
-    expect(marked(page)).to_have_attribute("id", "line-2")
+    expect(marked(page)).to_have_attribute("id", "paragraph-2")
     follow_toggle(page).click()
     expect(follow_toggle(page)).to_have_attribute("aria-pressed", "false")
     still = scroll_y(page)
     played(page, frame, 612)
-    expect(marked(page)).to_have_attribute("id", "line-2")
+    expect(marked(page)).to_have_attribute("id", "paragraph-2")
     assert scroll_y(page) == still
 
     # Switched on again, the page goes to the line being said at once.
     follow_toggle(page).press("Enter")
     expect(follow_toggle(page)).to_have_attribute("aria-pressed", "true")
-    expect(marked(page)).to_have_attribute("id", "line-62")
+    expect(marked(page)).to_have_attribute("id", "paragraph-62")
     shown_below_player(page, 62)
 
 
@@ -282,14 +283,14 @@ def test_the_page_stays_where_the_reader_scrolled_it(open_page, transcript_url):
     page.wait_for_timeout(300)
     reader_at = scroll_y(page)
     played(page, frame, 612)
-    expect(marked(page)).to_have_attribute("id", "line-62")  # marked, not scrolled to
+    expect(marked(page)).to_have_attribute("id", "paragraph-62")  # marked, not scrolled to
     assert scroll_y(page) == reader_at
     expect(line(page, 62)).not_to_be_in_viewport()
 
     # A few seconds later the page follows again.
     page.wait_for_timeout(4500)
     played(page, frame, 702)
-    expect(marked(page)).to_have_attribute("id", "line-71")
+    expect(marked(page)).to_have_attribute("id", "paragraph-71")
     shown_below_player(page, 71)
 
 
@@ -308,15 +309,15 @@ def test_a_time_seeks_the_player_and_following_goes_on(open_page, transcript_url
     watch_times(page)
     frame = start_playing(page)
     played(page, frame, 0)
-    line(page, 31).locator(".line-time").click()
+    line(page, 31).locator(".paragraph-time").click()
     expect(page.locator("#player iframe")).to_have_attribute(
         "src", f"{EMBED}?autoplay=1&start=300&enablejsapi=1&origin={_origin(transcript_url)}"
     )
-    expect(marked(page)).to_have_attribute("id", "line-31")
+    expect(marked(page)).to_have_attribute("id", "paragraph-31")
     assert page.url == transcript_url
     frame = player_frame(page)  # the seek loaded the embed again, which is listened to again
     played(page, frame, 321)
-    expect(marked(page)).to_have_attribute("id", "line-33")
+    expect(marked(page)).to_have_attribute("id", "paragraph-33")
     assert {url.split("?")[0] for url in network.elsewhere()} == {EMBED}
 
 
@@ -366,7 +367,7 @@ def test_messages_from_another_origin_or_window_are_ignored(open_page, transcrip
     nested = nested_frame(page)
     nested.wait_for_function("typeof deliver === 'function'")
     _posted_and_seen(page, lambda: nested.evaluate("deliver(612)"))
-    expect(marked(page)).to_have_attribute("id", "line-1")
+    expect(marked(page)).to_have_attribute("id", "paragraph-1")
 
     # The player's own window, with what is not a time report.
     for data in (
@@ -380,7 +381,7 @@ def test_messages_from_another_origin_or_window_are_ignored(open_page, transcrip
         "x" * 200_000,
     ):
         _posted_and_seen(page, lambda data=data: frame.evaluate(POST, data))
-    expect(marked(page)).to_have_attribute("id", "line-1")
+    expect(marked(page)).to_have_attribute("id", "paragraph-1")
     assert page.evaluate("window.lastTime") == 0
 
 
@@ -401,7 +402,7 @@ def test_a_player_in_another_origin_is_not_listened_to(open_page, transcript_url
 
 def test_without_javascript_times_open_youtube_and_nothing_follows(open_page, transcript_url):
     page, network = open_page(transcript_url, java_script_enabled=False)
-    expect(line(page, 62).locator(".line-time")).to_have_attribute("href", f"{WATCH}&t=610s")
+    expect(line(page, 62).locator(".paragraph-time")).to_have_attribute("href", f"{WATCH}&t=610s")
     expect(page.get_by_role("button", name="Follow the video")).to_have_count(0)
     expect(page.locator("iframe")).to_have_count(0)
     assert network.elsewhere() == []

@@ -1,9 +1,11 @@
 /*
- * The transcript page: find in the transcript as you type, and mark the line being played.
+ * The transcript page: find in the transcript as you type, and mark the paragraph being
+ * played. The page's "lines" below are its paragraphs.
  *
- * Without JavaScript the form asks the server (?q=), which hides the lines that do not hold
- * every word and marks the words. Here the same filter runs in the page on every keystroke:
- * a line is shown when it holds every word (any case), and the words are marked. The
+ * Without JavaScript the form asks the server (?q=), which hides the paragraphs that do not
+ * hold every word and marks the words. Here the same filter runs in the page on every
+ * keystroke: a paragraph is shown when it holds every word (any case), and the words are
+ * marked. The
  * address follows (?q=…), so a filtered page can be shared or reloaded.
  *
  * A line's time seeks the click-to-load player (player.js plays the link's time); the line
@@ -23,11 +25,11 @@
     if (!form || !input || !count) {
         return;
     }
-    var total = parseInt(form.dataset.lines || "0", 10);
-    var lines = Array.prototype.slice.call(document.querySelectorAll(".transcript .line"));
+    var total = parseInt(form.dataset.paragraphs || "0", 10);
+    var lines = Array.prototype.slice.call(document.querySelectorAll(".transcript .paragraph"));
     // Each line's text as written (marks removed), and in lower case for matching.
     var texts = lines.map(function (line) {
-        var text = line.querySelector(".line-text").textContent;
+        var text = line.querySelector(".paragraph-text").textContent;
         return { text: text, lower: text.toLowerCase() };
     });
     var timer = null;
@@ -71,10 +73,10 @@
     function describe(query, matching) {
         var plural = total === 1 ? "" : "s";
         if (!query) {
-            count.textContent = total + " line" + plural + ".";
+            count.textContent = total + " paragraph" + plural + ".";
             return;
         }
-        count.textContent = matching + " of " + total + " line" + plural + " hold “" + query + "”.";
+        count.textContent = matching + " of " + total + " paragraph" + plural + " hold “" + query + "”.";
     }
 
     function filter() {
@@ -90,10 +92,10 @@
             if (shown) {
                 matching += 1;
             }
-            mark(line.querySelector(".line-text"), entry.text, entry.lower, shown ? words : []);
+            mark(line.querySelector(".paragraph-text"), entry.text, entry.lower, shown ? words : []);
         });
         sections.forEach(function (section) {
-            section.hidden = words.length > 0 && !section.querySelector(".line:not([hidden])");
+            section.hidden = words.length > 0 && !section.querySelector(".paragraph:not([hidden])");
             // The table of contents leads only to chapters that are shown.
             var entry = document.querySelector('.toc a[href="#' + section.id + '"]');
             if (entry) {
@@ -121,7 +123,7 @@
     });
 
     function markCurrent(line) {
-        var current = document.querySelector(".line[aria-current]");
+        var current = document.querySelector(".paragraph[aria-current]");
         if (current === line) {
             return false;
         }
@@ -134,11 +136,11 @@
 
     // The line whose time was followed is the one playing.
     document.addEventListener("click", function (event) {
-        var link = event.target.closest && event.target.closest(".line-time[href]");
+        var link = event.target.closest && event.target.closest(".paragraph-time[href]");
         if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) {
             return;
         }
-        markCurrent(link.closest(".line"));
+        markCurrent(link.closest(".paragraph"));
     });
 
     // Following the video as it plays: see the comment at the top of this file.

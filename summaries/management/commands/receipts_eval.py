@@ -108,7 +108,12 @@ def _transcript_seconds(data: bytes, filename: str) -> int:
     """The video's length, taken as the end of the transcript (read once here so that an
     unreadable file is refused before any database is made)."""
     try:
-        parsed = parse_transcript(data, filename=filename, max_bytes=settings.TRANSCRIPT_MAX_BYTES)
+        parsed = parse_transcript(
+            data,
+            filename=filename,
+            max_bytes=settings.TRANSCRIPT_MAX_BYTES,
+            max_words=settings.TRANSCRIPT_MAX_WORDS,
+        )
     except TranscriptError as error:
         raise CommandError(f"TRANSCRIPT_FILE cannot be imported: {error.message}") from None
     last = max((segment.end for segment in parsed.segments), default=1.0)
