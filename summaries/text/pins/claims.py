@@ -238,7 +238,13 @@ def _name_number(reading: Reading, k: int) -> tuple[str, ...]:
     """A name with its number, as compared: ("nova", "3"), ("gpt", "4", "o")."""
     key = [reading.tokens[k - 1], reading.tokens[k]] if k else [reading.tokens[k]]
     after = k + 1
-    if after < len(reading.tokens) and reading.first_word[after] == reading.last_word[k]:
+    # A letter or two written onto the number ("4o"), not the next part of a hyphenated
+    # name ("GPT-5.3-Codex", said "GPT five point three Codex").
+    if (
+        after < len(reading.tokens)
+        and reading.first_word[after] == reading.last_word[k]
+        and len(reading.tokens[after]) <= 2
+    ):
         key.append(reading.tokens[after])
     return tuple(key)
 

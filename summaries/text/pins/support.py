@@ -67,6 +67,7 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
     stems = [statement.stems[k] for k in claim]
     weights = [index.weight(stem) for stem in stems]
     pairs = _in_order(claim, stems, positions, [index.stems[p] for p in positions])
+    pairs.update(_moved_phrases(claim, stems, positions, index, pairs))
     if not pairs:
         return None
     matched = {claim.index(k) for k in pairs}
@@ -167,6 +168,42 @@ def _closest_run(positions: list[int]) -> int:
             runs.append([])
         runs[-1].append(position)
     return max(runs, key=len)[0]
+
+
+def _moved_phrases(
+    claim: list[int],
+    stems: list[str],
+    positions: list[int],
+    index: _Transcript,
+    pairs: dict[int, int],
+) -> dict[int, int]:
+    """Phrases of two or more of the point's words, left unmatched, that the passage says
+    together elsewhere in it: a rewording may put a phrase first ("the basic plan costs
+    twenty dollars" / "starts at twenty dollars … for the basic plan"). Single words out
+    of order are not taken: they are what an invention made of the talk's words is."""
+    used = set(pairs.values())
+    free = [j for j, p in enumerate(positions) if p not in used]
+    said = {}
+    for offset in range(len(free) - 1):
+        j, following = free[offset], free[offset + 1]
+        if following == j + 1:
+            said.setdefault((index.stems[positions[j]], index.stems[positions[following]]), j)
+    moved: dict[int, int] = {}
+    i = 0
+    while i < len(claim) - 1:
+        pair = (stems[i], stems[i + 1])
+        if claim[i] in pairs or claim[i + 1] in pairs or pair not in said:
+            i += 1
+            continue
+        j = said.pop(pair)
+        moved[claim[i]], moved[claim[i + 1]] = positions[j], positions[j + 1]
+        i += 2
+        while i < len(claim) and j + 2 < len(positions) and claim[i] not in pairs:
+            if stems[i] != index.stems[positions[j + 2]] or positions[j + 2] in used:
+                break
+            moved[claim[i]] = positions[j + 2]
+            i, j = i + 1, j + 1
+    return moved
 
 
 def _in_order(
