@@ -451,11 +451,6 @@ def test_the_index_of_a_changed_transcript_is_not_reused(speed_words):
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a point that names its subject after its claim is not found in order "
-    "(docs/benchmarks.md, the judge's known limits)",
-)
 def test_suggest_finds_a_point_that_names_its_subject_last(speed_words):
     point = suggest(
         "OpenAI reported more than 1,000 tokens per second for GPT-5.3-Codex-Spark.",

@@ -87,7 +87,7 @@ def _verify_point(
             best,
             f"nothing in the transcript says this (best match {best:.0f}/100)",
         )
-    verdict = _judge_point(index, target, found)
+    verdict = _judge_point(index, target, found, word_for_word=local)
     # The span starts where the point starts being said: its time. A stated time is right
     # anywhere from the passage's first sentence to the start of the one that says most
     # of the point: a reader sent there hears the point made.
@@ -155,11 +155,16 @@ def _locate_words(
     return best, False
 
 
-def _judge_point(index: _Transcript, target: _Statement, found: Support) -> Verdict:
+def _judge_point(
+    index: _Transcript, target: _Statement, found: Support, *, word_for_word: bool
+) -> Verdict:
+    """The verdict on a point's passage (without its time). Said word for word is verbatim
+    only where it is pinned: a pin elsewhere is for an editor to move or approve, since its
+    time is wrong."""
     conflict = _conflict(index, found.a, found.b, target)
     if conflict:
         return Verdict(Status.CONTRADICTED, found.score, conflict)
-    if _find_exact(index, target.pieces, found.a, found.b) is not None:
+    if word_for_word and _find_exact(index, target.pieces, found.a, found.b) is not None:
         return Verdict(
             Status.VERBATIM, 100.0, f"said word for word at {_clock(_start(index, found.a))}"
         )
