@@ -113,12 +113,14 @@ def test_pins_stand_on_the_words_that_support_them(summary):
 # The words each key point and takeaway is pinned to start and end with: the statement's
 # own words, not the related words said before or after them.
 SAID = {
-    "key point 1": ("valued model speed", "matters alongside quality"),
+    # From the start of its clause ("but I have…"), where the reader hears it begin.
+    "key point 1": ("but I have valued model speed", "matters alongside quality"),
     "key point 2": ("an agent can act on the model's output", "important for its whole workflow"),
     "key point 3": ("Opus 4.6 fast mode", "examples of the same trend"),
     "takeaway 1": ("when agents do the work", "speed becomes especially important"),
-    "takeaway 2": ("Anthropic says that this mode", "faster than regular Opus 4.6"),
-    "takeaway 3": ("OpenAI OpenAI has also released", "per second on Cerebras hardware"),
+    "takeaway 2": ("Anthropic says that this mode", "faster than regular"),
+    # The words that say it: the product it names, then what it does.
+    "takeaway 3": ("GPT-5.3 Codex Spark", "per second on Cerebras hardware"),
     "takeaway 4": ("token generation speed is only", "demonstrate quality or reliability"),
 }
 

@@ -157,11 +157,12 @@ def test_verified_pins_show_where_they_are_said(client, live):
     # paraphrase (takeaway) and the quotation; not the unapproved paraphrase, not the point
     # nobody said.
     assert (f"{WATCH}&amp;t=5s", "0:05") in links
-    assert (f"{WATCH}&amp;t=14s", "0:14") in links  # the approved takeaway
+    # The approved takeaway, from the start of the sentence that says it.
+    assert (f"{WATCH}&amp;t=12s", "0:12") in links
     assert (f"{WATCH}&amp;t=207s", "3:27") in links  # the quotation
     assert len(links) == 3, links
     takeaways = html[html.index('id="takeaways"') :]
-    assert "Play from 0:14" in takeaways.split("</section>")[0]
+    assert "Play from 0:12" in takeaways.split("</section>")[0]
 
 
 def test_a_point_let_through_by_a_reviewer_shows_its_written_time_not_a_receipt(client, live):

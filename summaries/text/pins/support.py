@@ -83,7 +83,7 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
     _, end = index.sentence_span(index.sentence[said[-1]], index.sentence[said[-1]])
     # Without punctuation "sentences" are stretches between pauses: the span pinned is
     # the words that say the point, with the little words the point says beside them.
-    last = end if index.reading.punctuated else _beside(index, statement, said[-1], 1)
+    last = end if index.reading.punctuated else _last_of_run(said) + 1
     return Support(
         start,
         end,
@@ -96,9 +96,9 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
 
 
 def _beside(index: _Transcript, statement: _Statement, token: int, step: int) -> int:
-    """From a first (step -1) or last (step 1) word said, the edge of the passage: up to
-    three more words the statement says next to it ("an" before "agent", "Anthropic
-    says" before what Anthropic says)."""
+    """From a first (step -1) word said, the start of the passage: up to three more words
+    the statement says before it ("an" before "agent", "Anthropic says" before what
+    Anthropic says)."""
     said_by = {statement.tokens[k] for k in statement.attribution}
     edge = token
     for _ in range(3):
@@ -144,7 +144,9 @@ def _core(
         start = token
         while start > 0 and index.clause[start - 1] == index.clause[token]:
             start -= 1
-        return start if token - start <= _CLAUSE_REACH else _beside(index, statement, token, -1)
+        if token - start > _CLAUSE_REACH:
+            start = token
+        return _beside(index, statement, start, -1)
     first = min((s for s, found in said.items() if len(found) >= 2), default=min(said))
     token = min(said[first])
     start = index.sentence_starts[first]
@@ -158,6 +160,14 @@ def _core(
 _CLAUSE_REACH = 4
 # Words said more than this apart are two runs.
 _RUN_GAP = 6
+
+
+def _last_of_run(positions: list[int]) -> int:
+    """The last word said, a single word said well after the rest left out (a stray word,
+    not where the point ends)."""
+    if len(positions) > 1 and positions[-1] - positions[-2] > _RUN_GAP:
+        return positions[-2]
+    return positions[-1]
 
 
 def _closest_run(positions: list[int]) -> int:
