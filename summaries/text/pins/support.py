@@ -105,8 +105,12 @@ def _beside(index: _Transcript, statement: _Statement, token: int, step: int) ->
         beyond = edge + step
         if not 0 <= beyond < len(index.tokens) or index.tokens[beyond] not in statement.tokens:
             break
-        # Who the point says said it, when the words say it too ("Anthropic says…").
-        if _counts(index.tokens[beyond]) and index.tokens[beyond] not in said_by:
+        # Who the point says said it, when the words say it too ("Anthropic says…"); no
+        # other word of another clause.
+        attributed = index.tokens[beyond] in said_by
+        if _counts(index.tokens[beyond]) and not attributed:
+            break
+        if index.clause[beyond] != index.clause[edge] and not attributed:
             break
         edge = beyond
     return edge if step < 0 else edge + 1
