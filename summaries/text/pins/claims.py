@@ -12,7 +12,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel, Levenshtein
 
 from .index import _Transcript
-from .reading import EVALUATIVE, Reading
+from .reading import EVALUATIVE, Reading, _is_negation
 from .statements import _Statement
 from .tokens import _NUMBER, _ORDINAL, _STOPWORDS, _format_number, _is_content
 
@@ -541,5 +541,63 @@ def _conflict(
         _quantity_conflict(index, a, b, statement)
         or _name_number_conflict(index, a, b, statement)
         or _name_conflict(index, positions, statement, edges=edges)
-        or _polarity_conflict(index, a, b, statement)
+        or (
+            _polarity_conflict(index, a, b, statement)
+            if statement.kind == "point"
+            else _negation_conflict(index, a, b, statement)
+        )
+    )
+
+
+def _negation_conflict(index: _Transcript, a: int, b: int, statement: _Statement) -> str | None:
+    """Where the words of a quote or a chapter's start (said as written, or nearly, in
+    tokens a to b) differ in polarity: a negation the quote adds or leaves out, or, for a
+    quote that opens mid-sentence (a lower-case first word), a negation said just before
+    it in its clause. Their own negations are the transcript's, so nothing else is
+    compared: where the sentences and clauses of a transcript without punctuation fall
+    is not what a quotation's polarity depends on."""
+    stated = sum(1 for k, t in enumerate(statement.tokens) if _negates(statement.reading, k, t))
+    said = sum(
+        1 for p in _said_with(index, a, b, statement) if _negates(index.reading, p, index.tokens[p])
+    )
+    if stated % 2 != said % 2:
+        if said > stated:
+            return "the transcript says a “not” the statement leaves out"
+        return "the statement says a “not” the transcript does not"
+    first = statement.text.lstrip(" \"'\u201c\u2018([")[:1]
+    if first.islower() and a < len(index.polarity) and _denied_before(index, a):
+        return "the transcript denies these words: a negation is said just before them"
+    return None
+
+
+def _said_with(index: _Transcript, a: int, b: int, statement: _Statement) -> set[int]:
+    """The transcript tokens the statement's words are said as, from a few words before a
+    (where its first words may be) to b, and the few words between two of them; not the
+    stretch an elision leaves out."""
+    lo = max(0, a - 6)
+    matched = [
+        lo + op.dest_start + offset
+        for op in Indel.opcodes(statement.stems, index.stems[lo:b])
+        if op.tag == "equal"
+        for offset in range(op.dest_end - op.dest_start)
+    ]
+    said = set(matched)
+    for x, y in zip(matched, matched[1:], strict=False):
+        if y - x - 1 <= 3:
+            said.update(range(x + 1, y))
+    return said
+
+
+def _negates(reading: Reading, k: int, term: str) -> bool:
+    """Whether token k is a negation (its polarity 0 and a negating word)."""
+    following = reading.tokens[k + 1] if k + 1 < len(reading.tokens) else ""
+    return reading.polarity[k] == 0 and _is_negation(term, following)
+
+
+def _denied_before(index: _Transcript, a: int) -> bool:
+    """Whether token a is said inside the reach of a negation before it in its clause."""
+    return index.polarity[a] < 0 and any(
+        _negates(index.reading, p, index.tokens[p])
+        for p in range(max(0, a - 8), a)
+        if index.clause[p] == index.clause[a]
     )
