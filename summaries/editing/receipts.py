@@ -59,7 +59,6 @@ from summaries.text.transcripts import Word
 from .items import Part, PartModel
 
 PINNED_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
-BLOCKING = {pin_text.Status.NOT_FOUND, pin_text.Status.CONTRADICTED, pin_text.Status.MIS_TIMED}
 # The words of a chapter's body that stand for its start.
 CHAPTER_OPENING_WORDS = 25
 # The words of a pin it keeps as text (`said`).
@@ -560,14 +559,19 @@ def _quote_problems(chapter: Chapter, pinnable: bool) -> list[Problem]:
 
 def blocks(pin: dict[str, Any]) -> bool:
     """Whether `pin` keeps its summary from being published: anything but a verbatim pin
-    or a paraphrase a named editor approved, unless a named reviewer overrode it with a
-    note."""
-    if is_overridden(pin):
-        return False
+    or a paraphrase a named editor approved (`is_verified`), unless a named reviewer
+    overrode it with a note."""
+    return not is_verified(pin) and not is_overridden(pin)
+
+
+def is_verified(pin: dict[str, Any]) -> bool:
+    """Whether `pin` shows its statement said: verbatim, or a paraphrase a named editor
+    approved. The gate publishes these (`blocks`) and the reader shows when they are said
+    (`summaries.reader.receipts.said_at`); an approval by "system" or by nobody is none."""
     status = pin_text.Status(pin["status"])
-    if status in BLOCKING:
+    if status == pin_text.Status.VERBATIM:
         return True
-    return status == pin_text.Status.PARAPHRASE and not is_approved(pin)
+    return status == pin_text.Status.PARAPHRASE and is_approved(pin)
 
 
 def is_approved(pin: dict[str, Any]) -> bool:
