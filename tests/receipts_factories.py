@@ -88,6 +88,40 @@ def pin_best(summary: Summary, part, user=None) -> dict:
     return pin
 
 
+def pin_and_approve(summary: Summary, editor, *, except_for=(), quotes: bool = True) -> None:
+    """Pin every statement of `summary` not pinned yet where the transcript best says it
+    (`pinning.pin_all`, an editor accepting every first suggestion), then have `editor`, a
+    named editor, approve each paraphrase among its pins and (`quotes`) quotations but
+    those of the parts `except_for`. Other verdicts are left as they are, for the gate to
+    refuse. Tests that publish a summary whose video has a transcript use it: the gate
+    refuses a statement with no pin."""
+    pinning.pin_all(summary=summary, user=editor)
+    left = {(type(part), part.pk) for part in except_for}
+    for part in receipts.parts_of(summary):
+        if (type(part), part.pk) in left:
+            continue
+        if _unapproved_paraphrase(part.pin):
+            pinning.approve_pin(summary=summary, part=part, user=editor)
+        for index, pin in enumerate(getattr(part, "quote_pins", []) if quotes else []):
+            if _unapproved_paraphrase(pin):
+                pinning.approve_pin(summary=summary, part=part, user=editor, quote=index)
+
+
+def accept_proposals(summary: Summary, editor) -> None:
+    """Move every pin (and quotation pin) of `summary` to the span a new transcript
+    proposed for it, as an editor accepting each proposal in the Receipts panel."""
+    for part in receipts.parts_of(summary):
+        if part.pin is not None and part.pin.get("proposal"):
+            pinning.accept_proposal(summary=summary, part=part, user=editor)
+        for index, pin in enumerate(getattr(part, "quote_pins", [])):
+            if pin.get("proposal"):
+                pinning.accept_proposal(summary=summary, part=part, user=editor, quote=index)
+
+
+def _unapproved_paraphrase(pin: dict | None) -> bool:
+    return pin is not None and pin["status"] == "paraphrase" and not receipts.is_approved(pin)
+
+
 def fresh(part):
     """The part as stored now."""
     return type(part).objects.get(pk=part.pk)

@@ -38,6 +38,7 @@ from .receipts_factories import (
     VERBATIM_QUOTE,
     cut_short_talk,
     make_transcript,
+    pin_and_approve,
     pin_best,
     vtt,
 )
@@ -46,6 +47,7 @@ from .transcript_files import one_cue_of_words
 pytestmark = pytest.mark.django_db
 
 FILES = Path(__file__).parent / "transcripts"
+CAVEAT = "It does not replace a human reviewer."  # said at 0:14
 CLIENTS = ["anonymous", "reader", "editor", "reviewer_only", "reviewer"]
 
 
@@ -80,20 +82,23 @@ def reviewer():
 def build(*, publish: bool) -> Summary:
     """A summary of each kind of part, pinned against the video's transcript: the key point
     said word for word, the takeaway a paraphrase an editor approved, the chapter quoting
-    the video, the caveat not pinned."""
+    the video, the caveat said word for word (each statement pinned: the gate publishes
+    nothing unpinned)."""
     summary = SummaryFactory()
     KeyPointFactory(summary=summary, title="Pricing", body=VERBATIM_POINT, time=22)
     TakeawayFactory(summary=summary, text=PARAPHRASED_POINT, time=6)
     ChapterFactory(
         summary=summary, title="Weights", start_time=40, body=f"He said “{VERBATIM_QUOTE}”."
     )
-    Caveat.objects.create(summary=summary, position=1, text="Prices may change.")
+    Caveat.objects.create(summary=summary, position=1, text=CAVEAT)
     make_transcript(summary.video, SPEECH)
     save.save_summary(summary=summary, parts={}, user=None)  # pins the quotation
     pin_best(summary, KeyPoint.objects.get(summary=summary))
     takeaway = Takeaway.objects.get(summary=summary)
     pin_best(summary, takeaway)
-    pinning.approve_pin(summary=summary, part=takeaway, user=ReviewerFactory(username="ann"))
+    ann = ReviewerFactory(username="ann")
+    pinning.approve_pin(summary=summary, part=takeaway, user=ann)
+    pin_and_approve(summary, ann)  # the chapter's start and the caveat
     if publish:
         workflow.publish_summary(summary=summary, user=None)
     summary.refresh_from_db()
@@ -432,7 +437,8 @@ def test_expand_pins_shows_each_parts_pin_and_each_chapters_quotations(live, kin
     assert (quote["index"], quote["quote"], quote["status"]) == (0, VERBATIM_QUOTE, "verbatim")
     assert "open weights will matter more than benchmarks" in quote["words"].lower()
     (caveat,) = data["caveats"]
-    assert caveat["pin"] is None
+    assert caveat["pin"]["status"] == "verbatim"
+    assert caveat["pin"]["words"].startswith("It does not replace a human reviewer")
 
 
 def test_a_draft_is_still_a_404_with_pins_expanded(draft):

@@ -28,7 +28,7 @@ from .factories import (
     reviewers_group,
 )
 from .pins_corpus import segments
-from .receipts_factories import SPEECH, make_transcript
+from .receipts_factories import SPEECH, make_transcript, pin_and_approve
 from .test_api_receipts import _as_json_schema
 
 pytestmark = pytest.mark.django_db
@@ -66,6 +66,7 @@ def draft() -> Summary:
 @pytest.fixture
 def live() -> Summary:
     summary = summary_with_transcript()
+    pin_and_approve(summary, EditorFactory(username="pia"))  # the gate publishes no unpinned
     workflow.publish_summary(summary=summary, user=None)  # the transcript goes live with it
     summary.refresh_from_db()
     assert Transcript.objects.get(video=summary.video).state == Transcript.State.LIVE
@@ -586,7 +587,10 @@ def test_adding_chapters_through_the_api(draft):
     assert data["summary"].endswith(f"/api/v1/summaries/{draft.video.slug}/")
     assert [(c["start"], c["title"]) for c in data["chapters"]] == chapters_of(draft)
     assert chapters_of(draft)[1][1] == "Local AI" and chapters_of(draft)[2][0] == 350
-    assert all(c["pin"] == "verbatim" for c in data["chapters"]) and data["problems"] == []
+    assert all(c["pin"] == "verbatim" for c in data["chapters"])
+    # What keeps it from being published is the key point nobody pinned yet, not a chapter.
+    [problem] = data["problems"]
+    assert problem["kind"] == "key_point" and "not pinned to the transcript" in problem["message"]
     draft.refresh_from_db()
     assert response["Edit-Version"] == f'"{draft.lock_version}-{draft.pk}"'
     # Nothing left to suggest, and the same request again adds nothing.

@@ -295,7 +295,7 @@ def test_rerun_restores_edited_demo_content_in_a_new_revision(summary):
     counts = load_demo()
 
     assert counts["updated"] == {"Chapter": 1}
-    assert counts["created"] == {"Caveat": 1}
+    assert counts["created"] == {"Caveat": 1, "Pin": 1}  # the caveat pinned again
     assert summary.chapters.get(position=1).title == "Why speed matters"
     # One new revision, of the one summary that changed.
     assert Revision.objects.count() == before + 1

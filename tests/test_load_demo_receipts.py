@@ -1,6 +1,6 @@
 """The demo shows Receipts from the first `load_demo`: its video's transcript is live, and
-every key point, takeaway, chapter start and quotation of its summary is pinned to the
-words said and verified."""
+every key point, takeaway, caveat, chapter start and quotation of its summary is pinned to
+the words said and verified."""
 
 import io
 
@@ -29,6 +29,7 @@ def statements(summary: Summary) -> list:
     return [
         *KeyPoint.objects.filter(summary=summary).order_by("position"),
         *Takeaway.objects.filter(summary=summary).order_by("position"),
+        *Caveat.objects.filter(summary=summary).order_by("position"),
         *Chapter.objects.filter(summary=summary).order_by("position"),
     ]
 
@@ -86,8 +87,12 @@ def test_every_statement_is_pinned_and_verified(summary):
     assert receipts.publication_problems(summary) == []
 
 
-def test_caveats_are_the_editors_notes_and_stay_unpinned(summary):
-    assert [caveat.pin for caveat in Caveat.objects.filter(summary=summary)] == [None] * 3
+def test_caveats_are_pinned_too_as_the_gate_asks(summary):
+    """A statement with no pin keeps a summary with a transcript from going live: the
+    demo's caveats are said in its video and pinned there."""
+    caveats = Caveat.objects.filter(summary=summary).order_by("position")
+    assert [caveat.pin["status"] for caveat in caveats] == ["verbatim", "verbatim", "paraphrase"]
+    assert caveats[2].pin["approved"]["by"] == "editor"
 
 
 def test_the_quotation_of_the_first_chapter_is_pinned_verbatim(summary):
@@ -212,7 +217,7 @@ def test_first_run_reports_the_transcript_and_the_pins():
     counts = load_demo()
 
     assert counts["created"]["Transcript"] == 1
-    assert counts["created"]["Pin"] == 9  # 3 key points, 4 takeaways, 2 chapter starts
+    assert counts["created"]["Pin"] == 12  # 3 key points, 4 takeaways, 3 caveats, 2 chapters
     assert "Transcript" not in counts["updated"]
 
 

@@ -16,6 +16,7 @@ from .receipts_factories import (
     VERBATIM_POINT,
     fresh,
     make_transcript,
+    pin_and_approve,
     pin_best,
 )
 
@@ -163,20 +164,25 @@ def test_restoring_a_pin_revision_brings_back_every_part_with_its_pin(editor):
 def test_a_working_copy_pinned_before_any_save_is_recorded_whole(editor):
     reviewer = ReviewerFactory(username="rita")
     summary = summary_of(3, editor)
+    pin_and_approve(summary, editor)  # the gate publishes nothing unpinned
     workflow.publish_summary(summary=summary, user=reviewer)
     copy, _ = copies.start_working_copy(summary=summary, user=editor)
 
-    pin_best(copy, points_of(copy)[0], editor)
+    pinning.set_pin(summary=copy, part=points_of(copy)[2], first=None, end=None, user=editor)
 
     version = Version.objects.get_for_object(copy)[0]
     snapshot = revisions.Snapshot(version)
     assert len(snapshot.parts[KeyPoint]) == 3 and len(snapshot.parts[Chapter]) == 1
-    pin_best(copy, points_of(copy)[1], editor)  # now a small one on that
+    assert pinned(snapshot) == [True, True, False]
+    pin_best(copy, points_of(copy)[2], editor)  # now a small one on that
     latest = revisions.Snapshot(Version.objects.get_for_object(copy)[0])
-    assert [
-        values["pin"] is not None
-        for values in sorted(latest.parts[KeyPoint].values(), key=lambda v: v["position"])
-    ] == [True, True, False]
+    assert pinned(latest) == [True, True, True]
+
+
+def pinned(snapshot) -> list[bool]:
+    """Whether each key point a revision holds is pinned, in order."""
+    points = sorted(snapshot.parts[KeyPoint].values(), key=lambda values: values["position"])
+    return [values["pin"] is not None for values in points]
 
 
 def test_a_pin_moves_the_edit_version_on(editor):

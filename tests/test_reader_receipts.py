@@ -234,6 +234,20 @@ def test_said_at_rules():
     assert reader_receipts.said_at(None, digest) is None
 
 
+@pytest.mark.parametrize("by", ["system", "System", " ", "", None])
+def test_said_at_shows_no_paraphrase_approved_in_nobodys_name(by):
+    """The reader's rule is the gate's (`receipts.is_verified`): an approval an older
+    version stored as "system", or one without a name, approves nothing."""
+    digest = "d" * 64
+    pin = {"transcript": digest, "start": 12.9, "score": 80.0, "suggested": None}
+    stored = {**pin, "status": "paraphrase", "approved": {"by": by, "at": "2026-01-01"}}
+    assert reader_receipts.said_at(stored, digest) is None
+    assert not receipts.is_verified(stored)
+    named = {**stored, "approved": {"by": "eve", "at": "2026-01-01"}}
+    assert reader_receipts.said_at(named, digest) == 12
+    assert receipts.is_verified(named)
+
+
 def test_a_mis_timed_point_shows_the_checked_time_not_the_written_one(client):
     summary = SummaryFactory(video__source_url=WATCH)
     add_transcript(summary.video)

@@ -1,8 +1,9 @@
 """The publish gate's one rule, on every road: a summary whose video has a transcript goes
-live only when each pin is verbatim, a paraphrase a named editor approved, or overridden by
-a named reviewer with a note. Pins are set here with the status a test is about (the
-judge's verdicts are tested in test_pins_text.py and test_receipts.py), so that each test
-breaks one rule and sees every road refuse it, naming the statement and linking to it."""
+live only when each statement is pinned and each pin is verbatim, a paraphrase a named
+editor approved, or overridden by a named reviewer with a note. Pins are set here with the
+status a test is about (the judge's verdicts are tested in test_pins_text.py and
+test_receipts.py), so that each test breaks one rule and sees every road refuse it, naming
+the statement and linking to it."""
 
 import datetime
 
@@ -18,7 +19,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from summaries.editing import copies, pinning, receipts, restore, workflow
-from summaries.models import Chapter, KeyPoint, Summary, Transcript
+from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway, Transcript
 
 from .admin_forms import form_fields
 from .factories import (
@@ -28,7 +29,13 @@ from .factories import (
     ReviewerFactory,
     SummaryFactory,
 )
-from .receipts_factories import OPENING, VERBATIM_POINT, VERBATIM_QUOTE, make_transcript
+from .receipts_factories import (
+    OPENING,
+    VERBATIM_POINT,
+    VERBATIM_QUOTE,
+    make_transcript,
+    pin_best,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -425,3 +432,218 @@ def test_the_apis_pin_answers_list_the_problems_as_values(draft, editor):
     assert response.status_code == 200, response.json()
     assert response.json()["problems"] == []
     assert price(draft).pin["approved"]["by"] == "eve"
+
+
+# --- Nothing unpinned goes live ------------------------------------------------------------
+
+UNPINNED = "Key point “Price” (at 0:22) is not pinned to the transcript yet"
+
+
+def unpin(summary, part, user):
+    """An editor rejects the pin of `part`: the statement is left with none."""
+    pinning.set_pin(summary=summary, part=part, first=None, end=None, user=user)
+    assert type(part).objects.get(pk=part.pk).pin is None
+
+
+def new_part(summary, kind):
+    """A part of `kind` saying a line of the talk word for word, not pinned."""
+    if kind == "takeaway":
+        return Takeaway.objects.create(summary=summary, position=1, text=VERBATIM_POINT, time=22)
+    if kind == "caveat":
+        return Caveat.objects.create(summary=summary, position=1, text=VERBATIM_POINT)
+    return KeyPointFactory(summary=summary, position=2, title="Again", body=VERBATIM_POINT, time=22)
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("key_point", "Key point “Again” (at 0:22)"),
+        ("takeaway", "Takeaway “Pricing starts at $20 a month.” (at 0:22)"),
+        ("caveat", "Caveat “Pricing starts at $20 a month.”"),
+    ],
+)
+def test_a_statement_of_any_kind_with_no_pin_is_refused_until_it_is_pinned(
+    draft, editor, reviewer, kind, says
+):
+    part = new_part(draft, kind)
+
+    with pytest.raises(receipts.PublicationRefused) as refused:
+        workflow.publish_summary(summary=draft, user=reviewer)
+
+    [problem] = refused.value.problems
+    assert (problem.kind, problem.part_id, problem.quote) == (kind, part.pk, None)
+    assert problem.message == (
+        f"{says} is not pinned to the transcript yet: pin it to the words that say it."
+    )
+    assert_not_published(draft)
+    pin_best(draft, part, editor)  # pinned where it is said, word for word
+    workflow.publish_summary(summary=draft, user=reviewer)
+    draft.refresh_from_db()
+    assert draft.is_live()
+
+
+def test_a_chapter_start_with_no_pin_is_refused(draft, editor):
+    unpin(draft, chapter(draft), editor)
+    assert refused_messages(draft) == [
+        "Chapter “Release” (at 0:00) is not pinned to the transcript yet: pin it to the words "
+        "that say it."
+    ]
+
+
+def test_a_quotation_stored_with_no_pin_is_named_and_pinned_at_publication(draft, reviewer):
+    """Quotations are pinned on every save (an editor cannot unpin one); one stored
+    without a pin (a row written behind the services) is named among the problems, and
+    the gate pins it where it is said before it judges."""
+    Chapter.objects.filter(pk=chapter(draft).pk).update(quote_pins=[])
+
+    [problem] = receipts.publication_problems(draft)
+
+    assert (problem.kind, problem.quote) == ("chapter", 0)
+    assert problem.message.startswith(
+        f"The quotation “{VERBATIM_QUOTE}” in chapter “Release” (at 0:00) is not pinned"
+    )
+    workflow.publish_summary(summary=draft, user=reviewer)
+    assert chapter(draft).quote_pins[0]["status"] == "verbatim"
+
+
+def test_without_a_transcript_statements_with_no_pin_are_published(reviewer):
+    summary = SummaryFactory(tldr="Pricing.")
+    KeyPointFactory(summary=summary, title="Price", body=VERBATIM_POINT, time=22)
+    assert receipts.publication_problems(summary) == []
+    workflow.publish_summary(summary=summary, user=reviewer)
+    summary.refresh_from_db()
+    assert summary.is_live()
+
+
+def test_the_admins_publish_button_refuses_a_statement_with_no_pin(client, draft, editor, reviewer):
+    unpin(draft, price(draft), editor)
+    client.force_login(reviewer)
+
+    response = admin_post(client, draft, _publish="Publish")
+
+    message = said(response)
+    assert "Publishing is refused" in message and UNPINNED in message
+    assert link(draft, f"pin-keypoint-{price(draft).pk}") in message
+    assert_not_published(draft)
+    html = client.get(change_url(draft)).content.decode()
+    assert f'<a href="#pin-keypoint-{price(draft).pk}">' in html  # Things to check
+    assert f'id="pin-keypoint-{price(draft).pk}"' in html  # its row in the panel
+
+
+def test_the_admins_bulk_action_refuses_a_statement_with_no_pin(client, draft, editor, reviewer):
+    unpin(draft, price(draft), editor)
+    client.force_login(reviewer)
+
+    response = client.post(
+        reverse("admin:summaries_summary_changelist"),
+        {"action": "publish_now", "_selected_action": [draft.pk]},
+    )
+
+    message = said(response)
+    assert message.startswith(f"{draft}: Publishing is refused") and UNPINNED in message
+    assert_not_published(draft)
+
+
+def test_publishing_changes_with_a_statement_with_no_pin_is_refused(
+    client, draft, editor, reviewer
+):
+    copy = live_with_changes(draft, editor, reviewer)
+    unpin(copy, price(copy), editor)
+    client.force_login(reviewer)
+
+    message = said(admin_post(client, draft, _publish="Publish"))
+
+    assert UNPINNED in message
+    assert link(draft, f"pin-keypoint-{price(copy).pk}") in message
+    with pytest.raises(ValidationError, match="is not pinned to the transcript yet"):
+        copies.publish_changes(summary=draft, user=reviewer)
+    assert copies.working_copy_of(draft) is not None
+    assert price(draft).pin is not None  # readers still see the pinned one
+
+
+def test_the_scheduler_takes_changes_with_a_statement_with_no_pin_off_the_schedule(
+    draft, editor, reviewer
+):
+    copy = live_with_changes(draft, editor, reviewer)
+    at = timezone.now() + datetime.timedelta(hours=1)
+    copies.publish_changes(summary=draft, user=reviewer, at=at)
+    # The pin gone after scheduling, the schedule untouched (written behind the services).
+    KeyPoint.objects.filter(pk=price(copy).pk).update(pin=None)
+
+    with time_machine.travel(at + datetime.timedelta(minutes=1)):
+        assert copies.publish_due_changes() == []
+
+    copy.refresh_from_db()
+    assert copy.publish_at is None and copies.working_copy_of(draft) == copy
+
+
+def test_a_scheduled_first_publication_with_a_statement_with_no_pin_is_refused(
+    draft, editor, reviewer
+):
+    unpin(draft, price(draft), editor)
+    at = timezone.now() + datetime.timedelta(hours=1)
+    with pytest.raises(ValidationError, match="is not pinned to the transcript yet"):
+        workflow.publish_summary(summary=draft, user=reviewer, at=at)
+    assert_not_published(draft)
+
+
+def test_restoring_a_revision_from_before_the_pins_then_publishing_is_refused(
+    draft, editor, reviewer
+):
+    with reversion.create_revision():
+        reversion.add_to_revision(draft)
+        KeyPoint.objects.filter(pk=price(draft).pk).update(pin=None)
+        for part in receipts.parts_of(draft):
+            reversion.add_to_revision(part)
+        reversion.set_comment("Before the pin")
+    pin_best(draft, price(draft), editor)
+    receipts.check_publishable(draft)  # pinned: publishable
+    old = next(v for v in restore.history_versions(draft) if v.revision.comment == "Before the pin")
+
+    restore.restore_revision(summary=draft, version=old, user=editor)
+
+    assert price(draft).pin is None
+    with pytest.raises(ValidationError, match="is not pinned to the transcript yet"):
+        workflow.publish_summary(summary=draft, user=reviewer)
+    assert_not_published(draft)
+
+
+def test_the_apis_publish_answers_a_statement_with_no_pin_with_its_part(draft, editor, reviewer):
+    unpin(draft, price(draft), editor)
+
+    response = api_publish(api_for(reviewer), draft)
+
+    assert response.status_code == 400
+    says = f"{UNPINNED}: pin it to the words that say it."
+    error = response.json()["error"]
+    assert error["fields"] == {"key_points": [says]}
+    assert error["problems"] == [
+        {"kind": "key_point", "id": price(draft).pk, "quote": None, "message": says}
+    ]
+    assert_not_published(draft)
+
+
+def test_the_apis_publish_of_changes_answers_a_statement_with_no_pin(draft, editor, reviewer):
+    copy = live_with_changes(draft, editor, reviewer)
+    unpin(copy, price(copy), editor)
+
+    response = api_publish(api_for(reviewer), draft, {"change_kind": "update"})
+
+    assert response.status_code == 400
+    [problem] = response.json()["error"]["problems"]
+    assert (problem["kind"], problem["id"], problem["quote"]) == ("key_point", price(copy).pk, None)
+    assert "is not pinned to the transcript yet" in problem["message"]
+    assert copies.working_copy_of(draft) is not None
+
+
+def test_the_apis_pin_answer_lists_a_statement_left_with_no_pin(draft, editor):
+    client = api_for(editor)
+    url = f"/api/v1/summaries/{draft.video.slug}/"
+    tag = client.get(url)["Edit-Version"]
+
+    response = client.delete(f"{url}key-points/{price(draft).pk}/pin/", HTTP_IF_MATCH=tag)
+
+    assert response.status_code == 200, response.json()
+    [problem] = response.json()["problems"]
+    assert (problem["kind"], problem["id"]) == ("key_point", price(draft).pk)
+    assert problem["message"].startswith(UNPINNED)

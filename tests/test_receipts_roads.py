@@ -35,6 +35,7 @@ from .receipts_factories import (
     VERBATIM_POINT,
     VERBATIM_QUOTE,
     let_through,
+    pin_and_approve,
     pin_best,
     vtt,
 )
@@ -55,7 +56,8 @@ def reviewer():
 
 
 def make_summary(editor, *, body=CONTRADICTED_POINT, time=6, **fields):
-    """A draft with a transcript waiting for review and a key point pinned to it."""
+    """A draft with a transcript waiting for review, its key point pinned to it and its
+    chapter pinned where the transcript says it (approved if a paraphrase)."""
     summary = SummaryFactory(tldr="The new model and its price.", **fields)
     summary.video.duration_seconds = 60
     summary.video.save()
@@ -65,6 +67,7 @@ def make_summary(editor, *, body=CONTRADICTED_POINT, time=6, **fields):
     )
     pinning.import_transcript(video=summary.video, data=vtt(SPEECH), user=editor, filename="t.vtt")
     pin_best(summary, price(summary), editor)
+    pin_and_approve(summary, editor)
     return summary
 
 
@@ -352,6 +355,7 @@ def _published_with_an_override_then_corrected(editor, reviewer, refused):
     points[0].body, points[0].time = VERBATIM_POINT, 22
     save.save_summary(summary=copy, parts={KeyPoint: points}, user=editor)
     pin_best(copy, price(copy), editor)
+    pin_and_approve(copy, editor)  # an approval holds for one transcript: given again
     workflow.publish_summary(summary=refused, user=reviewer)
     assert price(refused).pin["status"] == "verbatim"
     return with_override

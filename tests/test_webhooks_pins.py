@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from summaries.editing import copies, pinning, save, workflow
@@ -38,6 +39,7 @@ from tests.receipts_factories import (
     VERBATIM_QUOTE,
     let_through,
     make_transcript,
+    pin_and_approve,
     pin_best,
     vtt,
 )
@@ -183,14 +185,30 @@ def test_each_change_is_told_once_however_often_it_is_looked_for(live, endpoint)
     assert len(pin_events()) == 1
 
 
-def test_pinning_or_rejecting_a_live_part_is_told_with_a_null_status(live, endpoint):
+def test_pinning_a_live_part_is_told_with_a_null_previous_status(endpoint):
+    """A summary published before its video had a transcript: its statements are pinned
+    in the changes that bring the transcript, and each is told as newly pinned."""
+    summary = SummaryFactory()
+    KeyPointFactory(summary=summary, title="Pricing", body=VERBATIM_POINT, time=22)
+    workflow.publish_summary(summary=summary, user=None)  # nothing to pin to yet
+    imported = pinning.import_transcript(video=summary.video, data=vtt(SPEECH), user=editor())
+    pin_best(imported.summary, KeyPoint.objects.get(summary=imported.summary))
+    copies.publish_changes(summary=summary, user=None)
+    (body,) = pin_events()
+    assert (body["data"]["previous_status"], body["data"]["status"]) == (None, "verbatim")
+    assert body["data"]["pin"] is not None
+
+
+def test_rejecting_a_live_pin_in_the_changes_keeps_them_from_going_live(live, endpoint):
+    """A statement left without a pin on a video with a transcript is not published: no
+    live pin goes back to no status, so nothing is told."""
     copy, _ids, _made = copies.edit_target(summary=live, user=None)
     takeaway = Takeaway.objects.get(summary=copy)
     pinning.set_pin(summary=copy, part=takeaway, first=None, end=None, user=None)
-    copies.publish_changes(summary=live, user=None)
-    (body,) = pin_events()
-    assert (body["data"]["previous_status"], body["data"]["status"]) == ("paraphrase", None)
-    assert body["data"]["pin"] is None
+    with pytest.raises(ValidationError, match="is not pinned to the transcript yet"):
+        copies.publish_changes(summary=live, user=None)
+    assert pin_events() == []
+    assert Takeaway.objects.get(summary=live).pin["status"] == "paraphrase"
 
 
 def test_quotations_of_a_chapter_are_told_by_their_text(endpoint):
@@ -200,6 +218,7 @@ def test_quotations_of_a_chapter_are_told_by_their_text(endpoint):
     )
     make_transcript(summary.video, SPEECH)
     save.save_summary(summary=summary, parts={}, user=None)
+    pin_and_approve(summary, editor())  # the chapter's start
     workflow.publish_summary(summary=summary, user=None)
     (quote,) = Chapter.objects.get(summary=summary).quote_pins
     assert quote["status"] == "verbatim"
@@ -208,16 +227,7 @@ def test_quotations_of_a_chapter_are_told_by_their_text(endpoint):
         for a, b, text in SPEECH
     ]
     imported = pinning.import_transcript(video=summary.video, data=vtt(changed), user=None)
-    chapter = Chapter.objects.get(summary=imported.summary)
-    for index, pin in enumerate(chapter.quote_pins):
-        if pin["status"] != "verbatim":
-            pinning.override_pin(
-                summary=imported.summary,
-                part=chapter,
-                note="Heard it.",
-                user=reviewer(),
-                quote=index,
-            )
+    let_through(imported.summary, editor=editor(), reviewer=reviewer())
     copies.publish_changes(summary=summary, user=None)
     told = [e["data"] for e in pin_events() if e["data"]["quote"] is not None]
     assert len(told) == 1

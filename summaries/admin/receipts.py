@@ -894,7 +894,7 @@ def refusal_html(refused: receipts.PublicationRefused, page_url: str, title: str
     who = format_html("{}: ", title) if title else ""
     return format_html(
         '{}Publishing is refused. <span class="publication-refused">The transcript does not '
-        "support these statements:</span>"
+        "support these statements, or they are not pinned to it yet:</span>"
         '<ul class="publication-problems">{}</ul>',
         who,
         _problem_items(refused.problems, page_url),

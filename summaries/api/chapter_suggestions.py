@@ -25,7 +25,7 @@ from .conditional import check_if_match, edit_version
 from .inputs import SecondsField, StrictSerializer
 from .permissions import can_see_unpublished
 from .receipts import OfSummaryViewSet, _summary_url
-from .schema import ErrorSerializer
+from .schema import ErrorSerializer, PublicationProblemSerializer
 from .summary_views import requires
 
 CHANGE = "summaries.change_summary"
@@ -75,9 +75,10 @@ class ChaptersAddedSerializer(serializers.Serializer):
         help_text="What was changed: the summary, or its unpublished changes when it is published."
     )
     chapters = AddedChapterSerializer(many=True)
-    problems = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="What in the pins keeps it from being published now (empty: nothing).",
+    problems = PublicationProblemSerializer(
+        many=True,
+        help_text="What in the pins keeps it from being published now (empty: nothing): "
+        "each statement's part, quotation and message.",
     )
 
 

@@ -42,6 +42,7 @@ from .conditional import check_if_match, edit_version
 from .errors import PayloadTooLarge
 from .inputs import StrictSerializer
 from .permissions import can_see_unpublished
+from .schema import PublicationProblemSerializer
 from .serializers import PinSerializer, pin_representation
 from .serializers import quote_pin_representation as quote_representation
 from .summary_views import requires
@@ -520,9 +521,10 @@ class PinWrittenSerializer(serializers.Serializer):
         help_text="The pin as verified now (a quotation's has `index`, `quote` and "
         "`speaker` too); null once rejected.",
     )
-    problems = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="What in the pins keeps it from being published now (empty: nothing).",
+    problems = PublicationProblemSerializer(
+        many=True,
+        help_text="What in the pins keeps it from being published now (empty: nothing): "
+        "each statement's part, quotation and message.",
     )
 
 

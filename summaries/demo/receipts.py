@@ -2,14 +2,15 @@
 
 Loaded as an editor and a reviewer would do it, through the services: the transcript is
 imported with `pinning.import_transcript` (parsed as an upload is), each key point,
-takeaway and chapter start is pinned at the best suggestion (`pinning.suggestions`,
+takeaway, caveat and chapter start is pinned at the best suggestion (`pinning.suggestions`,
 `pinning.set_pin`; a pin an earlier load left elsewhere is set there again), a paraphrase
 is approved by the demo's editor (`pinning.approve_pin`; the account `make run` prints a
 login for, made here when it is missing: nothing is approved by "system"), quotations of
 the chapter bodies are pinned where they are said (`receipts.refresh_pins`), and the
 publish gate is asked before the summary is
 published again with its transcript, which goes live with it
-(`receipts.publish_transcripts`). Caveats are the editors' own notes and stay unpinned.
+(`receipts.publish_transcripts`). The gate refuses a statement left unpinned, so every
+one is pinned: a load that cannot pin one fails rather than publish it unverified.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from summaries.editing import pinning, receipts
-from summaries.models import Caveat, Summary, Transcript
+from summaries.models import Summary, Transcript
 from summaries.text.pins import Status
 
 from .transcripts import FILENAME
@@ -71,7 +72,7 @@ def pin_and_publish(summary: Summary, counts: Any) -> None:
             continue
         spans = pinning.suggestions(summary=summary, part=part, limit=1)
         if not spans:
-            continue  # left unpinned; tests/test_load_demo_receipts.py says which
+            continue  # left unpinned: the publish gate below refuses the load
         had_pin = part.pin is not None
         pin = pinning.set_pin(
             summary=summary,
@@ -111,7 +112,7 @@ def _only_live(summary: Summary, data: bytes) -> Transcript | None:
 
 
 def _pinned_parts(summary: Summary) -> list[Any]:
-    return [part for part in receipts.parts_of(summary) if not isinstance(part, Caveat)]
+    return list(receipts.parts_of(summary))
 
 
 def _verified(summary: Summary, part: Any, digest: str) -> bool:

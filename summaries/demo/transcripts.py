@@ -1,7 +1,7 @@
 """The demo video's transcript, as YouTube's automatic captions would give it (WebVTT).
 
 Invented, in our own words: what the speed video could have said, written so that every
-key point, takeaway, chapter start and quotation of the demo summary is found in it
+key point, takeaway, caveat, chapter start and quotation of the demo summary is found in it
 (summaries/demo/receipts.py pins them). `SPEECH` is what is said, as automatic captions
 write it: no punctuation, lower case but for names and "I", numbers in digits; each
 string is a breath, followed by a short pause.
@@ -105,6 +105,8 @@ SPEECH = (
     "is generated",
     "it is not a promise that every complete task finishes 2.5 times sooner because a task "
     "is more than generating output",
+    "so this is a comparison of output generation speed not necessarily a 2.5-fold "
+    "improvement in every complete task",
     "the second one is from OpenAI",
     "OpenAI has also released GPT-5.3 Codex Spark which it says can generate more than "
     "1,000 tokens per second on Cerebras hardware",
@@ -127,7 +129,8 @@ SPEECH = (
     "now let me be fair about this because I know what the comments will say",
     "token generation speed is only one factor in total task time and it does not by "
     "itself demonstrate quality or reliability",
-    "a real task also spends time processing the input running tools and waiting on the network",
+    "actual task time also depends on input processing tool execution and network overhead "
+    "speed alone does not establish output quality",
     "so a model that writes 1,000 tokens per second does not make the whole job finish in a blink",
     "a fast model still has to be right you still have to check what it did and you still "
     "need good evaluations",

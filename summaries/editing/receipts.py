@@ -34,7 +34,8 @@ Publishing is refused (`publication_problems`) until every pin is verbatim or a
 paraphrase a named editor approved (a key point's, a takeaway's, a caveat's, a chapter
 start's or a quotation's alike); a pin not found, contradicted or mis-timed, or a
 paraphrase nobody approved, is let through only by a named reviewer's override with a
-note. Nothing is approved or overridden by "system".
+note. When the video has a transcript, a statement with no pin is refused too: nothing
+unverified goes live. Nothing is approved or overridden by "system".
 """
 
 from __future__ import annotations
@@ -58,7 +59,6 @@ from summaries.text.transcripts import Word
 from .items import Part, PartModel
 
 PINNED_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
-BLOCKING = {pin_text.Status.NOT_FOUND, pin_text.Status.CONTRADICTED, pin_text.Status.MIS_TIMED}
 # The words of a chapter's body that stand for its start.
 CHAPTER_OPENING_WORDS = 25
 # The words of a pin it keeps as text (`said`).
@@ -525,29 +525,53 @@ def publication_problems(summary: Summary) -> list[Problem]:
     do not): one problem per statement, naming it, when it is said and why.
 
     Each pin is verbatim, a paraphrase a named editor approved, or overridden by a named
-    reviewer with a note (`blocks`). A statement nobody pinned is not judged: the Receipts
-    panel counts it among the statements to check."""
+    reviewer with a note (`blocks`). When the summary's video has a transcript
+    (`transcript_for`), nothing unverified goes live: every key point, takeaway, caveat,
+    chapter start and quotation without a pin is a problem too. Without a transcript
+    there is nothing to pin to, and only the pins there are count."""
+    pinnable = transcript_for(summary) is not None
     problems = []
     for part in parts_of(summary):
         if part.pin is not None and blocks(part.pin):
             problems.append(Problem(part, None, _problem(part, part.pin)))
+        elif part.pin is None and pinnable:
+            problems.append(Problem(part, None, _unpinned(part)))
         if isinstance(part, Chapter):
-            for index, pin in enumerate(part.quote_pins):
-                if blocks(pin):
-                    problems.append(Problem(part, index, _problem(part, pin)))
+            problems += _quote_problems(part, pinnable)
+    return problems
+
+
+def _quote_problems(chapter: Chapter, pinnable: bool) -> list[Problem]:
+    """The problems of a chapter's quotations: each pin that blocks, and (`pinnable`) each
+    quotation of its body with no pin, numbered as the body has them."""
+    problems = [
+        Problem(chapter, index, _problem(chapter, pin))
+        for index, pin in enumerate(chapter.quote_pins)
+        if blocks(pin)
+    ]
+    if pinnable:
+        pinned = {pin.get("quote") for pin in chapter.quote_pins}
+        for index, quote in enumerate(pin_text.extract_quotes(chapter.body)):
+            if quote.text not in pinned:
+                problems.append(Problem(chapter, index, _unpinned(chapter, quote.text)))
     return problems
 
 
 def blocks(pin: dict[str, Any]) -> bool:
     """Whether `pin` keeps its summary from being published: anything but a verbatim pin
-    or a paraphrase a named editor approved, unless a named reviewer overrode it with a
-    note."""
-    if is_overridden(pin):
-        return False
+    or a paraphrase a named editor approved (`is_verified`), unless a named reviewer
+    overrode it with a note."""
+    return not is_verified(pin) and not is_overridden(pin)
+
+
+def is_verified(pin: dict[str, Any]) -> bool:
+    """Whether `pin` shows its statement said: verbatim, or a paraphrase a named editor
+    approved. The gate publishes these (`blocks`) and the reader shows when they are said
+    (`summaries.reader.receipts.said_at`); an approval by "system" or by nobody is none."""
     status = pin_text.Status(pin["status"])
-    if status in BLOCKING:
+    if status == pin_text.Status.VERBATIM:
         return True
-    return status == pin_text.Status.PARAPHRASE and not is_approved(pin)
+    return status == pin_text.Status.PARAPHRASE and is_approved(pin)
 
 
 def is_approved(pin: dict[str, Any]) -> bool:
@@ -588,6 +612,17 @@ def _problem(part: Part, pin: dict[str, Any]) -> str:
     else:
         said = "is contradicted by the transcript"
     return f"{what}{where} {said}" + (f": {reason}." if reason else ".")
+
+
+def _unpinned(part: Part, quote: str | None = None) -> str:
+    if quote is not None:
+        what = f"The quotation “{quote}” in chapter “{label(part)}”"
+        stated = _seconds(part.start_time) if isinstance(part, Chapter) else None
+    else:
+        what = f"{_KIND_NAMES[type(part)]} “{label(part)}”"
+        stated = statement_of(part).stated_time
+    where = f" (at {format_duration(int(stated))})" if stated is not None else ""
+    return f"{what}{where} is not pinned to the transcript yet: pin it to the words that say it."
 
 
 def _time_of(part: Part, pin: dict[str, Any]) -> float | None:

@@ -5,7 +5,8 @@ the video's live transcript (its digest is the live transcript's) and that check
 the words are said:
 
 - verbatim: said word for word where it is pinned;
-- paraphrase: once an editor approved it (for the statement and transcript as they are);
+- paraphrase: once a named editor approved it (for the statement and transcript as they
+  are; the gate's rule, `receipts.is_verified`: an approval by "system" or nobody is none);
   a chapter's start also without approval, since its pin checks the time, not the wording
   (its first words said close to as written, within two seconds of the written start);
 - mis-timed: the words were found, word for word (score 100) for a statement, close
@@ -31,7 +32,7 @@ from typing import Any
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from summaries.editing.receipts import is_approved
+from summaries.editing import receipts
 from summaries.text.durations import format_duration
 from summaries.text.links import http_url
 from summaries.text.paragraphs import Paragraph, paragraphs
@@ -56,8 +57,7 @@ def said_at(pin: dict[str, Any] | None, digest: str, *, chapter: bool = False) -
         return max(0, int(checked)) if checked is not None and (exact or chapter) else None
     if pin.get("suggested"):
         return None  # the words are said elsewhere than where the pin points
-    paraphrase = status == Status.PARAPHRASE and (chapter or bool(pin.get("approved")))
-    if status == Status.VERBATIM or paraphrase:
+    if receipts.is_verified(pin) or (chapter and status == Status.PARAPHRASE):
         start = pin.get("start")
         return max(0, int(start)) if start is not None else None
     return None
@@ -271,8 +271,7 @@ def supports(pin: dict[str, Any] | None, digest: str) -> bool:
         return False
     if not isinstance(pin.get("first"), int):
         return False
-    status = pin.get("status")
-    return status == Status.VERBATIM or (status == Status.PARAPHRASE and is_approved(pin))
+    return receipts.is_verified(pin)
 
 
 def statements(parts: list[tuple[str, int, Any]], digest: str, summary_url: str):
