@@ -68,18 +68,32 @@ def rows() -> tuple[dict, ...]:
 TARGETS = [name for name, _, _ in runner.targets([])]
 
 
-@pytest.mark.xfail(
-    strict=False, reason="the judge does not meet these targets yet: docs/benchmarks.md"
-)
+# Per target, the statements (over every talk and format) the judge gets wrong at the
+# commit docs/benchmarks.md reports: the targets not met yet are held at that level, so
+# that a change that does worse fails here. Lower one when the judge does better.
+MISSES_REACHED = {
+    "0 false alarms on exact, typographic, number-word and filler quotes": 4,
+    "at most 1 invented statement in 60 passed": 22,
+    "every flipped negation caught": 78,
+    "every changed number, unit and name caught": 63,
+    "every paraphrase a paraphrase (not contradicted, not found or mis-timed)": 197,
+    "chapters off by 5-60 s mis_timed": 4,
+    "points off by 10-60 s mis_timed": 18,
+    "chapters at their words left alone": 10,
+    "times within 2 s of the words (statements judged right)": 430,
+}
+
+
 @pytest.mark.parametrize("index", range(len(TARGETS)), ids=TARGETS)
-def test_the_judge_meets_the_target(index):
+def test_the_judge_holds_the_target(index):
     name, met, counts = runner.targets(list(rows()))[index]
     wrong = [
         f"{r['id']} ({r['format']}): expected {r['expected']}, got {r['got']}: {r['text']}"
         for r in rows()
         if not runner.right(r) and _concerns(index, r)
     ]
-    assert met, f"{name}: {counts}\n" + "\n".join(wrong[:40])
+    misses = int(counts.split()[0])
+    assert misses <= MISSES_REACHED[name], f"{name}: {counts}\n" + "\n".join(wrong[:40])
 
 
 def _concerns(index: int, row: dict) -> bool:
