@@ -967,15 +967,15 @@ def _gap_warnings(segments: list[Segment]) -> list[str]:
             gaps.append((said_until, segment.start))
         said_until = segment.end if said_until is None else max(said_until, segment.end)
     warnings = [
-        f"no words between {format_duration(start)} and {format_duration(end)}: is part of "
-        "the transcript missing?"
+        f"no words between {format_duration(int(start))} and {format_duration(int(end))}: "
+        "is part of the transcript missing?"
         for start, end in gaps[:GAPS_NAMED]
     ]
     if len(gaps) > GAPS_NAMED:
         more = len(gaps) - GAPS_NAMED
         warnings.append(
             f"{more:,} more gap{'s' * (more > 1)} of {GAP_S / 60:.0f} minutes or more without "
-            f"words, the last up to {format_duration(gaps[-1][1])}"
+            f"words, the last up to {format_duration(int(gaps[-1][1]))}"
         )
     return warnings
 
@@ -989,8 +989,8 @@ def _duration_warnings(segments: list[Segment], duration: float) -> list[str]:
     if last < COVERAGE_SHARE * duration and duration - last >= COVERAGE_SLACK_S:
         share = math.floor(100 * last / duration)
         return [
-            f"the transcript ends at {format_duration(last)} of a "
-            f"{format_duration(duration)} video ({share} %): it may be cut short"
+            f"the transcript ends at {format_duration(int(last))} of a "
+            f"{format_duration(int(duration))} video ({share} %): it may be cut short"
         ]
     slack = max(DURATION_SLACK_S, DURATION_SLACK_SHARE * duration)
     if last <= duration + slack:

@@ -206,7 +206,7 @@ def _quantity(reading: Reading, k: int, end: int) -> _Quantity:
         return _Quantity(value, family, unit, value * size, frozenset(), k)
     if value.denominator == 1 and 1900 <= value <= 2100 and not reading.grouped[k]:
         return _Quantity(value, "year", "", value, frozenset(), k)
-    nouns = []
+    nouns: list[str] = []
     j = k + 1
     while j < end and len(nouns) < 3 and reading.clause[j] == reading.clause[k]:
         term = tokens[j]

@@ -287,7 +287,7 @@ def _breaks(
         if next_word > word:
             # A dash or a note between the two words may end the clause; the commas a
             # captioner puts around a filler ("being, uh, coworkers") do not.
-            end = max((ends[w] or "" for w in range(word, next_word)), key=_END_RANK.get)
+            end = max((ends[w] or "" for w in range(word, next_word)), key=_END_RANK.__getitem__)
             if end == "clause" and next_word > word + 1 and fillers[word + 1 : next_word]:
                 if all(fillers[word + 1 : next_word]):
                     end = ""
@@ -443,7 +443,9 @@ def _is_negation(term: str, after: str) -> bool:
     return term in NEGATORS
 
 
-def _gerund_subject(tokens: Sequence[str], clause: Sequence[int], k: int, polarity: list[int]):
+def _gerund_subject(
+    tokens: Sequence[str], clause: Sequence[int], k: int, polarity: list[int]
+) -> None:
     """A clause that opens with a gerund and its object before a copula ("rolling your own
     cache is a trap"): those words name an action, they neither affirm nor deny it."""
     term = tokens[k]

@@ -116,7 +116,7 @@ def _beside(index: _Transcript, statement: _Statement, token: int, step: int) ->
     return edge if step < 0 else edge + 1
 
 
-def _main(index: _Transcript, pairs: dict[int, int], weights: list[float], claim: list[int]):
+def _main(index: _Transcript, pairs: dict[int, int], weights: list[float], claim: list[int]) -> int:
     """The first token of the sentence that says the most of the point."""
     said: dict[int, float] = {}
     for i, k in enumerate(claim):
@@ -197,7 +197,7 @@ def _moved_phrases(
     of order are not taken: they are what an invention made of the talk's words is."""
     used = set(pairs.values())
     free = [j for j, p in enumerate(positions) if p not in used]
-    said = {}
+    said: dict[tuple[str, str], int] = {}
     for offset in range(len(free) - 1):
         j, following = free[offset], free[offset + 1]
         if following == j + 1:
