@@ -333,6 +333,11 @@ _AUXILIARIES = frozenset(
 )
 
 
+def _is_unit(reading: Reading, k: int) -> bool:
+    """Whether token k is the unit of a quantity ("times" in "2.5 times")."""
+    return k > 0 and reading.tokens[k] in _UNITS and bool(_NUMBER.match(reading.tokens[k - 1]))
+
+
 def _is_polar(reading: Reading, k: int, names: frozenset[str]) -> bool:
     """Whether token k says something that can be affirmed or denied: a word of meaning,
     an evaluative word ("fine", "okay"), an auxiliary verb or a quantity; not a number
@@ -369,7 +374,7 @@ def _polarity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
     for k in stated:
         mine = reading.polarity[k]
         lo, hi = (near_a, near_b) if reading.tokens[k] in EVALUATIVE else (a, b)
-        p = _said_as(index, reading.stems[k], mine, lo, hi)
+        p = _said_as(index, reading.stems[k], mine, lo, hi, unit=_is_unit(reading, k))
         if p is None:
             continue
         theirs = index.polarity[p]
@@ -399,13 +404,17 @@ def _around(index: _Transcript, a: int, b: int) -> tuple[int, int]:
     return index.sentence_span(first, last)
 
 
-def _said_as(index: _Transcript, stem: str, polarity: int, a: int, b: int) -> int | None:
+def _said_as(
+    index: _Transcript, stem: str, polarity: int, a: int, b: int, *, unit: bool = False
+) -> int | None:
     """Where tokens a to b say `stem`: with the same polarity if anywhere, else with the
     other; None when they never say it with a polarity."""
     other = None
     for p in index.postings.get(stem, ()):
         if p < a or p >= b or not index.polarity[p]:
             continue
+        if _is_unit(index.reading, p) != unit:
+            continue  # "2.5 times" is no "time" of a task
         if index.polarity[p] == polarity:
             return p
         other = p if other is None else other
