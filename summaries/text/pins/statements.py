@@ -1,5 +1,5 @@
-"""A statement as the judge reads it: its tokens, how they read, who it attributes the
-words to, and its names."""
+"""A statement as the judge reads it: its tokens, how they read, and who it attributes
+the words to."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from .base import Kind
-from .reading import EVALUATIVE, REPORTING, Reading, read
+from .reading import REPORTING, Reading, read
 from .tokens import _ATTRIBUTION, _NUMBER, _is_content, normalise
 
 # An elision inside a quote: "…", "...", "[…]", "(...)".
@@ -24,8 +24,6 @@ class _Statement:
     reading: Reading
     # Tokens that say who is speaking ("Hartmann says", "according to Shah"), not what.
     attribution: frozenset[int]
-    # Positions of the tokens that are names.
-    name_positions: frozenset[int]
 
     @property
     def tokens(self) -> list[str]:
@@ -36,28 +34,12 @@ class _Statement:
         return self.reading.stems
 
     @property
-    def names(self) -> frozenset[str]:
-        return frozenset(self.tokens[k] for k in self.name_positions)
-
-    @property
     def claim_positions(self) -> list[int]:
         """The tokens that carry the statement's meaning, attribution left out."""
         return [
             k
             for k, term in enumerate(self.tokens)
             if k not in self.attribution and (_is_content(term) or _NUMBER.match(term))
-        ]
-
-    @property
-    def polar_positions(self) -> list[int]:
-        """The tokens whose polarity is compared: those of meaning, and the evaluative
-        words ("fine", "okay") a negation may deny."""
-        return [
-            k
-            for k, term in enumerate(self.tokens)
-            if k not in self.attribution
-            and self.reading.polarity[k]
-            and (_is_content(term) or term in EVALUATIVE or _NUMBER.match(term))
         ]
 
     @property
@@ -75,12 +57,7 @@ def _statement(text: str, kind: Kind, *, bounded: bool = False) -> _Statement:
     words = _ELISION.sub(" . ", text).split() if kind == "quote" else text.split()
     reading = read(words, bounded=bounded)
     attribution = _attribution(reading) if kind == "point" else frozenset()
-    names = frozenset(
-        k
-        for k, cased in enumerate(reading.cased)
-        if cased and k not in attribution and reading.tokens[k] != "i"
-    )
-    return _Statement(text, kind, pieces, reading, attribution, names)
+    return _Statement(text, kind, pieces, reading, attribution)
 
 
 def _attribution(reading: Reading) -> frozenset[int]:
