@@ -451,16 +451,6 @@ def test_the_index_of_a_changed_transcript_is_not_reused(speed_words):
 # ---------------------------------------------------------------------------------------
 
 
-def test_suggest_finds_a_point_that_names_its_subject_last(speed_words):
-    point = suggest(
-        "OpenAI reported more than 1,000 tokens per second for GPT-5.3-Codex-Spark.",
-        speed_words,
-        kind="point",
-    )
-    said = pinned_span(speed_words, "more than a thousand tokens per second")
-    assert point[0].first_word <= said.first_word < point[0].end_word
-
-
 def test_suggest_finds_a_quote_and_a_point_where_they_are_said(speed_words):
     quote = suggest("I would never trade away correctness", speed_words, kind="quote")
     expected = pinned_span(speed_words, "i would never trade away correctness")
@@ -470,7 +460,7 @@ def test_suggest_finds_a_quote_and_a_point_where_they_are_said(speed_words):
         100.0,
     )
     point = suggest(
-        "GPT-5.3-Codex-Spark generates more than 1,000 tokens per second, OpenAI reported.",
+        "OpenAI reported more than 1,000 tokens per second for GPT-5.3-Codex-Spark.",
         speed_words,
         kind="point",
     )
