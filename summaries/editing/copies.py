@@ -26,7 +26,7 @@ from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
 from summaries.webhooks import events as webhook_events
 
-from . import corrections, gate, receipts, rules, versions, video_changes
+from . import citation_rows, corrections, gate, receipts, rules, versions, video_changes
 from .derived import lock_citations, refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import Part, PartModel, make_room_for_reorder
@@ -173,11 +173,15 @@ def start_working_copy(*, summary: Summary, user: gate.Actor = None) -> tuple[Su
             _duplicate(part, copy, ids)
     for citation in Citation.objects.filter(summary=summary).order_by("position", "id"):
         _duplicate(citation, copy, ids)
+    citation_pairs = {
+        live_id: copy_id for (kind, live_id), copy_id in ids.items() if kind is Citation
+    }
+    citation_rows.copy_evidence(citation_pairs)
     copy.part_origins = {
         model._meta.model_name: {
             str(copy_id): live_id for (kind, live_id), copy_id in ids.items() if kind is model
         }
-        for model in PART_MODELS
+        for model in (*PART_MODELS, Citation)
     }
     Summary.objects.filter(pk=copy.pk).update(part_origins=copy.part_origins)
     return copy, ids
@@ -203,11 +207,11 @@ def _move_onto(copy: Summary, live: Summary) -> None:
 
     A copy's part made from a live part (`part_origins`) is written onto that live part,
     which keeps its id, so history knows it as the same part; new parts move over, and
-    live parts the copy no longer has are deleted. Citations move over whole (they keep
-    the copy's confirmations and key phrases).
+    live parts the copy no longer has are deleted. Citations likewise: each is written onto
+    the live citation it was made from, or that cites the same link (citation_rows.merge),
+    which keeps its evidence and archived copy; new ones move over.
     """
     lock_citations(summary_ids=[copy.pk, live.pk])
-    Citation.objects.filter(summary=live).delete()
     # Kept caveats get their targets from the copy; none is deleted with a chapter.
     Caveat.objects.filter(summary=live).update(chapter=None, takeaway=None)
     final: IdMap = {}  # (model, copy part id) -> id of the part on the live summary
@@ -223,7 +227,9 @@ def _move_onto(copy: Summary, live: Summary) -> None:
             model.objects.filter(pk=live_id).update(**values)
         model.objects.filter(pk__in=list(merged)).delete()
         model.objects.filter(summary=copy).update(summary=live)
-    Citation.objects.filter(summary=copy).update(summary=live)
+    citation_rows.merge(
+        copy=copy, live=live, origins=copy.part_origins.get(Citation._meta.model_name, {})
+    )
     live.tldr = copy.tldr
 
 

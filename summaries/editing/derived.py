@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
 import reversion
@@ -131,9 +131,19 @@ def _field_max(name: str) -> int:
     return max_length(Citation, name)
 
 
+_PART_NAMES = ("chapter", "key_point", "takeaway")
 # What a save writes again on a citation that stays (a kept row otherwise keeps its
-# verdicts, confirmations and an edited key phrase).
-_REWRITTEN = ("position", "url", "link_text", "claim", "key_phrase")
+# verdicts, confirmations and an edited key phrase): where it is and what it says.
+_REWRITTEN = (
+    "chapter_id",
+    "key_point_id",
+    "takeaway_id",
+    "position",
+    "url",
+    "link_text",
+    "claim",
+    "key_phrase",
+)
 _written = operator.attrgetter(*_REWRITTEN)
 
 
@@ -171,12 +181,86 @@ def lock_citations(*, summary_ids: Iterable[int]) -> None:
         list(_locked_in_order(Citation.objects.filter(summary_id__in=ids)).values_list("pk"))
 
 
+# A citation as it is matched: its part (chapter, key point, takeaway ids), source, link
+# text and claim.
+MatchKey: TypeAlias = tuple[int | None, int | None, int | None, int, str, str]
+
+
+class CitationMatcher:
+    """Finds a summary's citations again for the links of a text, so that each link keeps
+    the row it had (and the evidence, archived copy, confirmation and key phrase on it).
+
+    A link takes, in this order: the row of the same part, source and link text; else one
+    of the same source and link text anywhere in the summary (the link moved, or its part
+    was written again); else one of the same source and claim (its link text changed too).
+    Every exact match is made before any looser one, so a link that stayed where it was
+    never loses its row to one that moved.
+    """
+
+    def __init__(self, citations: Iterable[Citation]) -> None:
+        self._rows = list(citations)
+        self._taken: set[int] = set()
+        self._pools: tuple[defaultdict[tuple[Any, ...], list[Citation]], ...] = (
+            defaultdict(list),
+            defaultdict(list),
+            defaultdict(list),
+        )
+        for citation in self._rows:
+            for pool, key in zip(self._pools, self._keys(_key_of(citation)), strict=True):
+                pool[key].append(citation)
+
+    @staticmethod
+    def _keys(key: MatchKey) -> tuple[tuple[Any, ...], ...]:
+        chapter, key_point, takeaway, source, link_text, claim = key
+        return (
+            (chapter, key_point, takeaway, source, link_text),
+            (source, link_text),
+            (
+                source,
+                claim,
+            ),
+        )
+
+    def match(self, keys: list[MatchKey]) -> list[Citation | None]:
+        """The row each key takes (None: a new link), rows given out once each."""
+        found: list[Citation | None] = [None] * len(keys)
+        for level, pool in enumerate(self._pools):
+            for index, key in enumerate(keys):
+                if found[index] is None:
+                    found[index] = self._take(pool, self._keys(key)[level])
+        return found
+
+    def _take(
+        self, pool: defaultdict[tuple[Any, ...], list[Citation]], key: tuple[Any, ...]
+    ) -> Citation | None:
+        for citation in pool.get(key, ()):
+            if citation.pk not in self._taken:
+                self._taken.add(citation.pk)
+                return citation
+        return None
+
+    def unmatched(self) -> list[Citation]:
+        return [c for c in self._rows if c.pk not in self._taken]
+
+
+def _key_of(citation: Citation) -> MatchKey:
+    return (
+        citation.chapter_id,
+        citation.key_point_id,
+        citation.takeaway_id,
+        citation.source_id,
+        citation.link_text,
+        citation.claim,
+    )
+
+
 @transaction.atomic
 def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list[Citation]:
     """Make the summary's citations match the links in its text.
 
-    A citation that is still in the text keeps its row (and so an editor's key phrase and,
-    later, confirmations); new links get new rows, removed links lose theirs. Sources are
+    A citation that is still in the text keeps its row (and so an editor's key phrase,
+    confirmations, evidence and archived copy), in its part or moved to another
+    (CitationMatcher); new links get new rows, removed links lose theirs. Sources are
     shared by normalised URL and never deleted here (other summaries may cite them); with
     `claim_new_sources`, the new ones are claimed and their checks queued on commit. The
     summary's citations are locked as they are read (`lock_citations`).
@@ -187,34 +271,36 @@ def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list
         for location, item in _found_citations(summary)
         if len(item.normalised_url) <= _URL_MAX and len(item.url) <= _URL_MAX
     ]
-    previous: defaultdict[CitationKey, list[Citation]] = defaultdict(list)
-    for citation in _locked_in_order(Citation.objects.filter(summary=summary)):
-        key = (
-            citation.chapter_id,
-            citation.key_point_id,
-            citation.takeaway_id,
-            citation.source_id,
-            citation.link_text,
-        )
-        previous[key].append(citation)
+    previous = CitationMatcher(_locked_in_order(Citation.objects.filter(summary=summary)))
     source_ids, new_sources = _source_ids(
         {item.normalised_url for _, item in found}, claim_new=claim_new_sources
     )
 
     link_text_max, key_phrase_max = _field_max("link_text"), _field_max("key_phrase")
+    links = [
+        (location, item, source_ids[item.normalised_url], item.link_text[:link_text_max])
+        for location, item in found
+    ]
+    matches = previous.match(
+        [
+            _citation_key(location, source_id, link_text) + (item.claim,)
+            for location, item, source_id, link_text in links
+        ]
+    )
     kept: list[Citation] = []
     created: list[Citation] = []
     changed: list[Citation] = []
-    for position, (location, item) in enumerate(found, start=1):
-        source_id = source_ids[item.normalised_url]
-        link_text = item.link_text[:link_text_max]
-        matches = previous.get(_citation_key(location, source_id, link_text))
-        if matches:
-            citation = matches.pop(0)
+    for position, ((location, item, source_id, link_text), citation) in enumerate(
+        zip(links, matches, strict=True), start=1
+    ):
+        parts = {f"{name}_id": None for name in _PART_NAMES}
+        parts.update({f"{name}_id": part.pk for name, part in location.items()})
+        if citation is not None:
             before = _written(citation)
+            for name, value in parts.items():
+                setattr(citation, name, value)
         else:
             # Ids rather than objects: a text may cite thousands of links.
-            parts = {f"{name}_id": part.pk for name, part in location.items()}
             citation = Citation(summary_id=summary.pk, source_id=source_id, **parts)
             before = None
         citation.position = position
@@ -230,7 +316,7 @@ def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list
             if _written(citation) != before:
                 changed.append(citation)
 
-    stale = [c.pk for rows in previous.values() for c in rows]
+    stale = [c.pk for c in previous.unmatched()]
     Citation.objects.filter(pk__in=stale).delete()
     Citation.objects.bulk_update(changed, _REWRITTEN)
     _insert_citations(summary, created)
@@ -242,7 +328,7 @@ def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list
 
 
 # What differs between new citations: the rest is the same in all (defaults, the summary).
-_INSERTED = ("chapter_id", "key_point_id", "takeaway_id", "source_id", *_REWRITTEN)
+_INSERTED = ("source_id", *_REWRITTEN)
 
 
 def _insert_citations(summary: Summary, citations: list[Citation]) -> None:

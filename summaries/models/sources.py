@@ -86,13 +86,19 @@ class SourceCheck(models.Model):
 
 
 class Citation(models.Model):
-    """A link in a summary's text: which source it cites and the claim it supports."""
+    """A link in a summary's text: which source it cites and the claim it supports.
+
+    A citation keeps its row while its link stays in the summary, wherever it moves:
+    evidence, the archived copy, a confirmation and an edited key phrase hang off it. A
+    deleted part leaves its citations without a part until the save that deleted it finds
+    them again in the text (editing.derived.sync_citations) or deletes them.
+    """
 
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="citations")
     # Indexed where set (Meta.indexes): a citation is in one part, never confirmed at first.
     chapter = models.ForeignKey(
         Chapter,
-        on_delete=models.CASCADE,
+        on_delete=models.SET_NULL,
         related_name="citations",
         null=True,
         blank=True,
@@ -100,7 +106,7 @@ class Citation(models.Model):
     )
     key_point = models.ForeignKey(
         KeyPoint,
-        on_delete=models.CASCADE,
+        on_delete=models.SET_NULL,
         related_name="citations",
         null=True,
         blank=True,
@@ -108,7 +114,7 @@ class Citation(models.Model):
     )
     takeaway = models.ForeignKey(
         Takeaway,
-        on_delete=models.CASCADE,
+        on_delete=models.SET_NULL,
         related_name="citations",
         null=True,
         blank=True,
