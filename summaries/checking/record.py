@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -138,7 +138,10 @@ def check_source_batch(
 
     def flush() -> None:
         if pending:
-            recorded = record_results(token=token, results=dict(pending))
+            # Sources whose page was not read for a phrase: none of their citations had
+            # one when the batch started.
+            unread = {pk for pk in pending if pk not in with_body}
+            recorded = record_results(token=token, results=dict(pending), unread=unread)
             outcome.recorded += recorded
             # Evidence is kept once the results are committed: it can never lose them.
             kept = {pk: pending[pk] for pk in recorded}
@@ -203,7 +206,11 @@ def _concrete_field(model: type[Model], name: str) -> tuple[Field[Any, Any], str
 
 @transaction.atomic
 def record_results(
-    *, token: str, results: dict[int, CheckResult], now: datetime | None = None
+    *,
+    token: str,
+    results: dict[int, CheckResult],
+    now: datetime | None = None,
+    unread: Collection[int] = (),
 ) -> list[int]:
     """Write check results of sources claimed with `token`, in bulk; return the ids written.
 
@@ -212,7 +219,9 @@ def record_results(
     sources with a citation not found or changed, CHECK_INTERVAL_HEALTHY otherwise), one
     SourceCheck row (unique per source and token: idempotent), history trimmed to
     CHECK_HISTORY_PER_SOURCE rows, and a verdict on each of its citations. Sources no longer
-    claimed with `token` are left alone.
+    claimed with `token` are left alone. A source in `unread` (its page was not read for a
+    phrase) whose citation has a phrase now (set while it was checked) leaves that citation
+    unchecked and is due again at once.
     """
     now = now or timezone.now()
     # Rows are locked in the order editors' transactions lock them too
@@ -259,12 +268,16 @@ def record_results(
         source.last_checked_at = result.checked_at
         source.check_token, source.claimed_until = "", None
         trouble = result.state in PROBLEM_STATES
+        again = False
         for citation in citations[source.pk]:
+            if source.pk in unread and linkcheck.normalise_phrase(citation.key_phrase):
+                again = True
+                continue
             citation.verdict, citation.verdict_excerpt = _citation_verdict(citation, result)
             citation.verdict_checked_at = result.checked_at
             changed_citations.append(citation)
             trouble = trouble or citation.verdict in PROBLEM_VERDICTS
-        source.next_check_at = now + (problem if trouble else healthy)
+        source.next_check_at = now if again else now + (problem if trouble else healthy)
         source.updated_at = now
         checks.append(
             SourceCheck(
