@@ -540,6 +540,10 @@ CORS_PREFLIGHT_MAX_AGE = 3600
 # FETCH_ALLOWED_NETWORKS (comma-separated CIDRs, e.g. 127.0.0.2/31 for tests or an intranet
 # range) opens those ranges on any port.
 FETCH_ALLOWED_NETWORKS = env.list("FETCH_ALLOWED_NETWORKS", default=[])
+# Off: nothing outside FETCH_ALLOWED_NETWORKS is contacted by any outbound request (source
+# checks, thumbnails, the web archive, webhooks), and names are looked up in /etc/hosts
+# only, so no query goes to a DNS server either (a closed network; the test suite).
+FETCH_PUBLIC = _bool("FETCH_PUBLIC", True)
 FETCH_USER_AGENT = env.str(
     "FETCH_USER_AGENT",
     default="curation-linkcheck/1.0 (source checker for curated summaries)",

@@ -9,6 +9,12 @@ process and a real browser (tests/integration/).
 import os
 from pathlib import Path
 
+# No outbound request and no DNS query leaves the allowed
+# (loopback) networks: names are looked up in /etc/hosts only (a video's YouTube thumbnail,
+# a cited public page and a webhook to a public name are refused, not fetched), here and in
+# the processes (workers, servers) tests start.
+os.environ["FETCH_PUBLIC"] = "false"
+
 import pytest
 from django.conf import settings
 from django.test import override_settings
@@ -78,6 +84,7 @@ def pytest_configure(config):
         # (tests/test_generation_listening.py). Servers the tests start listen as usual.
         PAGE_CACHE_LISTEN=False,
         ARCHIVE_ENDPOINT=NO_ARCHIVE,
+        FETCH_PUBLIC=False,
         # Checks keep no evidence unless a test turns the vault on with a storage of its own
         # (tests/test_evidence.py: the `vault` fixture), so nothing is written under var/.
         EVIDENCE_ENABLED=False,

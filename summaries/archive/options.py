@@ -5,7 +5,7 @@ import re
 
 from django.conf import settings
 
-from summaries.linkcheck import DEFAULT_USER_AGENT
+from summaries.linkcheck import DEFAULT_USER_AGENT, allow_list
 from summaries.linkcheck.archive import Archive
 
 _RATE = re.compile(r"\s*(\d+)\s*/\s*(s|m|h)\s*\Z")
@@ -16,7 +16,9 @@ def archive() -> Archive:
     """The configured archive, reached under the checker's address rules."""
     return Archive.of(
         settings.ARCHIVE_ENDPOINT,
-        allowed_networks=settings.FETCH_ALLOWED_NETWORKS,
+        allowed_networks=allow_list(
+            settings.FETCH_ALLOWED_NETWORKS, public=settings.FETCH_PUBLIC
+        ),
         access_key=settings.ARCHIVE_ACCESS_KEY,
         secret_key=settings.ARCHIVE_SECRET_KEY,
         deadline=settings.ARCHIVE_DEADLINE,

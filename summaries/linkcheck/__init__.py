@@ -16,7 +16,16 @@ from .claims import Verdict, claim_verdict, find_phrase, normalise_phrase, verdi
 from .fetch import DEFAULT_USER_AGENT, fetch, parse_retry_after
 from .limits import HostLimiter, InProcessHostLimiter
 from .page import fingerprint_text, read_page
-from .policy import Blocked, check_url, parse_networks, parse_target, vet_address, vet_port
+from .policy import (
+    AllowList,
+    Blocked,
+    allow_list,
+    check_url,
+    parse_networks,
+    parse_target,
+    vet_address,
+    vet_port,
+)
 from .result import CheckResult, ErrorClass, State
 from .transport import Resolver, default_resolver
 
@@ -39,6 +48,8 @@ __all__ = [
     "fingerprint_text",
     "normalise_phrase",
     "parse_networks",
+    "AllowList",
+    "allow_list",
     "parse_retry_after",
     "parse_target",
     "read_page",

@@ -8,7 +8,10 @@ at each address a name resolves to. The blocked ranges are explicit lists rather
 Allowed networks (FETCH_ALLOWED_NETWORKS) open exactly their own addresses, on any port.
 Otherwise the port is the scheme's own (http 80, https 443), and an IPv6 address that
 carries an IPv4 address (6to4, NAT64, Teredo, ...) is refused when that IPv4 address is:
-what an address embeds can make it more blocked, never allowed.
+what an address embeds can make it more blocked, never allowed. A closed allow-list
+(`AllowList` with `public` false: FETCH_PUBLIC off) opens its networks and nothing else:
+public addresses are refused too, and names are looked up in the hosts file only
+(transport.vetted_addresses), so no query leaves for a DNS server.
 """
 
 from __future__ import annotations
@@ -91,12 +94,35 @@ BLOCKED_IPV6 = _networks(
 GLOBAL_UNICAST_IPV6 = ipaddress.ip_network("2000::/3")
 
 
+class AllowList(tuple):  # type: ignore[type-arg]  # of IPNetwork
+    """Allowed networks, and whether public addresses may be contacted besides them."""
+
+    public: bool = True
+
+    def __new__(cls, networks: Iterable[IPNetwork], *, public: bool = True) -> "AllowList":
+        allow = super().__new__(cls, networks)
+        allow.public = public
+        return allow
+
+
+def allow_list(networks: str | Iterable[str | IPNetwork], *, public: bool) -> AllowList:
+    """The networks (parse_networks) as an allow-list, closed when not `public`."""
+    return AllowList(parse_networks(networks), public=public)
+
+
+def is_public_allowed(networks: Iterable[str | IPNetwork]) -> bool:
+    return getattr(networks, "public", True)
+
+
 def parse_networks(networks: str | Iterable[str | IPNetwork]) -> tuple[IPNetwork, ...]:
     """CIDRs from a comma-separated string (the FETCH_ALLOWED_NETWORKS form) or a list.
 
     Host bits must be zero ("127.0.0.2/31", not "127.0.0.3/31"); a bare address is a /32
-    or /128. Raises ValueError for anything that is not a network.
+    or /128. Raises ValueError for anything that is not a network. An AllowList is
+    returned as it is (it is parsed already, and keeps whether it is closed).
     """
+    if isinstance(networks, AllowList):
+        return networks
     if isinstance(networks, str):
         networks = [part for part in networks.split(",") if part.strip()]
     parsed = []
@@ -135,7 +161,7 @@ def vet_address(
     loopback, private, CGNAT, link-local (cloud metadata), multicast, broadcast, reserved,
     documentation and benchmarking ranges are refused. An IPv4-mapped address
     (::ffff:a.b.c.d) is that IPv4 address to the kernel: it is judged, and returned, as
-    a.b.c.d.
+    a.b.c.d. With a closed allow-list, only addresses inside it are allowed.
 
     An IPv6 address is allowed only on its own merits: inside an allowed IPv6 network, or
     global unicast outside the special ranges (unspecified, loopback, NAT64, Teredo,
@@ -148,6 +174,8 @@ def vet_address(
     """
     address = _parse_address(ip)
     allowed = parse_networks(allowed_networks)
+    if not is_public_allowed(allowed) and not _in_any(address, allowed):
+        raise Blocked(f"{address} is outside the allowed networks (public addresses are off)")
     if isinstance(address, ipaddress.IPv4Address):
         if not _in_any(address, allowed):
             _vet_ipv4(address)

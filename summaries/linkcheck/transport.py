@@ -29,7 +29,16 @@ from typing import Any
 import urllib3.exceptions
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
-from .policy import Blocked, IPAddress, IPNetwork, Target, check_target, vet_address, vet_port
+from .policy import (
+    Blocked,
+    IPAddress,
+    IPNetwork,
+    Target,
+    check_target,
+    is_public_allowed,
+    vet_address,
+    vet_port,
+)
 from .result import ErrorClass
 
 CHUNK_SIZE = 64 * 1024
@@ -252,6 +261,21 @@ def default_resolver(host: str) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+def hosts_file_resolver(host: str, path: str = "/etc/hosts") -> list[str]:
+    """The addresses the hosts file gives for a name, asking no DNS server (Blocked when it
+    has none: the name is outside a closed allow-list): how names are looked up then."""
+    wanted = host.rstrip(".").lower()
+    found = []
+    with open(path, encoding="utf-8", errors="replace") as hosts:
+        for line in hosts:
+            fields = line.split("#", 1)[0].split()
+            if any(name.lower() == wanted for name in fields[1:]):
+                found.append(fields[0])
+    if not found:
+        raise Blocked(f"{host} is not in {path} (public addresses are off)")
+    return list(dict.fromkeys(found))
+
+
 def resolve(host: str, resolver: Resolver, *, timeout: float) -> list[IPAddress]:
     """The addresses `resolver` gives for a name, within `timeout` seconds.
 
@@ -291,9 +315,12 @@ def vetted_addresses(
     The target passes `check_target`; each address `vet_address`, and the port `vet_port`
     for it: the scheme's own port (http 80, https 443) unless that address is in an
     allowed network. A name is resolved (`resolve`, within `timeout`) unless `known`
-    holds its addresses already; what is resolved is added to `known`.
+    holds its addresses already; what is resolved is added to `known`. Under a closed
+    allow-list the system resolver is replaced by the hosts file (no DNS query is sent).
     """
     check_target(target, allowed_networks=allowed_networks)
+    if resolver is default_resolver and not is_public_allowed(allowed_networks):
+        resolver = hosts_file_resolver
     if target.address is not None:
         addresses = [target.address]
     elif known is not None and target.host in known:

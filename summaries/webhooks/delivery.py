@@ -23,6 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from summaries.background import queue_after_commit
+from summaries.linkcheck import allow_list
 from summaries.linkcheck.deliver import PostResult, post
 from summaries.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -64,7 +65,9 @@ def deliver(*, delivery_id: int, now: datetime | None = None) -> float | None:
         endpoint.url,
         body,
         headers=headers,
-        allowed_networks=list(settings.WEBHOOK_ALLOWED_NETWORKS),
+        allowed_networks=allow_list(
+            settings.WEBHOOK_ALLOWED_NETWORKS, public=settings.FETCH_PUBLIC
+        ),
         deadline=float(settings.WEBHOOK_DEADLINE),
         user_agent="curation-webhooks/1.0",
     )
