@@ -76,9 +76,7 @@ def test_a_public_address_is_refused_under_a_closed_list():
         policy.vet_address("93.184.216.34", allowed_networks=closed_list)
     assert str(policy.vet_address("127.0.0.2", allowed_networks=closed_list)) == "127.0.0.2"
     open_list = policy.allow_list(["127.0.0.2/31"], public=True)
-    assert str(policy.vet_address("93.184.216.34", allowed_networks=open_list)) == (
-        "93.184.216.34"
-    )
+    assert str(policy.vet_address("93.184.216.34", allowed_networks=open_list)) == ("93.184.216.34")
 
 
 def test_a_webhook_to_a_public_name_is_not_looked_up(closed, lookups):

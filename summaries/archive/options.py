@@ -16,9 +16,7 @@ def archive() -> Archive:
     """The configured archive, reached under the checker's address rules."""
     return Archive.of(
         settings.ARCHIVE_ENDPOINT,
-        allowed_networks=allow_list(
-            settings.FETCH_ALLOWED_NETWORKS, public=settings.FETCH_PUBLIC
-        ),
+        allowed_networks=allow_list(settings.FETCH_ALLOWED_NETWORKS, public=settings.FETCH_PUBLIC),
         access_key=settings.ARCHIVE_ACCESS_KEY,
         secret_key=settings.ARCHIVE_SECRET_KEY,
         deadline=settings.ARCHIVE_DEADLINE,

@@ -99,7 +99,7 @@ class AllowList(tuple):  # type: ignore[type-arg]  # of IPNetwork
 
     public: bool = True
 
-    def __new__(cls, networks: Iterable[IPNetwork], *, public: bool = True) -> "AllowList":
+    def __new__(cls, networks: Iterable[IPNetwork], *, public: bool = True) -> AllowList:
         allow = super().__new__(cls, networks)
         allow.public = public
         return allow
