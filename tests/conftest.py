@@ -9,12 +9,6 @@ process and a real browser (tests/integration/).
 import os
 from pathlib import Path
 
-# No outbound request and no DNS query leaves the allowed
-# (loopback) networks: names are looked up in /etc/hosts only (a video's YouTube thumbnail,
-# a cited public page and a webhook to a public name are refused, not fetched), here and in
-# the processes (workers, servers) tests start.
-os.environ["FETCH_PUBLIC"] = "false"
-
 import pytest
 from django.conf import settings
 from django.test import override_settings
@@ -29,6 +23,11 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 # (workers, servers) tests start; tests of archived copies point it at their own stub.
 NO_ARCHIVE = "http://127.0.0.1:9"
 os.environ["ARCHIVE_ENDPOINT"] = NO_ARCHIVE
+# Nor does any other request or DNS query: only the allowed (loopback) networks are
+# contacted and names are looked up in /etc/hosts (a video's YouTube thumbnail, a cited
+# public page, a webhook to a public name are refused), in the processes tests start too
+# (this process's settings are already read: pytest_configure overrides them).
+os.environ["FETCH_PUBLIC"] = "false"
 
 # Tasks sent during tests go to their own queue, so that a development worker consuming the
 # default queue on the same broker never takes them (and the test worker takes nothing else).
