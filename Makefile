@@ -7,8 +7,10 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 PYTHON := $(BIN)/python
-# Reinstall the project only when pyproject.toml changed since the last install.
+# Reinstall the project only when pyproject.toml or the lock file changed since the last
+# install; every package is installed at the version the lock file pins.
 STAMP := $(VENV)/.installed-stamp
+LOCK := requirements.lock
 PORT ?= 8000
 # Links in webhook events start with SITE_URL: by default the address `make run` serves
 # (honcho gives each process its own PORT, so the workers cannot derive it themselves).
@@ -29,20 +31,31 @@ LOCAL_ENV := SECRET_KEY="$$(cat $(SECRET_KEY_FILE))" \
 	SECURE_HSTS_INCLUDE_SUBDOMAINS=0 SECURE_HSTS_PRELOAD=0
 RUN_ENV := DEBUG=$(DEBUG) $(if $(filter 0 false no off,$(DEBUG)),$(LOCAL_ENV))
 
-.PHONY: help venv run test lint
+.PHONY: help venv run test lint lock
 
 help:
 	@echo "make run   - set up, load the demo and run web + Celery worker + beat (Ctrl-C stops)"
 	@echo "make test  - set up and run the full test suite on SQLite and on PostgreSQL + Redis"
 	@echo "make lint  - ruff, import contracts, mypy (new errors only), Django checks (also --deploy), missing migrations"
+	@echo "make lock  - pin every package again at the newest versions pyproject.toml allows"
 
 $(PYTHON):
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(PYTHON)
-	$(PYTHON) -m pip install --quiet -e ".[dev]"
+$(STAMP): pyproject.toml $(LOCK) | $(PYTHON)
+	$(PYTHON) -m pip install --quiet -e ".[dev]" -c $(LOCK)
 	touch $(STAMP)
+
+# In a venv of its own, so that what is pinned is what pyproject.toml asks for and no more.
+lock:
+	rm -rf .venv-lock
+	python3 -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip
+	.venv-lock/bin/python -m pip install --quiet -e ".[dev]"
+	{ sed -n '/^#/p' $(LOCK); .venv-lock/bin/python -m pip freeze --exclude-editable; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf .venv-lock
 
 venv: $(STAMP)
 

@@ -87,3 +87,39 @@ def test_the_path_finder_finds_paths_and_the_check_catches_a_missing_one():
     assert named_paths(text) == {"summaries/editing/gate.py", "summaries/nowhere.py"}
     assert exists("summaries/editing/gate.py") and exists("summaries/editing/gate")
     assert not exists("summaries/nowhere.py")
+
+
+def locked_versions() -> dict[str, str]:
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[canonicalize_name(name)] = version.strip()
+    return pins
+
+
+def test_every_dependency_is_pinned_in_the_lock_file_within_its_range():
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+    pins = locked_versions()
+    for spec in wanted:
+        requirement = Requirement(spec)
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{requirement.name} is not in requirements.lock (make lock)"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (
+            f"requirements.lock pins {requirement.name} {pins[name]}, outside {spec}"
+        )
+
+
+def test_make_installs_with_the_lock_file():
+    makefile = (ROOT / "Makefile").read_text()
+    assert '-e ".[dev]" -c $(LOCK)' in makefile and "LOCK := requirements.lock" in makefile
