@@ -93,12 +93,11 @@ def cite(*links: str, phrase: str = PHRASE):
 
 
 def check_all() -> list[int]:
-    """Check every source now, as a worker batch does; the ids recorded."""
+    """Check every source now, as a worker batch does (evidence kept when the vault is
+    on); the ids recorded."""
     Source.objects.update(next_check_at=None)
     token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=100_000)
-    sources = list(Source.objects.filter(pk__in=ids))
-    results = checking.run_checks({s.url: True for s in sources})
-    return checking.record_results(token=token, results={s.pk: results[s.url] for s in sources})
+    return checking.check_source_batch(source_ids=ids, token=token).recorded
 
 
 def drive_captures(ids, *, within: float = 30.0) -> None:
@@ -475,3 +474,96 @@ def test_a_shown_copy_is_withdrawn_when_the_key_phrase_changes_until_checked_aga
     copy = ArchivedCopy.objects.get()
     assert not copy.shown and copy.url == ""  # looked up again: no copy holds the new phrase
     assert copy.key_phrase == "3 times cheaper"
+
+
+# --- What a copy must match: the page as it was cited -------------------------------------
+
+ORIGINAL = "Our benchmark shows it is 2.5 times faster than before on every workload we ran."
+WITHDRAWN = "Withdrawn: we said it is 2.5 times faster than before. We no longer stand by it."
+
+
+@pytest.fixture
+def vault(settings, tmp_path):
+    """The evidence vault on, in a folder of the test's own."""
+    settings.EVIDENCE_ENABLED = True
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "evidence": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "evidence")},
+        },
+    }
+
+
+def served(site: SiteServer, path: str) -> str:
+    """The body the site serves at `path` now, byte for byte."""
+    return site.serve(path)[1]
+
+
+def test_a_withdrawal_notice_quoting_the_claim_is_never_the_copy(site, stub, queued, vault):
+    link = site.set("/a", ORIGINAL)
+    original = served(site, "/a")
+    _, [citation] = cite(link)
+    check_all()  # found: the vault keeps the page as cited, a week ago
+    cited_at = timezone.now() - timedelta(days=7)
+    citation.evidence.filter(kind="cited").update(captured_at=cited_at)
+    before = stub.add_capture(link, cited_at - timedelta(days=30), body=original)
+    # Retracted: the page quotes the claim only to withdraw it, and is captured so.
+    site.set("/a", WITHDRAWN)
+    stub.add_capture(link, cited_at + timedelta(days=2), body=served(site, "/a"))
+    check_all()
+    site.set("/a", status=404)
+
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get(citation=citation)
+    assert copy.shown and copy.url == f"{stub.base}/web/{before}/{link}"
+    assert "Our benchmark shows" in copy.excerpt
+
+
+def test_without_evidence_a_copy_must_hold_the_passage_confirmed(site, stub, queued):
+    link = site.set("/a", ORIGINAL)
+    _, [citation] = cite(link)
+    check_all()
+    confirmed = timezone.now()
+    checking.confirm_citation(citation=Citation.objects.get(pk=citation.pk), now=confirmed)
+    good = stub.add_capture(link, confirmed - timedelta(days=9), body=page(ORIGINAL))
+    # Newer, and holding the phrase, but in other words: not the claim as cited.
+    stub.add_capture(link, confirmed - timedelta(days=2), body=page(WITHDRAWN))
+    site.set("/a", status=404)
+
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get(citation=citation)
+    assert copy.shown and copy.url == f"{stub.base}/web/{good}/{link}"
+
+
+def test_no_record_of_what_was_cited_means_no_copy(site, stub, queued):
+    # Never confirmed, no evidence kept: nothing to tell a copy of the claim from a page
+    # that merely repeats the phrase.
+    link = site.set("/a", ORIGINAL)
+    _, [citation] = cite(link)
+    stub.add_capture(link, timezone.now() - timedelta(days=3), body=page(WITHDRAWN))
+    site.set("/a", status=404)
+
+    review_and_run(check_all(), queued)
+
+    assert ArchivedCopy.objects.get(citation=citation).url == ""
+
+
+def test_our_capture_after_confirmation_is_used_when_it_matches(site, stub, queued, vault):
+    link = site.set("/a", ORIGINAL)
+    _, [citation] = cite(link)
+    check_all()
+    confirmed = timezone.now()
+    checking.confirm_citation(citation=Citation.objects.get(pk=citation.pk), now=confirmed)
+    stub._last = datetime.now(UTC)  # captured after the confirmation
+    review_and_run(check_all(), queued)
+    capture = capture_of(Source.objects.get(url=link))
+    assert capture.state == "success" and capture.captured_at > confirmed
+    site.set("/a", status=404)
+
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get(citation=citation)
+    assert copy.shown and copy.url == capture.snapshot_url
