@@ -258,8 +258,10 @@ def test_the_pace_is_shared_and_never_exceeded(settings):
 # --- Archived copies --------------------------------------------------------------------
 
 
-def confirm_all(summary, at: datetime) -> None:
-    Citation.objects.filter(summary=summary).update(confirmed_at=at)
+def confirm_all(summary, at: datetime, excerpt: str = "It is 2.5 times faster") -> None:
+    """Record the summary's citations as confirmed at `at`, their phrase found in `excerpt`
+    (what a copy must hold: summaries/archive/matching.py)."""
+    Citation.objects.filter(summary=summary).update(confirmed_at=at, confirmed_excerpt=excerpt)
 
 
 def test_a_dead_source_gets_the_closest_good_copy_before_confirmation(site, stub, queued):
@@ -334,10 +336,13 @@ def test_readers_see_the_copy_and_robust_links_and_the_label_goes_back(
     )
     link = site.set("/a", "It is 2.5 times faster.")
     summary, _ = cite(link)
+    confirm_all(summary, timezone.now())
     from summaries.editing import workflow
 
     workflow.publish_summary(summary=summary, user=None)
-    taken = stub.add_capture(link, timezone.now() - timedelta(days=400), body=page("2.5x faster"))
+    taken = stub.add_capture(
+        link, timezone.now() - timedelta(days=400), body=page("It is 2.5x faster")
+    )
     site.set("/a", "Moved on to other things.")
     review_and_run(check_all(), queued)
 
@@ -416,7 +421,8 @@ def test_an_unreadable_index_is_retried_by_the_task(site, stub, settings):
     from summaries import tasks
 
     link = site.set("/a", "It is 2.5 times faster.")
-    _, [citation] = cite(link)
+    summary, [citation] = cite(link)
+    confirm_all(summary, timezone.now())
     site.set("/a", status=404)
     check_all()
     settings.ARCHIVE_ENDPOINT = NO_ARCHIVE.replace("127.0.0.1", "127.0.0.2")  # nobody there
@@ -428,8 +434,9 @@ def test_an_unreadable_index_is_retried_by_the_task(site, stub, settings):
 
 def test_editors_see_which_citations_rely_on_an_archived_copy(site, stub, queued, admin_client):
     link = site.set("/a", "It is 2.5 times faster.")
-    cite(link)
-    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("2.5x faster"))
+    summary, _ = cite(link)
+    confirm_all(summary, timezone.now())
+    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("It is 2.5x faster"))
     site.set("/a", status=404)
     review_and_run(check_all(), queued)
     copy = ArchivedCopy.objects.get()
@@ -462,8 +469,9 @@ def test_a_shown_copy_is_withdrawn_when_the_key_phrase_changes_until_checked_aga
     site, stub, queued
 ):
     link = site.set("/a", "It is 2.5 times faster and 3 times cheaper.")
-    _, [citation] = cite(link)
-    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("2.5x faster"))
+    summary, [citation] = cite(link)
+    confirm_all(summary, timezone.now())
+    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("It is 2.5x faster"))
     site.set("/a", status=404)
     review_and_run(check_all(), queued)
     assert ArchivedCopy.objects.get().shown
@@ -472,7 +480,8 @@ def test_a_shown_copy_is_withdrawn_when_the_key_phrase_changes_until_checked_aga
     review_and_run(check_all(), queued)
 
     copy = ArchivedCopy.objects.get()
-    assert not copy.shown and copy.url == ""  # looked up again: no copy holds the new phrase
+    # Looked up again: what was confirmed does not hold the new phrase, so no copy can match.
+    assert not copy.shown and copy.url == ""
     assert copy.key_phrase == "3 times cheaper"
 
 

@@ -17,7 +17,7 @@ from summaries.linkcheck import normalise_phrase
 from summaries.models import ArchiveCapture, ArchivedCopy, Citation
 from summaries.pagecache.generation import content_changed
 
-from . import events
+from . import events, matching
 from .captures import request_captures
 from .options import archive
 
@@ -100,33 +100,47 @@ def _set_shown(copy: ArchivedCopy, citation: Citation, shown: bool, now: datetim
     events.archived_copy_changed(citation=citation, copy=copy, now=now)
 
 
-def _candidates(citation: Citation, before: datetime) -> list[tuple[str, str]]:
-    """Copies to try, newest first: the archive's captures with status 200 taken at
-    `before` or earlier, and the captures we asked for ourselves."""
-    found = wayback.closest_captures(
-        citation.source.url,
-        before=before,
-        archive=archive(),
-        limit=settings.ARCHIVE_LOOKUP_CANDIDATES,
+def _candidates(citation: Citation, cited: matching.Cited, now: datetime) -> list[tuple[str, str]]:
+    """Captures to try, as (timestamp, original URL), in the order of `matching`: the
+    archive's captures with status 200 taken at or before the citation was first cited,
+    newest first, then those taken after it until the page stopped being as cited, oldest
+    first; the captures we asked for ourselves join them by their time, whenever made."""
+    url = citation.source.url
+    limit = max(1, settings.ARCHIVE_LOOKUP_CANDIDATES)
+    cited_at = wayback.format_timestamp(cited.at)
+    earlier = _index(url, before=cited.at, limit=limit)
+    end = matching.claim_lost_at(source_id=citation.source_id, cited=cited, now=now)
+    later = (
+        [c for c in _index(url, before=end, limit=limit) if c[0] > cited_at]
+        if end > cited.at
+        else []
     )
-    if found is None:
-        raise ArchiveUnavailable(f"the archive's index did not answer for {citation.source.url}")
     ours = ArchiveCapture.objects.filter(
         source_id=citation.source_id,
         state=ArchiveCapture.State.SUCCESS,
-        captured_at__lte=before,
+        captured_at__isnull=False,
     ).values_list("captured_at", flat=True)
-    own = [(wayback.format_timestamp(at), citation.source.url) for at in ours if at]
-    unique = dict.fromkeys(sorted({*found, *own}, reverse=True))
-    return list(unique)[: max(1, settings.ARCHIVE_LOOKUP_CANDIDATES)]
+    own = [(wayback.format_timestamp(at), url) for at in ours]
+    before = sorted({*earlier, *(c for c in own if c[0] <= cited_at)}, reverse=True)[:limit]
+    after = sorted({*later, *(c for c in own if c[0] > cited_at)})[:limit]
+    return list(dict.fromkeys([*before, *after]))
+
+
+def _index(url: str, *, before: datetime, limit: int) -> list[tuple[str, str]]:
+    found = wayback.closest_captures(url, before=before, archive=archive(), limit=limit)
+    if found is None:
+        raise ArchiveUnavailable(f"the archive's index did not answer for {url}")
+    return found
 
 
 def find_copy(*, citation_id: int, now: datetime | None = None) -> ArchivedCopy | None:
     """Look up an archived copy for a citation whose live page fails it, and keep the first
-    that passes (`linkcheck.archive.copy_problem`): fetched through the address-safe
-    fetcher, answered 200 without a redirect, not an error page, and holding the key
-    phrase. Candidates are the closest captures before the citation was confirmed (before
-    now when it never was), newest first.
+    that passes: fetched through the address-safe fetcher, answered 200 without a
+    redirect, not an error page, holding the key phrase (`linkcheck.archive.copy_problem`)
+    and the page as it was cited (`matching`: the cited evidence's payload digest, or the
+    passage recorded around the phrase). Candidates are the captures of `matching`'s
+    window, closest to the citation first. A citation with no record of what it was cited
+    on gets no copy, and the archive is not asked.
 
     The copy is shown when the live page still fails the citation. A look-up that finds
     nothing is recorded too (no copy), so it is not repeated before
@@ -139,18 +153,23 @@ def find_copy(*, citation_id: int, now: datetime | None = None) -> ArchivedCopy 
     if citation is None or not normalise_phrase(citation.key_phrase) or not needs_copy(citation):
         return None
     phrase = citation.key_phrase
+    cited = matching.what_was_cited(citation)
     accepted: tuple[str, datetime | None, str] | None = None
-    for timestamp, original in _candidates(citation, citation.confirmed_at or now):
-        result = wayback.read_copy(
+    for timestamp, original in _candidates(citation, cited, now) if cited else []:
+        result = matching.read_copy(
             timestamp, original, archive=archive(), max_body=settings.FETCH_MAX_BODY
         )
         problem, excerpt = wayback.copy_problem(result, phrase)
+        if not problem and cited is not None and not matching.matches(result, cited):
+            problem = "the copy is not the page as cited"
         if problem:
             logger.info("archived copy %s of %s refused: %s", timestamp, original, problem)
             continue
         url = archive().snapshot_url(timestamp, original)
         accepted = (url, wayback.parse_timestamp(timestamp), excerpt)
         break
+    if cited is None:
+        logger.info("no archived copy for citation %s: no record of what it cited", citation.pk)
     return _record_copy(citation_id=citation.pk, phrase=phrase, accepted=accepted, now=now)
 
 
