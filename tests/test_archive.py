@@ -336,7 +336,8 @@ def test_readers_see_the_copy_and_robust_links_and_the_label_goes_back(
     )
     link = site.set("/a", "It is 2.5 times faster.")
     summary, _ = cite(link)
-    confirm_all(summary, timezone.now())
+    confirmed = timezone.now() - timedelta(days=30)
+    confirm_all(summary, confirmed)
     from summaries.editing import workflow
 
     workflow.publish_summary(summary=summary, user=None)
@@ -349,10 +350,15 @@ def test_readers_see_the_copy_and_robust_links_and_the_label_goes_back(
     article = client.get(summary.get_absolute_url()).text
     assert "Archived copy, " in article
     version = f"{stub.base}/web/{taken}/{link}"
-    assert f'data-versionurl="{version}"' in article
-    assert f'data-originalurl="{link}' in article
-    captured = datetime.strptime(taken, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-    assert f'data-versiondate="{timezone.localtime(captured):%Y-%m-%d}"' in article
+    # Robust Links on the link in the text and in the list of cited sources: the address,
+    # the archived copy, and the date the source was cited (not the copy's).
+    robust = (
+        f'data-originalurl="{link}" data-versionurl="{version}"'
+        f' data-versiondate="{timezone.localdate(confirmed):%Y-%m-%d}"'
+    )
+    assert article.count(robust) == 2
+    text, sources = article.split('<h2 id="sources">')
+    assert robust in text and robust in sources
     events = WebhookEvent.objects.filter(type="citation.archived_copy_changed")
     assert events.count() == 1 and '"shown":true' in events.get().body
     api = client.get(reverse("api:summary-detail", args=[summary.video.slug])).json()
@@ -364,6 +370,11 @@ def test_readers_see_the_copy_and_robust_links_and_the_label_goes_back(
 
     article = client.get(summary.get_absolute_url()).text
     assert "Archived copy, " not in article and "data-versionurl" not in article
+    # The live page holds the claim again: both links keep the address and date cited.
+    robust = (
+        f'data-originalurl="{link}" data-versiondate="{timezone.localdate(confirmed):%Y-%m-%d}"'
+    )
+    assert article.count(robust) == 2
     assert not ArchivedCopy.objects.get().shown
     assert events.count() == 2 and endpoint.pk
 
