@@ -344,6 +344,8 @@ def test_readers_see_the_copy_and_robust_links_and_the_label_goes_back(
     taken = stub.add_capture(
         link, timezone.now() - timedelta(days=400), body=page("It is 2.5x faster")
     )
+    before = client.get(summary.get_absolute_url()).text  # cached, with no copy to show
+    assert "data-versionurl" not in before and 'data-originalurl="' in before
     site.set("/a", "Moved on to other things.")
     review_and_run(check_all(), queued)
 
@@ -587,3 +589,27 @@ def test_our_capture_after_confirmation_is_used_when_it_matches(site, stub, queu
 
     copy = ArchivedCopy.objects.get(citation=citation)
     assert copy.shown and copy.url == capture.snapshot_url
+
+
+def test_a_copy_shown_without_matching_the_cited_page_is_withdrawn_and_looked_up_again(
+    site, stub, queued
+):
+    # A copy kept before copies had to match the page as cited: it only held the phrase.
+    link = site.set("/a", status=404)
+    summary, [citation] = cite(link)
+    confirm_all(summary, timezone.now() - timedelta(days=3), excerpt=ORIGINAL)
+    withdrawn = stub.add_capture(link, timezone.now() - timedelta(days=1), body=page(WITHDRAWN))
+    ArchivedCopy.objects.create(
+        citation=citation,
+        url=f"{stub.base}/web/{withdrawn}/{link}",
+        key_phrase=PHRASE,
+        verified_at=timezone.now(),
+        looked_up_at=timezone.now(),
+        shown=True,
+    )
+
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get(citation=citation)
+    assert not copy.shown and copy.url == ""
+    assert (copies.FIND_TASK, citation.pk) in queued

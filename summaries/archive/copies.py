@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -24,6 +25,16 @@ from .options import archive
 logger = logging.getLogger(__name__)
 
 FIND_TASK = "summaries.tasks.find_archived_copy"
+
+
+class Accepted(NamedTuple):
+    """The copy a look-up kept: its address, time, where it holds the phrase, and how it
+    was found to be the page as cited (ArchivedCopy.Match)."""
+
+    url: str
+    captured_at: datetime | None
+    excerpt: str
+    matched_by: str
 
 
 class ArchiveUnavailable(Exception):
@@ -49,9 +60,10 @@ def review_sources(*, source_ids: Iterable[int], now: datetime | None = None) ->
     """After checks of these sources were recorded: show, withdraw or look up archived
     copies of their citations, and queue captures of pages whose claim was found.
 
-    - A citation whose page fails it and that has a verified copy for its key phrase gets
-      it shown; without one, a look-up is queued (unless one found nothing within
-      ARCHIVE_LOOKUP_AGAIN_DAYS for the same phrase).
+    - A citation whose page fails it and that has a verified copy for its key phrase (found
+      to be the page as cited: `matching`) gets it shown; without one, a look-up is queued
+      (unless one found nothing within ARCHIVE_LOOKUP_AGAIN_DAYS for the same phrase). A
+      copy kept without such a match is withdrawn and looked up again.
     - A shown copy of a citation whose live page holds the claim again is withdrawn.
     Each change is one `citation.archived_copy_changed` event, and pages are marked stale.
     Returns counts of what was done.
@@ -74,17 +86,21 @@ def review_sources(*, source_ids: Iterable[int], now: datetime | None = None) ->
                     counts["withdrawn"] += 1
                 continue
             same_phrase = copy is not None and copy.key_phrase == citation.key_phrase
+            # A copy kept without being found to be the page as cited (only holding the
+            # phrase): never shown, and looked up again.
+            unmatched = copy is not None and bool(copy.url) and not copy.verified
             if copy is not None and copy.shown:
-                if same_phrase:
+                if same_phrase and not unmatched:
                     continue
-                # Checked against another key phrase: not shown until checked again.
+                # Checked against another key phrase, or never against the page as cited:
+                # not shown until checked again.
                 _set_shown(copy, citation, False, now)
                 counts["withdrawn"] += 1
             if copy is not None and copy.verified and same_phrase:
                 _set_shown(copy, citation, True, now)
                 counts["shown"] += 1
             elif settings.ARCHIVE_LOOKUP and (
-                copy is None or not same_phrase or copy.looked_up_at < again
+                copy is None or not same_phrase or unmatched or copy.looked_up_at < again
             ):
                 queue_after_commit(FIND_TASK, citation.pk)
                 counts["looked_up"] += 1
@@ -120,7 +136,7 @@ def _candidates(citation: Citation, cited: matching.Cited, now: datetime) -> lis
         state=ArchiveCapture.State.SUCCESS,
         captured_at__isnull=False,
     ).values_list("captured_at", flat=True)
-    own = [(wayback.format_timestamp(at), url) for at in ours]
+    own = [(wayback.format_timestamp(at), url) for at in ours if at is not None]
     before = sorted({*earlier, *(c for c in own if c[0] <= cited_at)}, reverse=True)[:limit]
     after = sorted({*later, *(c for c in own if c[0] > cited_at)})[:limit]
     return list(dict.fromkeys([*before, *after]))
@@ -154,19 +170,20 @@ def find_copy(*, citation_id: int, now: datetime | None = None) -> ArchivedCopy 
         return None
     phrase = citation.key_phrase
     cited = matching.what_was_cited(citation)
-    accepted: tuple[str, datetime | None, str] | None = None
+    accepted: Accepted | None = None
     for timestamp, original in _candidates(citation, cited, now) if cited else []:
         result = matching.read_copy(
             timestamp, original, archive=archive(), max_body=settings.FETCH_MAX_BODY
         )
         problem, excerpt = wayback.copy_problem(result, phrase)
-        if not problem and cited is not None and not matching.matches(result, cited):
+        matched = matching.match(result, cited) if cited is not None and not problem else ""
+        if not problem and not matched:
             problem = "the copy is not the page as cited"
         if problem:
             logger.info("archived copy %s of %s refused: %s", timestamp, original, problem)
             continue
         url = archive().snapshot_url(timestamp, original)
-        accepted = (url, wayback.parse_timestamp(timestamp), excerpt)
+        accepted = Accepted(url, wayback.parse_timestamp(timestamp), excerpt, matched)
         break
     if cited is None:
         logger.info("no archived copy for citation %s: no record of what it cited", citation.pk)
@@ -178,7 +195,7 @@ def _record_copy(
     *,
     citation_id: int,
     phrase: str,
-    accepted: tuple[str, datetime | None, str] | None,
+    accepted: Accepted | None,
     now: datetime,
 ) -> ArchivedCopy | None:
     """Store what a look-up found, as the citation is now (re-read under a lock)."""
@@ -193,8 +210,9 @@ def _record_copy(
     copy = ArchivedCopy.objects.select_for_update().filter(citation=citation).first()
     was_shown, was_url = (copy.shown, copy.url) if copy else (False, "")
     copy = copy or ArchivedCopy(citation=citation)
-    url, captured_at, excerpt = accepted or ("", None, "")
-    copy.url, copy.captured_at, copy.excerpt = url, captured_at, excerpt
+    kept = accepted or Accepted("", None, "", "")
+    copy.url, copy.captured_at, copy.excerpt = kept.url, kept.captured_at, kept.excerpt
+    copy.matched_by = kept.matched_by
     copy.key_phrase = phrase
     copy.verified_at = now if accepted else None
     copy.looked_up_at = now

@@ -33,7 +33,7 @@ from datetime import datetime
 
 from summaries.linkcheck import CheckResult, fetch, find_phrase, normalise_phrase, warc
 from summaries.linkcheck.archive import Archive
-from summaries.models import Citation, CitationEvidence, SourceCheck
+from summaries.models import ArchivedCopy, Citation, CitationEvidence, SourceCheck
 
 READABLE = frozenset({"ok", "redirected"})
 ELLIPSIS = "…"
@@ -101,13 +101,16 @@ def read_copy(timestamp: str, original: str, *, archive: Archive, max_body: int)
     )
 
 
-def matches(result: CheckResult, cited: Cited) -> bool:
-    """Whether a fetched copy is the page as cited (the rule above)."""
+def match(result: CheckResult, cited: Cited) -> str:
+    """How a fetched copy is the page as cited (the rule above): "digest" or "passage"
+    (ArchivedCopy.Match), or "" when it is not."""
     if cited.digest and result.body is not None:
         if warc.payload_digest(result.body) == cited.digest:
-            return True
+            return ArchivedCopy.Match.DIGEST
     passage = _passage_form(cited.passage)
-    return bool(passage) and passage in normalise_phrase(result.text or "")
+    if passage and passage in normalise_phrase(result.text or ""):
+        return ArchivedCopy.Match.PASSAGE
+    return ""
 
 
 def _passage_form(passage: str) -> str:

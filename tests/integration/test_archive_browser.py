@@ -31,6 +31,7 @@ def keep_copy(summary, name: str) -> None:
         captured_at=CAPTURED,
         key_phrase=citation.key_phrase,
         verified_at=CAPTURED,
+        matched_by="digest",
         looked_up_at=CAPTURED,
         shown=True,
     )
