@@ -613,3 +613,28 @@ def test_a_copy_shown_without_matching_the_cited_page_is_withdrawn_and_looked_up
     copy = ArchivedCopy.objects.get(citation=citation)
     assert not copy.shown and copy.url == ""
     assert (copies.FIND_TASK, citation.pk) in queued
+
+
+def test_robust_links_go_on_each_cited_link_of_the_text_and_nowhere_else():
+    from summaries.reader.page_rows import PageCitation, PageSource
+
+    source = PageSource("https://a.example.org/", "a.example.org", "ok", 200, "", "", False, None)
+    dated = PageCitation(
+        "https://a.example.org/", "a", "2.5 times faster", "", "supported", source,
+        cited_at=datetime(2026, 5, 4, 23, 30, tzinfo=UTC),
+    )  # fmt: skip
+    undated = PageCitation("https://b.example.org/", "b", "", "", "unchecked", source)
+    presentation.label_sources([dated, undated])
+    fragment = presentation.annotate_links(
+        '<p><a href="https://a.example.org/">a</a> <a href="https://b.example.org/">b</a>'
+        ' <a href="https://c.example.org/">c</a></p>',
+        {c.url: c for c in (dated, undated)},
+    )
+
+    shown = presentation.robust_text_links(fragment, [dated, undated])
+
+    assert shown.count("data-originalurl") == 1
+    assert (
+        'a.example.org/#:~:text=2.5%20times%20faster" data-originalurl="https://a.example.org/"'
+        ' data-versiondate="2026-05-04">a</a>' in shown
+    )
