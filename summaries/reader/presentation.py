@@ -129,6 +129,7 @@ def label_sources(citations) -> None:
             citation.verdict,
             checked_at=timezone.localtime(checked_at) if checked_at else None,
         )
+        citation.robust_attributes = None  # worked out again from the new label
 
 
 def _archived_label(citation):
@@ -176,7 +177,15 @@ def _robust_link(citation, url: str) -> str:
     address, the archived copy readers are shown (when there is one) and the date the
     source was cited (the date of linking, in the site's time zone; when known). "" when
     there is neither a copy nor a date: the attributes would say nothing the href does
-    not."""
+    not. Kept on the citation: the text and the list of sources both print it."""
+    known = getattr(citation, "robust_attributes", None)
+    if known is not None:
+        return known
+    citation.robust_attributes = _robust_attributes(citation, url)
+    return citation.robust_attributes
+
+
+def _robust_attributes(citation, url: str) -> str:
     version = http_url(getattr(citation.source_label, "archived_url", ""))
     cited_at = getattr(citation, "cited_at", None)
     if not version and cited_at is None:
