@@ -638,3 +638,24 @@ def test_robust_links_go_on_each_cited_link_of_the_text_and_nowhere_else():
         'a.example.org/#:~:text=2.5%20times%20faster" data-originalurl="https://a.example.org/"'
         ' data-versiondate="2026-05-04">a</a>' in shown
     )
+
+
+def test_readers_are_never_shown_a_copy_not_matched_to_the_page_as_cited(site, stub, client):
+    # Until its source's next check withdraws it, a copy kept only for holding the phrase
+    # is not shown either.
+    link = site.set("/a", status=404)
+    summary, [citation] = cite(link)
+    from summaries.editing import workflow
+
+    workflow.publish_summary(summary=summary, user=None)
+    check_all()
+    fields = {"url": f"{stub.base}/web/20260101000000/{link}", "key_phrase": PHRASE}
+    fields |= {"verified_at": timezone.now(), "looked_up_at": timezone.now(), "shown": True}
+    copy = ArchivedCopy.objects.create(citation=citation, captured_at=timezone.now(), **fields)
+    assert "Archived copy, " not in client.get(summary.get_absolute_url()).text
+
+    ArchivedCopy.objects.filter(pk=copy.pk).update(matched_by="passage")
+    from summaries.pagecache.generation import content_changed
+
+    content_changed()
+    assert "Archived copy, " in client.get(summary.get_absolute_url()).text

@@ -136,6 +136,7 @@ _CITATIONS = CompiledQuery(
             "archived_copy__url",
             "archived_copy__captured_at",
             "archived_copy__shown",
+            "archived_copy__matched_by",
             "confirmed_at",
             "cited_evidence_at",
         )
@@ -183,8 +184,11 @@ def _earliest(*moments: datetime | None) -> datetime | None:
 
 
 def _archived(row: dict) -> dict:
-    """The archived copy readers are shown, if any (a copy kept but not shown is not)."""
+    """The archived copy readers are shown, if any (a copy kept but not shown is not, nor
+    one never found to be the page as cited: summaries/archive/matching.py)."""
     if not row["archived_copy__shown"] or not row["archived_copy__url"]:
+        return {}
+    if not row["archived_copy__matched_by"]:
         return {}
     return {
         "archived_url": row["archived_copy__url"],
