@@ -93,12 +93,11 @@ def cite(*links: str, phrase: str = PHRASE):
 
 
 def check_all() -> list[int]:
-    """Check every source now, as a worker batch does; the ids recorded."""
+    """Check every source now, as a worker batch does (evidence kept when the vault is
+    on); the ids recorded."""
     Source.objects.update(next_check_at=None)
     token, ids = checking.claim_sources(queryset=Source.objects.all(), limit=100_000)
-    sources = list(Source.objects.filter(pk__in=ids))
-    results = checking.run_checks({s.url: True for s in sources})
-    return checking.record_results(token=token, results={s.pk: results[s.url] for s in sources})
+    return checking.check_source_batch(source_ids=ids, token=token).recorded
 
 
 def drive_captures(ids, *, within: float = 30.0) -> None:
@@ -259,8 +258,10 @@ def test_the_pace_is_shared_and_never_exceeded(settings):
 # --- Archived copies --------------------------------------------------------------------
 
 
-def confirm_all(summary, at: datetime) -> None:
-    Citation.objects.filter(summary=summary).update(confirmed_at=at)
+def confirm_all(summary, at: datetime, excerpt: str = "It is 2.5 times faster") -> None:
+    """Record the summary's citations as confirmed at `at`, their phrase found in `excerpt`
+    (what a copy must hold: summaries/archive/matching.py)."""
+    Citation.objects.filter(summary=summary).update(confirmed_at=at, confirmed_excerpt=excerpt)
 
 
 def test_a_dead_source_gets_the_closest_good_copy_before_confirmation(site, stub, queued):
@@ -335,20 +336,31 @@ def test_readers_see_the_copy_and_robust_links_and_the_label_goes_back(
     )
     link = site.set("/a", "It is 2.5 times faster.")
     summary, _ = cite(link)
+    confirmed = timezone.now() - timedelta(days=30)
+    confirm_all(summary, confirmed)
     from summaries.editing import workflow
 
     workflow.publish_summary(summary=summary, user=None)
-    taken = stub.add_capture(link, timezone.now() - timedelta(days=400), body=page("2.5x faster"))
+    taken = stub.add_capture(
+        link, timezone.now() - timedelta(days=400), body=page("It is 2.5x faster")
+    )
+    before = client.get(summary.get_absolute_url()).text  # cached, with no copy to show
+    assert "data-versionurl" not in before and 'data-originalurl="' in before
     site.set("/a", "Moved on to other things.")
     review_and_run(check_all(), queued)
 
     article = client.get(summary.get_absolute_url()).text
     assert "Archived copy, " in article
     version = f"{stub.base}/web/{taken}/{link}"
-    assert f'data-versionurl="{version}"' in article
-    assert f'data-originalurl="{link}' in article
-    captured = datetime.strptime(taken, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-    assert f'data-versiondate="{timezone.localtime(captured):%Y-%m-%d}"' in article
+    # Robust Links on the link in the text and in the list of cited sources: the address,
+    # the archived copy, and the date the source was cited (not the copy's).
+    robust = (
+        f'data-originalurl="{link}" data-versionurl="{version}"'
+        f' data-versiondate="{timezone.localdate(confirmed):%Y-%m-%d}"'
+    )
+    assert article.count(robust) == 2
+    text, sources = article.split('<h2 id="sources">')
+    assert robust in text and robust in sources
     events = WebhookEvent.objects.filter(type="citation.archived_copy_changed")
     assert events.count() == 1 and '"shown":true' in events.get().body
     api = client.get(reverse("api:summary-detail", args=[summary.video.slug])).json()
@@ -360,6 +372,11 @@ def test_readers_see_the_copy_and_robust_links_and_the_label_goes_back(
 
     article = client.get(summary.get_absolute_url()).text
     assert "Archived copy, " not in article and "data-versionurl" not in article
+    # The live page holds the claim again: both links keep the address and date cited.
+    robust = (
+        f'data-originalurl="{link}" data-versiondate="{timezone.localdate(confirmed):%Y-%m-%d}"'
+    )
+    assert article.count(robust) == 2
     assert not ArchivedCopy.objects.get().shown
     assert events.count() == 2 and endpoint.pk
 
@@ -417,7 +434,8 @@ def test_an_unreadable_index_is_retried_by_the_task(site, stub, settings):
     from summaries import tasks
 
     link = site.set("/a", "It is 2.5 times faster.")
-    _, [citation] = cite(link)
+    summary, [citation] = cite(link)
+    confirm_all(summary, timezone.now())
     site.set("/a", status=404)
     check_all()
     settings.ARCHIVE_ENDPOINT = NO_ARCHIVE.replace("127.0.0.1", "127.0.0.2")  # nobody there
@@ -429,8 +447,9 @@ def test_an_unreadable_index_is_retried_by_the_task(site, stub, settings):
 
 def test_editors_see_which_citations_rely_on_an_archived_copy(site, stub, queued, admin_client):
     link = site.set("/a", "It is 2.5 times faster.")
-    cite(link)
-    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("2.5x faster"))
+    summary, _ = cite(link)
+    confirm_all(summary, timezone.now())
+    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("It is 2.5x faster"))
     site.set("/a", status=404)
     review_and_run(check_all(), queued)
     copy = ArchivedCopy.objects.get()
@@ -463,8 +482,9 @@ def test_a_shown_copy_is_withdrawn_when_the_key_phrase_changes_until_checked_aga
     site, stub, queued
 ):
     link = site.set("/a", "It is 2.5 times faster and 3 times cheaper.")
-    _, [citation] = cite(link)
-    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("2.5x faster"))
+    summary, [citation] = cite(link)
+    confirm_all(summary, timezone.now())
+    stub.add_capture(link, timezone.now() - timedelta(days=2), body=page("It is 2.5x faster"))
     site.set("/a", status=404)
     review_and_run(check_all(), queued)
     assert ArchivedCopy.objects.get().shown
@@ -473,5 +493,169 @@ def test_a_shown_copy_is_withdrawn_when_the_key_phrase_changes_until_checked_aga
     review_and_run(check_all(), queued)
 
     copy = ArchivedCopy.objects.get()
-    assert not copy.shown and copy.url == ""  # looked up again: no copy holds the new phrase
+    # Looked up again: what was confirmed does not hold the new phrase, so no copy can match.
+    assert not copy.shown and copy.url == ""
     assert copy.key_phrase == "3 times cheaper"
+
+
+# --- What a copy must match: the page as it was cited -------------------------------------
+
+ORIGINAL = "Our benchmark shows it is 2.5 times faster than before on every workload we ran."
+WITHDRAWN = "Withdrawn: we said it is 2.5 times faster than before. We no longer stand by it."
+
+
+@pytest.fixture
+def vault(settings, tmp_path):
+    """The evidence vault on, in a folder of the test's own."""
+    settings.EVIDENCE_ENABLED = True
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "evidence": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "evidence")},
+        },
+    }
+
+
+def served(site: SiteServer, path: str) -> str:
+    """The body the site serves at `path` now, byte for byte."""
+    return site.serve(path)[1]
+
+
+def test_a_withdrawal_notice_quoting_the_claim_is_never_the_copy(site, stub, queued, vault):
+    link = site.set("/a", ORIGINAL)
+    original = served(site, "/a")
+    _, [citation] = cite(link)
+    check_all()  # found: the vault keeps the page as cited, a week ago
+    cited_at = timezone.now() - timedelta(days=7)
+    citation.evidence.filter(kind="cited").update(captured_at=cited_at)
+    before = stub.add_capture(link, cited_at - timedelta(days=30), body=original)
+    # Retracted: the page quotes the claim only to withdraw it, and is captured so.
+    site.set("/a", WITHDRAWN)
+    stub.add_capture(link, cited_at + timedelta(days=2), body=served(site, "/a"))
+    check_all()
+    site.set("/a", status=404)
+
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get(citation=citation)
+    assert copy.shown and copy.url == f"{stub.base}/web/{before}/{link}"
+    assert "Our benchmark shows" in copy.excerpt
+
+
+def test_without_evidence_a_copy_must_hold_the_passage_confirmed(site, stub, queued):
+    link = site.set("/a", ORIGINAL)
+    _, [citation] = cite(link)
+    check_all()
+    confirmed = timezone.now()
+    checking.confirm_citation(citation=Citation.objects.get(pk=citation.pk), now=confirmed)
+    good = stub.add_capture(link, confirmed - timedelta(days=9), body=page(ORIGINAL))
+    # Newer, and holding the phrase, but in other words: not the claim as cited.
+    stub.add_capture(link, confirmed - timedelta(days=2), body=page(WITHDRAWN))
+    site.set("/a", status=404)
+
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get(citation=citation)
+    assert copy.shown and copy.url == f"{stub.base}/web/{good}/{link}"
+
+
+def test_no_record_of_what_was_cited_means_no_copy(site, stub, queued):
+    # Never confirmed, no evidence kept: nothing to tell a copy of the claim from a page
+    # that merely repeats the phrase.
+    link = site.set("/a", ORIGINAL)
+    _, [citation] = cite(link)
+    stub.add_capture(link, timezone.now() - timedelta(days=3), body=page(WITHDRAWN))
+    site.set("/a", status=404)
+
+    review_and_run(check_all(), queued)
+
+    assert ArchivedCopy.objects.get(citation=citation).url == ""
+
+
+def test_our_capture_after_confirmation_is_used_when_it_matches(site, stub, queued, vault):
+    link = site.set("/a", ORIGINAL)
+    _, [citation] = cite(link)
+    check_all()
+    confirmed = timezone.now()
+    checking.confirm_citation(citation=Citation.objects.get(pk=citation.pk), now=confirmed)
+    stub._last = datetime.now(UTC)  # captured after the confirmation
+    review_and_run(check_all(), queued)
+    capture = capture_of(Source.objects.get(url=link))
+    assert capture.state == "success" and capture.captured_at > confirmed
+    site.set("/a", status=404)
+
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get(citation=citation)
+    assert copy.shown and copy.url == capture.snapshot_url
+
+
+def test_a_copy_shown_without_matching_the_cited_page_is_withdrawn_and_looked_up_again(
+    site, stub, queued
+):
+    # A copy kept before copies had to match the page as cited: it only held the phrase.
+    link = site.set("/a", status=404)
+    summary, [citation] = cite(link)
+    confirm_all(summary, timezone.now() - timedelta(days=3), excerpt=ORIGINAL)
+    withdrawn = stub.add_capture(link, timezone.now() - timedelta(days=1), body=page(WITHDRAWN))
+    ArchivedCopy.objects.create(
+        citation=citation,
+        url=f"{stub.base}/web/{withdrawn}/{link}",
+        key_phrase=PHRASE,
+        verified_at=timezone.now(),
+        looked_up_at=timezone.now(),
+        shown=True,
+    )
+
+    review_and_run(check_all(), queued)
+
+    copy = ArchivedCopy.objects.get(citation=citation)
+    assert not copy.shown and copy.url == ""
+    assert (copies.FIND_TASK, citation.pk) in queued
+
+
+def test_robust_links_go_on_each_cited_link_of_the_text_and_nowhere_else():
+    from summaries.reader.page_rows import PageCitation, PageSource
+
+    source = PageSource("https://a.example.org/", "a.example.org", "ok", 200, "", "", False, None)
+    dated = PageCitation(
+        "https://a.example.org/", "a", "2.5 times faster", "", "supported", source,
+        cited_at=datetime(2026, 5, 4, 23, 30, tzinfo=UTC),
+    )  # fmt: skip
+    undated = PageCitation("https://b.example.org/", "b", "", "", "unchecked", source)
+    presentation.label_sources([dated, undated])
+    fragment = presentation.annotate_links(
+        '<p><a href="https://a.example.org/">a</a> <a href="https://b.example.org/">b</a>'
+        ' <a href="https://c.example.org/">c</a></p>',
+        {c.url: c for c in (dated, undated)},
+    )
+
+    shown = presentation.robust_text_links(fragment, [dated, undated])
+
+    assert shown.count("data-originalurl") == 1
+    assert (
+        'a.example.org/#:~:text=2.5%20times%20faster" data-originalurl="https://a.example.org/"'
+        ' data-versiondate="2026-05-04">a</a>' in shown
+    )
+
+
+def test_readers_are_never_shown_a_copy_not_matched_to_the_page_as_cited(site, stub, client):
+    # Until its source's next check withdraws it, a copy kept only for holding the phrase
+    # is not shown either.
+    link = site.set("/a", status=404)
+    summary, [citation] = cite(link)
+    from summaries.editing import workflow
+
+    workflow.publish_summary(summary=summary, user=None)
+    check_all()
+    fields = {"url": f"{stub.base}/web/20260101000000/{link}", "key_phrase": PHRASE}
+    fields |= {"verified_at": timezone.now(), "looked_up_at": timezone.now(), "shown": True}
+    copy = ArchivedCopy.objects.create(citation=citation, captured_at=timezone.now(), **fields)
+    assert "Archived copy, " not in client.get(summary.get_absolute_url()).text
+
+    ArchivedCopy.objects.filter(pk=copy.pk).update(matched_by="passage")
+    from summaries.pagecache.generation import content_changed
+
+    content_changed()
+    assert "Archived copy, " in client.get(summary.get_absolute_url()).text

@@ -5,9 +5,11 @@
   the archive pushes back), never for opted-out hosts or non-public addresses; the copy's
   address is recorded only when the archive names one.
 - `copies`: after each recorded batch of checks, citations whose page died or lost its
-  claim are given an archived copy that was fetched and found to hold the key phrase (the
-  closest capture before the citation was confirmed; never an error or redirect page);
-  the copy is withdrawn when the live page recovers. Readers see "Archived copy, <date>".
+  claim are given an archived copy that was fetched and found to be the page as it was
+  cited (`matching`: the cited evidence's payload digest, or the passage recorded around
+  the key phrase; the closest capture to the citation first; never an error or redirect
+  page); the copy is withdrawn when the live page recovers. Readers see "Archived copy,
+  <date>".
 - `events`: the `citation.archived_copy_changed` webhook; `tasks`: the Celery tasks.
 
 All network I/O goes through `summaries.linkcheck.archive` (the address-safe fetcher).

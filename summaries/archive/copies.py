@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -17,13 +18,23 @@ from summaries.linkcheck import normalise_phrase
 from summaries.models import ArchiveCapture, ArchivedCopy, Citation
 from summaries.pagecache.generation import content_changed
 
-from . import events
+from . import events, matching
 from .captures import request_captures
 from .options import archive
 
 logger = logging.getLogger(__name__)
 
 FIND_TASK = "summaries.tasks.find_archived_copy"
+
+
+class Accepted(NamedTuple):
+    """The copy a look-up kept: its address, time, where it holds the phrase, and how it
+    was found to be the page as cited (ArchivedCopy.Match)."""
+
+    url: str
+    captured_at: datetime | None
+    excerpt: str
+    matched_by: str
 
 
 class ArchiveUnavailable(Exception):
@@ -49,9 +60,10 @@ def review_sources(*, source_ids: Iterable[int], now: datetime | None = None) ->
     """After checks of these sources were recorded: show, withdraw or look up archived
     copies of their citations, and queue captures of pages whose claim was found.
 
-    - A citation whose page fails it and that has a verified copy for its key phrase gets
-      it shown; without one, a look-up is queued (unless one found nothing within
-      ARCHIVE_LOOKUP_AGAIN_DAYS for the same phrase).
+    - A citation whose page fails it and that has a verified copy for its key phrase (found
+      to be the page as cited: `matching`) gets it shown; without one, a look-up is queued
+      (unless one found nothing within ARCHIVE_LOOKUP_AGAIN_DAYS for the same phrase). A
+      copy kept without such a match is withdrawn and looked up again.
     - A shown copy of a citation whose live page holds the claim again is withdrawn.
     Each change is one `citation.archived_copy_changed` event, and pages are marked stale.
     Returns counts of what was done.
@@ -74,17 +86,21 @@ def review_sources(*, source_ids: Iterable[int], now: datetime | None = None) ->
                     counts["withdrawn"] += 1
                 continue
             same_phrase = copy is not None and copy.key_phrase == citation.key_phrase
+            # A copy kept without being found to be the page as cited (only holding the
+            # phrase): never shown, and looked up again.
+            unmatched = copy is not None and bool(copy.url) and not copy.verified
             if copy is not None and copy.shown:
-                if same_phrase:
+                if same_phrase and not unmatched:
                     continue
-                # Checked against another key phrase: not shown until checked again.
+                # Checked against another key phrase, or never against the page as cited:
+                # not shown until checked again.
                 _set_shown(copy, citation, False, now)
                 counts["withdrawn"] += 1
             if copy is not None and copy.verified and same_phrase:
                 _set_shown(copy, citation, True, now)
                 counts["shown"] += 1
             elif settings.ARCHIVE_LOOKUP and (
-                copy is None or not same_phrase or copy.looked_up_at < again
+                copy is None or not same_phrase or unmatched or copy.looked_up_at < again
             ):
                 queue_after_commit(FIND_TASK, citation.pk)
                 counts["looked_up"] += 1
@@ -100,33 +116,47 @@ def _set_shown(copy: ArchivedCopy, citation: Citation, shown: bool, now: datetim
     events.archived_copy_changed(citation=citation, copy=copy, now=now)
 
 
-def _candidates(citation: Citation, before: datetime) -> list[tuple[str, str]]:
-    """Copies to try, newest first: the archive's captures with status 200 taken at
-    `before` or earlier, and the captures we asked for ourselves."""
-    found = wayback.closest_captures(
-        citation.source.url,
-        before=before,
-        archive=archive(),
-        limit=settings.ARCHIVE_LOOKUP_CANDIDATES,
+def _candidates(citation: Citation, cited: matching.Cited, now: datetime) -> list[tuple[str, str]]:
+    """Captures to try, as (timestamp, original URL), in the order of `matching`: the
+    archive's captures with status 200 taken at or before the citation was first cited,
+    newest first, then those taken after it until the page stopped being as cited, oldest
+    first; the captures we asked for ourselves join them by their time, whenever made."""
+    url = citation.source.url
+    limit = max(1, settings.ARCHIVE_LOOKUP_CANDIDATES)
+    cited_at = wayback.format_timestamp(cited.at)
+    earlier = _index(url, before=cited.at, limit=limit)
+    end = matching.claim_lost_at(source_id=citation.source_id, cited=cited, now=now)
+    later = (
+        [c for c in _index(url, before=end, limit=limit) if c[0] > cited_at]
+        if end > cited.at
+        else []
     )
-    if found is None:
-        raise ArchiveUnavailable(f"the archive's index did not answer for {citation.source.url}")
     ours = ArchiveCapture.objects.filter(
         source_id=citation.source_id,
         state=ArchiveCapture.State.SUCCESS,
-        captured_at__lte=before,
+        captured_at__isnull=False,
     ).values_list("captured_at", flat=True)
-    own = [(wayback.format_timestamp(at), citation.source.url) for at in ours if at]
-    unique = dict.fromkeys(sorted({*found, *own}, reverse=True))
-    return list(unique)[: max(1, settings.ARCHIVE_LOOKUP_CANDIDATES)]
+    own = [(wayback.format_timestamp(at), url) for at in ours if at is not None]
+    before = sorted({*earlier, *(c for c in own if c[0] <= cited_at)}, reverse=True)[:limit]
+    after = sorted({*later, *(c for c in own if c[0] > cited_at)})[:limit]
+    return list(dict.fromkeys([*before, *after]))
+
+
+def _index(url: str, *, before: datetime, limit: int) -> list[tuple[str, str]]:
+    found = wayback.closest_captures(url, before=before, archive=archive(), limit=limit)
+    if found is None:
+        raise ArchiveUnavailable(f"the archive's index did not answer for {url}")
+    return found
 
 
 def find_copy(*, citation_id: int, now: datetime | None = None) -> ArchivedCopy | None:
     """Look up an archived copy for a citation whose live page fails it, and keep the first
-    that passes (`linkcheck.archive.copy_problem`): fetched through the address-safe
-    fetcher, answered 200 without a redirect, not an error page, and holding the key
-    phrase. Candidates are the closest captures before the citation was confirmed (before
-    now when it never was), newest first.
+    that passes: fetched through the address-safe fetcher, answered 200 without a
+    redirect, not an error page, holding the key phrase (`linkcheck.archive.copy_problem`)
+    and the page as it was cited (`matching`: the cited evidence's payload digest, or the
+    passage recorded around the phrase). Candidates are the captures of `matching`'s
+    window, closest to the citation first. A citation with no record of what it was cited
+    on gets no copy, and the archive is not asked.
 
     The copy is shown when the live page still fails the citation. A look-up that finds
     nothing is recorded too (no copy), so it is not repeated before
@@ -139,18 +169,24 @@ def find_copy(*, citation_id: int, now: datetime | None = None) -> ArchivedCopy 
     if citation is None or not normalise_phrase(citation.key_phrase) or not needs_copy(citation):
         return None
     phrase = citation.key_phrase
-    accepted: tuple[str, datetime | None, str] | None = None
-    for timestamp, original in _candidates(citation, citation.confirmed_at or now):
-        result = wayback.read_copy(
+    cited = matching.what_was_cited(citation)
+    accepted: Accepted | None = None
+    for timestamp, original in _candidates(citation, cited, now) if cited else []:
+        result = matching.read_copy(
             timestamp, original, archive=archive(), max_body=settings.FETCH_MAX_BODY
         )
         problem, excerpt = wayback.copy_problem(result, phrase)
+        matched = matching.match(result, cited) if cited is not None and not problem else ""
+        if not problem and not matched:
+            problem = "the copy is not the page as cited"
         if problem:
             logger.info("archived copy %s of %s refused: %s", timestamp, original, problem)
             continue
         url = archive().snapshot_url(timestamp, original)
-        accepted = (url, wayback.parse_timestamp(timestamp), excerpt)
+        accepted = Accepted(url, wayback.parse_timestamp(timestamp), excerpt, matched)
         break
+    if cited is None:
+        logger.info("no archived copy for citation %s: no record of what it cited", citation.pk)
     return _record_copy(citation_id=citation.pk, phrase=phrase, accepted=accepted, now=now)
 
 
@@ -159,7 +195,7 @@ def _record_copy(
     *,
     citation_id: int,
     phrase: str,
-    accepted: tuple[str, datetime | None, str] | None,
+    accepted: Accepted | None,
     now: datetime,
 ) -> ArchivedCopy | None:
     """Store what a look-up found, as the citation is now (re-read under a lock)."""
@@ -174,8 +210,9 @@ def _record_copy(
     copy = ArchivedCopy.objects.select_for_update().filter(citation=citation).first()
     was_shown, was_url = (copy.shown, copy.url) if copy else (False, "")
     copy = copy or ArchivedCopy(citation=citation)
-    url, captured_at, excerpt = accepted or ("", None, "")
-    copy.url, copy.captured_at, copy.excerpt = url, captured_at, excerpt
+    kept = accepted or Accepted("", None, "", "")
+    copy.url, copy.captured_at, copy.excerpt = kept.url, kept.captured_at, kept.excerpt
+    copy.matched_by = kept.matched_by
     copy.key_phrase = phrase
     copy.verified_at = now if accepted else None
     copy.looked_up_at = now

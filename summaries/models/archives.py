@@ -1,5 +1,5 @@
 """Web archive copies of cited pages: captures asked of the archive, and the copies a
-citation may fall back on, each checked to hold its key phrase before readers see it."""
+citation may fall back on, each checked to be the page as cited before readers see it."""
 
 from django.db import models
 
@@ -51,7 +51,7 @@ class ArchiveCapture(models.Model):
 class ArchivedCopy(models.Model):
     """The archived copy a citation falls back on when its live page fails it.
 
-    `url` is empty when a look-up found no copy that holds the key phrase. `shown` is set
+    `url` is empty when a look-up found no copy that is the page as cited. `shown` is set
     while the live page is dead or no longer holds the claim: readers then see the copy.
     """
 
@@ -64,6 +64,14 @@ class ArchivedCopy(models.Model):
     key_phrase = models.CharField(max_length=200, blank=True)
     excerpt = models.TextField(blank=True)
     verified_at = models.DateTimeField(null=True, blank=True)
+
+    class Match(models.TextChoices):
+        DIGEST = "digest", "The payload of the page as cited (its evidence's digest)"
+        PASSAGE = "passage", "The passage recorded around the key phrase when cited"
+
+    # How the copy was found to be the page as cited (summaries/archive/matching.py);
+    # blank for a copy that never was, which readers are not shown.
+    matched_by = models.CharField(max_length=10, choices=Match.choices, blank=True)
     looked_up_at = models.DateTimeField()
     shown = models.BooleanField(default=False, help_text="Readers see this copy beside the link.")
 
@@ -81,4 +89,4 @@ class ArchivedCopy(models.Model):
 
     @property
     def verified(self) -> bool:
-        return bool(self.url) and self.verified_at is not None
+        return bool(self.url) and self.verified_at is not None and bool(self.matched_by)

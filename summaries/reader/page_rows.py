@@ -12,7 +12,9 @@ from. (One query with the three lists as JSON subqueries was slower still: Djang
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from summaries.models import Appearance, Citation, Video
+from django.db.models import OuterRef, Subquery
+
+from summaries.models import Appearance, Citation, CitationEvidence, Video
 from summaries.models.base import slug_url
 from summaries.models.catalogue import split_domains
 
@@ -87,6 +89,9 @@ class PageCitation:
     # The citation's archived copy, when readers are shown it (summaries/archive/).
     archived_url: str = ""
     archived_at: datetime | None = None
+    # When the source was first cited for its claim: the earliest of its "cited" evidence
+    # and its confirmation (None while neither exists); Robust Links' data-versiondate.
+    cited_at: datetime | None = None
 
 
 _PEOPLE = CompiledQuery(
@@ -109,11 +114,18 @@ _TOPICS = CompiledQuery(
     ids=("video_id",),
 )
 
+_CITED_EVIDENCE_AT = Subquery(
+    CitationEvidence.objects.filter(
+        citation=OuterRef("pk"), kind=CitationEvidence.Kind.CITED
+    ).values("captured_at")[:1]
+)
+
 _CITATIONS = CompiledQuery(
     Citation,
     lambda summary_id: (
         Citation.objects.filter(summary_id=summary_id)
         .order_by("position", "id")
+        .annotate(cited_evidence_at=_CITED_EVIDENCE_AT)
         .values(
             "url",
             "link_text",
@@ -124,6 +136,9 @@ _CITATIONS = CompiledQuery(
             "archived_copy__url",
             "archived_copy__captured_at",
             "archived_copy__shown",
+            "archived_copy__matched_by",
+            "confirmed_at",
+            "cited_evidence_at",
         )
     ),
     ids=("summary_id",),
@@ -157,15 +172,23 @@ def citations(summary_id: int) -> list[PageCitation]:
             claim=row["claim"],
             verdict=row["verdict"],
             source=PageSource(**{name: row[f"source__{name}"] for name in _SOURCE_FIELDS}),
+            cited_at=_earliest(row["confirmed_at"], row["cited_evidence_at"]),
             **_archived(row),
         )
         for row in _CITATIONS.run(summary_id=summary_id)
     ]
 
 
+def _earliest(*moments: datetime | None) -> datetime | None:
+    return min((moment for moment in moments if moment is not None), default=None)
+
+
 def _archived(row: dict) -> dict:
-    """The archived copy readers are shown, if any (a copy kept but not shown is not)."""
+    """The archived copy readers are shown, if any (a copy kept but not shown is not, nor
+    one never found to be the page as cited: summaries/archive/matching.py)."""
     if not row["archived_copy__shown"] or not row["archived_copy__url"]:
+        return {}
+    if not row["archived_copy__matched_by"]:
         return {}
     return {
         "archived_url": row["archived_copy__url"],

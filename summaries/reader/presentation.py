@@ -129,6 +129,7 @@ def label_sources(citations) -> None:
             citation.verdict,
             checked_at=timezone.localtime(checked_at) if checked_at else None,
         )
+        citation.robust_attributes = None  # worked out again from the new label
 
 
 def _archived_label(citation):
@@ -172,16 +173,57 @@ def _cited_link(citation) -> str:
 
 
 def _robust_link(citation, url: str) -> str:
-    """Robust Links attributes (robustlinks.mementoweb.org) of a link shown with its
-    archived copy: the original address, the copy's and the copy's date."""
-    label = citation.source_label
-    version = http_url(getattr(label, "archived_url", ""))
-    if not version or label.archived_at is None:
+    """Robust Links attributes (robustlinks.mementoweb.org) of a cited link: the original
+    address, the archived copy readers are shown (when there is one) and the date the
+    source was cited (the date of linking, in the site's time zone; when known). "" when
+    there is neither a copy nor a date: the attributes would say nothing the href does
+    not. Kept on the citation: the text and the list of sources both print it."""
+    known = getattr(citation, "robust_attributes", None)
+    if known is not None:
+        return known
+    citation.robust_attributes = _robust_attributes(citation, url)
+    return citation.robust_attributes
+
+
+def _robust_attributes(citation, url: str) -> str:
+    version = http_url(getattr(citation.source_label, "archived_url", ""))
+    cited_at = getattr(citation, "cited_at", None)
+    if not version and cited_at is None:
         return ""
-    return (
-        f' data-originalurl="{escape(url)}" data-versionurl="{escape(version)}"'
-        f' data-versiondate="{label.archived_at:%Y-%m-%d}"'
-    )
+    attributes = f' data-originalurl="{escape(url)}"'
+    if version:
+        attributes += f' data-versionurl="{escape(version)}"'
+    if cited_at is not None:
+        attributes += f' data-versiondate="{timezone.localdate(cited_at):%Y-%m-%d}"'
+    return attributes
+
+
+_TEXT_LINK = re.compile(r'<a href="(?P<href>https?://[^"]*)"')
+
+
+def robust_text_links(fragment: SafeString, citations) -> SafeString:
+    """The article's HTML with Robust Links attributes on each cited link of its text, as
+    on the list of cited sources (`label_sources` first). Applied to the stored article on
+    every render of the page (one pass over its links), since the archived copy shown and
+    the date cited change without an edit of the summary. A link is a citation's when it
+    points where `annotate_links` pointed it (the cited address and its key phrase)."""
+    by_target: dict[str, str] = {}
+    for citation in citations:
+        url = http_url(citation.url)
+        if not url:
+            continue
+        target = html.escape(text_fragment_url(citation.url, citation.key_phrase))
+        attributes = _robust_link(citation, url)
+        if attributes and target not in by_target:
+            by_target[target] = attributes
+    if not by_target:
+        return fragment
+
+    def replace(match):
+        attributes = by_target.get(match["href"])
+        return match[0] + attributes if attributes else match[0]
+
+    return mark_safe(_TEXT_LINK.sub(replace, fragment))  # noqa: S308 - escaped attributes added to safe HTML
 
 
 def _archived_link(label) -> str:

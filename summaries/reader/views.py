@@ -1,7 +1,7 @@
 """Reader pages. Only live summaries are public; editors preview anything at /preview/."""
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from django.contrib.admin.views.decorators import staff_member_required
@@ -560,12 +560,15 @@ class SummaryDetailView(SectionMixin, CachedPageMixin, DetailView):
         more = cards.more_from_channel(video)
         context["more_from_channel"] = more
         page_article = self.summary_article()
-        context["article"] = page_article
         context["people"] = self.people
         context["topics"] = self.topics
         citations = self.page_citations()
         presentation.label_sources(citations)
         context["cited_sources"] = presentation.cited_sources_html(citations)
+        # The stored article's cited links get what can change without an edit: the
+        # archived copy shown and the date cited (Robust Links, as in the list above).
+        linked = presentation.robust_text_links(page_article.html, citations)
+        context["article"] = replace(page_article, html=linked)
         # Cards show no topics; the reasons beside them are stored text. A video shown
         # under "More from this channel" is not shown twice.
         context["related"] = related.related_for_page(

@@ -1,6 +1,7 @@
 """In a real browser: a citation whose page died is shown with its verified archived copy
-("Archived copy, 3 Dec 2026", a link to the copy and Robust Links attributes on the source
-link); a citation whose page works again shows its live label, whatever copy is kept."""
+("Archived copy, 3 Dec 2026", a link to the copy and Robust Links attributes on its links,
+in the text and in the list of sources, dated when it was cited); a citation whose page
+works again shows its live label, whatever copy is kept."""
 
 from datetime import UTC, datetime
 
@@ -18,6 +19,7 @@ pytestmark = [
 ]
 
 CAPTURED = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+CONFIRMED = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 SNAPSHOT = "https://web.archive.org/web/20261203120000/https://{}.example.org/"
 
 
@@ -29,6 +31,7 @@ def keep_copy(summary, name: str) -> None:
         captured_at=CAPTURED,
         key_phrase=citation.key_phrase,
         verified_at=CAPTURED,
+        matched_by="digest",
         looked_up_at=CAPTURED,
         shown=True,
     )
@@ -43,6 +46,7 @@ def summary_url(live_server):
         },
         verdicts={"gone": "unavailable", "back": "supported"},
     )
+    Citation.objects.filter(summary=summary).update(confirmed_at=CONFIRMED)
     keep_copy(summary, "gone")
     keep_copy(summary, "back")  # its page works again: the copy is not shown
     cache.clear()
@@ -57,7 +61,11 @@ def test_readers_see_the_archived_copy_label_and_robust_links(reader, summary_ur
     link = gone.get_by_role("link", name="gone", exact=True)
     expect(link).to_have_attribute("data-originalurl", "https://gone.example.org/")
     expect(link).to_have_attribute("data-versionurl", SNAPSHOT.format("gone"))
-    expect(link).to_have_attribute("data-versiondate", "2026-12-03")
+    expect(link).to_have_attribute("data-versiondate", "2026-06-01")
+    chapters = reader.locator('section[aria-labelledby="chapters"]')
+    in_text = chapters.get_by_role("link", name="gone", exact=True)
+    expect(in_text).to_have_attribute("data-versionurl", SNAPSHOT.format("gone"))
+    expect(in_text).to_have_attribute("data-versiondate", "2026-06-01")
     copy = gone.get_by_role("link", name="Open the archived copy")
     expect(copy).to_have_attribute("href", SNAPSHOT.format("gone"))
 

@@ -2,9 +2,10 @@
 archive stub at a configured pace; later some die, drift or redirect elsewhere.
 
 Every dead or drifted source whose capture at the archive is good gets that copy (fetched
-and found to hold its key phrase); none gets a copy of an error page, of a redirect, or of
-a capture that failed; untouched pages get none; the archive never saw more capture
-requests than the pace allows. Services run as their tasks run them (tests/test_archive.py).
+and found to be the page as cited: its evidence's payload); none gets a copy of an error
+page, of a redirect, or of a capture that failed; untouched pages get none; the archive
+never saw more capture requests than the pace allows. Services run as their tasks run
+them (tests/test_archive.py).
 """
 
 import pytest
@@ -17,6 +18,7 @@ from tests.test_archive import (  # noqa: F401 - fixtures
     cite,
     queued,
     review_and_run,
+    vault,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -59,6 +61,7 @@ def test_dead_and_drifted_sources_get_only_good_verified_copies(
     sites,
     stub,
     queued,  # noqa: F811
+    vault,  # noqa: F811 - the first check keeps what each page said when cited
 ):
     links = []
     for n in range(PAGES):
