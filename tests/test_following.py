@@ -728,3 +728,22 @@ def test_a_forgotten_address_can_sign_up_again(client, settings, mailoutbox):
     assert signup.forget_unfollowed(now=MONDAY) == 1
     assert sign_up(client, email="again@example.com").status_code == 200
     assert Subscriber.objects.filter(email="again@example.com").exists()
+
+
+@pytest.mark.parametrize("address", ["a@[127.0.0.1]", "a@localhost", "a@example.localhost"])
+def test_an_address_at_an_ip_literal_or_a_local_name_is_a_form_error(client, address, mailoutbox):
+    answer = sign_up(client, address)
+    assert answer.status_code == 400
+    assert "Enter an address at a public domain name" in answer.content.decode()
+    assert not Subscriber.objects.exists() and mailoutbox == []
+
+
+@pytest.mark.parametrize(
+    "address", ["a@[127.0.0.1]", "a@[IPv6:::1]", "a@localhost", "a@intranet", "a@x.localhost."]
+)
+def test_the_sign_up_service_refuses_ip_literals_and_single_label_domains(address):
+    with pytest.raises(signup.AddressRefused):
+        signup.request_subscription(
+            email=address, target=signup.Target(kind="all"), frequency="daily"
+        )
+    assert not Subscriber.objects.exists()
