@@ -107,7 +107,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the admin's own policy under /admin/.
+    "summaries.ops.csp.ContentSecurityPolicyMiddleware",
     # A view that finds the database or Redis unreachable answers 503, not 500.
     "summaries.ops.outage.OutageMiddleware",
 ]
@@ -387,10 +388,8 @@ SECURE_HSTS_PRELOAD = _bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"
 X_FRAME_OPTIONS = "DENY"
-# Reader pages run no inline script and load nothing from elsewhere. The admin is left to
-# Django's own defaults: its widgets (sortable inlines, autocomplete) use inline styles.
+# Reader pages run no inline script and load nothing from elsewhere.
 CONTENT_SECURITY_POLICY = {
-    "EXCLUDE_URL_PREFIXES": ["/admin/"],
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
@@ -404,6 +403,14 @@ CONTENT_SECURITY_POLICY = {
         # (static/summaries/js/player.js).
         "frame-src": ["https://www.youtube-nocookie.com"],
         "form-action": ["'self'"],
+    },
+}
+# The admin's pages (summaries/ops/csp.py): the same, but inline styles, which widgets of
+# the admin and of its add-ons may write; scripts still come only from this site.
+CONTENT_SECURITY_POLICY_ADMIN = {
+    "DIRECTIVES": {
+        **CONTENT_SECURITY_POLICY["DIRECTIVES"],
+        "style-src": ["'self'", "'unsafe-inline'"],
     },
 }
 SESSION_COOKIE_HTTPONLY = True
