@@ -602,7 +602,8 @@ ARCHIVE_DEADLINE = env.float("ARCHIVE_DEADLINE", default=30.0)
 ARCHIVE_LOOKUP_CANDIDATES = env.int("ARCHIVE_LOOKUP_CANDIDATES", default=5)
 ARCHIVE_LOOKUP_AGAIN_DAYS = env.int("ARCHIVE_LOOKUP_AGAIN_DAYS", default=7)
 # --- Webhooks ----------------------------------------------------------------------------
-# Where the site is, for the links in webhook bodies (which are sent with no request).
+# Where the site is: every absolute link starts with it (pages, feeds, oEmbed, the API,
+# e-mails, webhook bodies), never the request's scheme or Host, which a client chooses.
 SITE_URL = env.str("SITE_URL", default="http://localhost:8000").rstrip("/")
 # Deliveries go out through the source checker's address rules: public addresses only, on
 # the scheme's own port, unless a network is allowed here (comma-separated CIDRs).

@@ -55,7 +55,7 @@ class CursorPagination(pagination.CursorPagination):
     def paginate_queryset(self, queryset, request, view=None):
         self._queryset = queryset
         self._count_asked = self._wants_count(request)
-        page = super().paginate_queryset(queryset, request, view)
+        page: list | None = super().paginate_queryset(queryset, request, view)
         # The next and previous links on SITE_URL, not the request's Host (links.py).
         self.base_url = site_url(request.get_full_path())
         return page

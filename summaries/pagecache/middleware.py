@@ -106,9 +106,11 @@ def page_key(
     """The cache key of the page a request asks for, or None when it may not be cached.
 
     The key is the release (`release`), the scheme, the host, the path and the canonical
-    query string: the scheme and the host because pages carry absolute canonical URLs
-    (behind a TLS proxy the scheme is what SECURE_PROXY_SSL_HEADER says); and the content
-    coding the request accepts (by default).
+    query string, and the content coding the request accepts (by default). Pages build
+    their absolute links from SITE_URL (reader/absolute.py), not from the scheme or the
+    host; these stay in the key so that whatever else an answer might take from them
+    (behind a TLS proxy the scheme is what SECURE_PROXY_SSL_HEADER says) is never served
+    under another.
     """
     if query is None:
         query = request_query(request)
