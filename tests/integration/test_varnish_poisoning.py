@@ -9,11 +9,16 @@ front of the live server or of a small backend of this test that tells what it w
 import http.client
 import json
 import re
+import subprocess
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from bench import varnish as bench_varnish
 from bench.varnish import free_port, missing, start_varnish
 from tests.factories import SummaryFactory
 from tests.integration.browser_helpers import ARTIFACTS
@@ -73,11 +78,20 @@ class _Echo(BaseHTTPRequestHandler):
         pass
 
 
-def test_the_client_cannot_choose_the_forwarding_headers():
+@pytest.fixture
+def echo():
     server = ThreadingHTTPServer(("127.0.0.1", free_port()), _Echo)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    varnish = start_varnish("127.0.0.1", server.server_address[1], log_dir=ARTIFACTS)
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_client_cannot_choose_the_forwarding_headers(echo):
+    varnish = start_varnish("127.0.0.1", echo, log_dir=ARTIFACTS)
     try:
         forged = {
             "X-Forwarded-Proto": "https",
@@ -85,15 +99,48 @@ def test_the_client_cannot_choose_the_forwarding_headers():
             "X-Forwarded-For": "203.0.113.9",
             "Forwarded": "for=203.0.113.9;proto=https;host=evil.example",
         }
-        seen = json.loads(get(varnish, "/healthz-free/", **forged).body)
-        # Plain HTTP came in (no TLS listener here): Varnish says so itself.
+        seen = json.loads(get(varnish, "/any/", **forged).body)
+        # Plain HTTP came in (not on the "tls" listener): Varnish says so itself.
         assert seen["X-Forwarded-Proto"] == "http"
         assert seen["X-Forwarded-Host"] is None and seen["Forwarded"] is None
         assert seen["X-Forwarded-For"] == "127.0.0.1"
     finally:
         varnish.stop()
-        server.shutdown()
-        server.server_close()
+
+
+def test_only_the_tls_listener_is_told_to_the_site_as_https(echo):
+    """The TLS terminator connects to the listener named "tls" (docs/deploy.md)."""
+    workdir = Path(tempfile.mkdtemp(prefix="curation-varnish-"))
+    workdir.chmod(0o755)  # varnishd's unprivileged child reads site.vcl
+    (workdir / "site.vcl").write_text(bench_varnish.site_vcl("127.0.0.1", echo, ("127.0.0.1",)))
+    plain, tls = free_port(), free_port()
+    arguments = [
+        *bench_varnish.command(workdir, f"127.0.0.1:{plain}"),
+        "-a",
+        f"tls=127.0.0.1:{tls}",
+    ]
+    log_path = ARTIFACTS / f"varnishd-{plain}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("w") as log:
+        process = subprocess.Popen(  # noqa: S603 - fixed arguments
+            arguments, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    started = bench_varnish.Varnish(process, "127.0.0.1", plain, workdir, log_path)
+    try:
+        bench_varnish._wait_until_answering(started)
+        on_tls = SimpleNamespace(host="127.0.0.1", port=tls)
+        assert (
+            json.loads(get(on_tls, "/", **{"X-Forwarded-Proto": "http"}).body)["X-Forwarded-Proto"]
+            == "https"
+        )
+        assert (
+            json.loads(get(started, "/", **{"X-Forwarded-Proto": "https"}).body)[
+                "X-Forwarded-Proto"
+            ]
+            == "http"
+        )
+    finally:
+        started.stop()
 
 
 def test_a_forwarded_scheme_or_host_never_reaches_what_other_readers_get(site):
