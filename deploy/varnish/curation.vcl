@@ -17,7 +17,8 @@
 #   alone, and X-Forwarded-Host, X-Forwarded-Port, X-Forwarded-Server, X-Real-IP and
 #   Forwarded are removed. (The site builds its links from SITE_URL anyway; the scheme
 #   still decides its HTTPS redirect, and the address its rate limits.)
-# - The Host is looked up in one spelling: lower case, no trailing dot, no port.
+# - Objects are looked up by URL, scheme and Host, the Host in one spelling: lower case,
+#   no trailing dot, no port.
 # - Query strings are sorted (std.querysort), as the site's page cache spells them; an
 #   answer to parameters the site does not serve comes back private and is never kept.
 # - API reads are looked up with one Accept (application/json); an Accept naming a media
@@ -117,6 +118,8 @@ sub vcl_hash {
     hash_data(req.url);
     # One spelling of the host: the site answers every spelling alike.
     hash_data(regsub(regsub(std.tolower(req.http.host), ":[0-9]+$", ""), "\.$", ""));
+    # The scheme as set in vcl_recv: plain HTTP may be redirected to HTTPS by the site.
+    hash_data(req.http.X-Forwarded-Proto);
     return (lookup);
 }
 
