@@ -107,7 +107,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the admin's own policy under /admin/.
+    "summaries.ops.csp.ContentSecurityPolicyMiddleware",
     # A view that finds the database or Redis unreachable answers 503, not 500.
     "summaries.ops.outage.OutageMiddleware",
 ]
@@ -387,10 +388,8 @@ SECURE_HSTS_PRELOAD = _bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"
 X_FRAME_OPTIONS = "DENY"
-# Reader pages run no inline script and load nothing from elsewhere. The admin is left to
-# Django's own defaults: its widgets (sortable inlines, autocomplete) use inline styles.
+# Reader pages run no inline script and load nothing from elsewhere.
 CONTENT_SECURITY_POLICY = {
-    "EXCLUDE_URL_PREFIXES": ["/admin/"],
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
@@ -404,6 +403,14 @@ CONTENT_SECURITY_POLICY = {
         # (static/summaries/js/player.js).
         "frame-src": ["https://www.youtube-nocookie.com"],
         "form-action": ["'self'"],
+    },
+}
+# The admin's pages (summaries/ops/csp.py): the same, but inline styles, which widgets of
+# the admin and of its add-ons may write; scripts still come only from this site.
+CONTENT_SECURITY_POLICY_ADMIN = {
+    "DIRECTIVES": {
+        **CONTENT_SECURITY_POLICY["DIRECTIVES"],
+        "style-src": ["'self'", "'unsafe-inline'"],
     },
 }
 SESSION_COOKIE_HTTPONLY = True
@@ -599,7 +606,8 @@ ARCHIVE_DEADLINE = env.float("ARCHIVE_DEADLINE", default=30.0)
 ARCHIVE_LOOKUP_CANDIDATES = env.int("ARCHIVE_LOOKUP_CANDIDATES", default=5)
 ARCHIVE_LOOKUP_AGAIN_DAYS = env.int("ARCHIVE_LOOKUP_AGAIN_DAYS", default=7)
 # --- Webhooks ----------------------------------------------------------------------------
-# Where the site is, for the links in webhook bodies (which are sent with no request).
+# Where the site is: every absolute link starts with it (pages, feeds, oEmbed, the API,
+# e-mails, webhook bodies), never the request's scheme or Host, which a client chooses.
 SITE_URL = env.str("SITE_URL", default="http://localhost:8000").rstrip("/")
 # Deliveries go out through the source checker's address rules: public addresses only, on
 # the scheme's own port, unless a network is allowed here (comma-separated CIDRs).

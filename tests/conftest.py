@@ -87,6 +87,8 @@ def pytest_configure(config):
         # Checks keep no evidence unless a test turns the vault on with a storage of its own
         # (tests/test_evidence.py: the `vault` fixture), so nothing is written under var/.
         EVIDENCE_ENABLED=False,
+        # Absolute links start with SITE_URL: the test client's own address.
+        SITE_URL="http://testserver",
     ).enable()
     # WhiteNoise warns about a missing STATIC_ROOT; tests serve static files from the finders.
     Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)

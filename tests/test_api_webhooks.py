@@ -365,3 +365,33 @@ def test_the_delivery_log_costs_as_many_queries_for_many_deliveries(editor_clien
     for _ in range(5):
         _delivery(mine)
     assert count() == one
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost/hook",
+        "https://localhost./hook",
+        "https://api.localhost/hook",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://metadata/computeMetadata/v1/",
+        "http://instance-data/latest/meta-data/",
+        "http://instance-data.ec2.internal/latest/meta-data/",
+        "https://intranet/hook",
+    ],
+)
+def test_local_and_cloud_metadata_names_are_refused_at_registration(editor_client, url):
+    answer = editor_client.post(LIST, {"url": url, "events": ["summary.published"]}, format="json")
+    assert answer.status_code == 400
+    (message, *_) = answer.json()["error"]["fields"]["url"]
+    assert message.startswith("Deliveries cannot be sent to this URL")
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_a_name_in_an_allowed_network_may_be_registered(editor_client, settings):
+    """The delivery's rules: localhost resolves to loopback, which an allowed network opens."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+    answer = editor_client.post(
+        LIST, {"url": "http://localhost:8123/hook", "events": ["summary.published"]}, format="json"
+    )
+    assert answer.status_code == 201, answer.json()

@@ -73,7 +73,7 @@ def sign_up(client, email="reader@example.com", kind="all", slug="", frequency="
 
 def link_in(text, kind):
     """The path of the first /follow/<kind>/… link in `text`."""
-    return re.search(rf"http://localhost:8000(/follow/{kind}/[^/\s]+/)", text).group(1)
+    return re.search(rf"http://testserver(/follow/{kind}/[^/\s]+/)", text).group(1)
 
 
 def digest_to(outbox, email):
@@ -330,7 +330,7 @@ def test_a_digest_holds_the_new_summaries_of_what_the_address_follows(mailoutbox
     assert digests.send_digests(now=MONDAY)["daily"] == 4
     (to_channel,) = digest_to(mailoutbox, "channel@example.com")
     assert "Channel news" in to_channel.body and "Fast models." in to_channel.body
-    assert "http://localhost:8000" + of_channel.video.get_absolute_url() in to_channel.body
+    assert "http://testserver" + of_channel.video.get_absolute_url() in to_channel.body
     assert "Topic news" not in to_channel.body and "Unrelated news" not in to_channel.body
     (to_topic,) = digest_to(mailoutbox, "topic@example.com")
     assert "Topic news" in to_topic.body and "Channel news" not in to_topic.body
@@ -502,7 +502,7 @@ def test_a_digest_over_smtp_has_both_parts_one_click_unsubscribe_and_no_images(
     assert message["Subject"] == "[Curation] Fast <models> & agents"
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     unsubscribe = str(message["List-Unsubscribe"]).strip()
-    assert unsubscribe.startswith("<http://localhost:8000/follow/unsubscribe/")
+    assert unsubscribe.startswith("<http://testserver/follow/unsubscribe/")
     assert message.get_content_type() == "multipart/alternative"
     text = message.get_body(("plain",)).get_content()
     html = message.get_body(("html",)).get_content()
@@ -510,7 +510,7 @@ def test_a_digest_over_smtp_has_both_parts_one_click_unsubscribe_and_no_images(
     assert "<img" not in html.lower() and "/follow/manage/" in html and "/follow/manage/" in text
 
     # The header's link unsubscribes with one POST, as a mail client sends it.
-    path = unsubscribe.strip("<>").removeprefix("http://localhost:8000")
+    path = unsubscribe.strip("<>").removeprefix("http://testserver")
     strict = Client(enforce_csrf_checks=True)
     assert strict.post(path, {"List-Unsubscribe": "One-Click"}).status_code == 200
     assert not subscriber.subscriptions.filter(state=State.ACTIVE).exists()
@@ -531,7 +531,7 @@ def test_the_confirmation_over_smtp_carries_the_unsubscribe_headers(
     assert (
         str(message["List-Unsubscribe"])
         .strip()
-        .startswith("<http://localhost:8000/follow/unsubscribe/")
+        .startswith("<http://testserver/follow/unsubscribe/")
     )
     assert message.get_body(("html",)) is not None and message.get_body(("plain",)) is not None
 
@@ -728,3 +728,22 @@ def test_a_forgotten_address_can_sign_up_again(client, settings, mailoutbox):
     assert signup.forget_unfollowed(now=MONDAY) == 1
     assert sign_up(client, email="again@example.com").status_code == 200
     assert Subscriber.objects.filter(email="again@example.com").exists()
+
+
+@pytest.mark.parametrize("address", ["a@[127.0.0.1]", "a@localhost", "a@example.localhost"])
+def test_an_address_at_an_ip_literal_or_a_local_name_is_a_form_error(client, address, mailoutbox):
+    answer = sign_up(client, address)
+    assert answer.status_code == 400
+    assert "Enter an address at a public domain name" in answer.content.decode()
+    assert not Subscriber.objects.exists() and mailoutbox == []
+
+
+@pytest.mark.parametrize(
+    "address", ["a@[127.0.0.1]", "a@[IPv6:::1]", "a@localhost", "a@intranet", "a@x.localhost."]
+)
+def test_the_sign_up_service_refuses_ip_literals_and_single_label_domains(address):
+    with pytest.raises(signup.AddressRefused):
+        signup.request_subscription(
+            email=address, target=signup.Target(kind="all"), frequency="daily"
+        )
+    assert not Subscriber.objects.exists()

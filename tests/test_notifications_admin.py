@@ -192,3 +192,15 @@ def test_past_the_limit_per_client_address_a_429(client, reset_mail, settings):
     assert [a.status_code for a in answers] == [302, 302, 429]
     other = reset_mail(client, "someone9@example.com", REMOTE_ADDR="192.0.2.8")
     assert other.status_code == 302
+
+
+def test_the_reset_link_is_on_site_url_whatever_host_the_request_named(
+    client, reset_mail, mailoutbox, settings
+):
+    settings.SITE_URL = "https://curation.example"
+    settings.ALLOWED_HOSTS = ["testserver", "127.0.0.1"]
+    EditorFactory(username="ed", email="ed@example.com")
+    reset_mail(client, "ed@example.com", HTTP_HOST="127.0.0.1:9999")
+    (message,) = mailoutbox
+    assert re.search(r"https://curation\.example/admin/reset/\S+/", message.body)
+    assert "9999" not in message.body and "127.0.0.1" not in message.body

@@ -7,6 +7,7 @@ import json
 import pytest
 from django.apps import apps as django_apps
 from django.contrib.auth.models import Permission
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -718,3 +719,25 @@ def test_an_owner_cannot_give_an_endpoint_away(client, editor):
     assert client.post(endpoint_url(endpoint), data).status_code == 302
     endpoint.refresh_from_db()
     assert endpoint.owner == editor
+
+
+@pytest.mark.parametrize("url", ["http://localhost/hook", "http://metadata.google.internal/"])
+def test_the_form_refuses_local_and_cloud_metadata_names(client, editor, url):
+    data = add_form_data(client)
+    data.update(url=url, events=["summary.published"], is_active="on")
+
+    response = client.post(reverse("admin:summaries_webhookendpoint_add"), data)
+
+    assert response.status_code == 200
+    assert "Deliveries cannot be sent to this URL" in response.text
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_admin_pages_send_a_content_security_policy(client, editor):
+    for path in (reverse("admin:index"), reverse("admin:summaries_webhookendpoint_add")):
+        policy = client.get(path)["Content-Security-Policy"]
+        directives = dict(part.strip().split(" ", 1) for part in policy.split(";") if part.strip())
+        assert directives["script-src"] == "'self'", path
+        assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
+    login = Client().get(reverse("admin:login"))
+    assert "script-src 'self'" in login["Content-Security-Policy"]

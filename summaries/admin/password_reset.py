@@ -4,11 +4,13 @@ Django's own views and templates (the admin's registration/ templates show the l
 a URL named admin_password_reset exists). The request page never tells whether an
 address belongs to anyone: every valid form gets the same "check your e-mail" page, and
 the e-mail is sent by a worker (summaries.notifications.password_reset), so the answer
-takes as long whether or not there is someone to write to. Requests are limited per
-client address and per e-mail address asked for (PASSWORD_RESET_RATE_IP,
+takes as long whether or not there is someone to write to; its link is on SITE_URL.
+Requests are limited per client address and per e-mail address asked for (PASSWORD_RESET_RATE_IP,
 PASSWORD_RESET_RATE_EMAIL; summaries.ops.ratelimits); past either the form answers 429,
 counting alike for known and unknown addresses.
 """
+
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
@@ -42,12 +44,11 @@ class PasswordResetView(auth_views.PasswordResetView):
         return super().post(request, *args, **kwargs)
 
     def form_valid(self, form):
-        queue_after_commit(
-            RESET_TASK,
-            form.cleaned_data["email"],
-            self.request.get_host(),
-            self.request.is_secure(),
-        )
+        # The link in the mail goes to SITE_URL, never to the Host (or port) the request
+        # named: whoever asks for a reset must not choose where its token is sent.
+        site = urlsplit(settings.SITE_URL)
+        secure = site.scheme == "https"
+        queue_after_commit(RESET_TASK, form.cleaned_data["email"], site.netloc, secure)
         return HttpResponseRedirect(self.get_success_url())
 
 

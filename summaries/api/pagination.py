@@ -12,6 +12,8 @@ from rest_framework import pagination
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.utils.urls import replace_query_param
 
+from summaries.reader.absolute import site_url
+
 from .filters import to_utc
 
 MAX_POSITION_CHARS = 500
@@ -53,7 +55,10 @@ class CursorPagination(pagination.CursorPagination):
     def paginate_queryset(self, queryset, request, view=None):
         self._queryset = queryset
         self._count_asked = self._wants_count(request)
-        return super().paginate_queryset(queryset, request, view)
+        page: list | None = super().paginate_queryset(queryset, request, view)
+        # The next and previous links on SITE_URL, not the request's Host (links.py).
+        self.base_url = site_url(request.get_full_path())
+        return page
 
     def _wants_count(self, request) -> bool:
         value = request.query_params.get(COUNT_PARAM, "")

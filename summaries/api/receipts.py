@@ -35,6 +35,7 @@ from summaries.models import (
     Transcript,
     Video,
 )
+from summaries.reader.absolute import site_url
 from summaries.text.durations import format_duration
 from summaries.text.transcripts import Segment, TranscriptTooLarge, timed_words
 
@@ -274,7 +275,7 @@ def _segments(transcript: Transcript) -> tuple[list[dict], int]:
 def transcript_url(request, transcript: Transcript) -> str:
     url = reverse("api:video-transcript-detail", kwargs={"slug": transcript.video.slug})
     query = "?state=draft" if transcript.state == Transcript.State.DRAFT else ""
-    return request.build_absolute_uri(url + query)
+    return site_url(url + query)
 
 
 def transcript_data(request, transcript: Transcript) -> dict:
@@ -445,7 +446,7 @@ def _summary_url(request, summary: Summary | None) -> str | None:
         return None
     name = "api:summary-working-copy" if summary.is_working_copy else "api:summary-detail"
     url = reverse(name, kwargs={"slug": summary.summarised_video.slug})
-    return request.build_absolute_uri(url)
+    return site_url(url)
 
 
 # --- Pins ------------------------------------------------------------------------------

@@ -37,10 +37,12 @@ from summaries.models import (
 )
 from summaries.models.base import slug_url
 from summaries.models.evidence import EVIDENCE_FIELDS, cited_evidence
+from summaries.reader.absolute import site_url
 from summaries.reader.compiled import CompiledQuery
 from summaries.text.citations import suggest_key_phrase
 from summaries.text.durations import format_duration
 
+from .links import api_url
 from .permissions import can_see_unpublished
 from .serializers import (
     EXPANDABLE,
@@ -82,17 +84,17 @@ class Links:
         self._patterns: dict[str, list[str]] = {}
 
     def api(self, view_name: str, slug: str) -> str:
-        """DRF's reverse() with the request (which keeps ?format=)."""
+        """The API address on SITE_URL, keeping the request's ?format= (links.py)."""
         if not _PLAIN_SLUG.match(slug):
-            return reverse(view_name, kwargs={"slug": slug}, request=self.request)
+            return api_url(view_name, kwargs={"slug": slug}, request=self.request)
         parts = self._patterns.get(view_name)
         if parts is None:
-            url = reverse(view_name, kwargs={"slug": _SLUG_MARKER}, request=self.request)
+            url = api_url(view_name, kwargs={"slug": _SLUG_MARKER}, request=self.request)
             parts = self._patterns[view_name] = url.split(_SLUG_MARKER)
         return slug.join(parts)
 
     def page(self, path: str) -> str:
-        return self.request.build_absolute_uri(path)
+        return site_url(path)
 
 
 @dataclass

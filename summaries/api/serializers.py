@@ -30,10 +30,12 @@ from summaries.models import (
     Video,
 )
 from summaries.models.corrections import NOTE_CHARS
+from summaries.reader.absolute import site_url
 from summaries.text.citations import suggest_key_phrase
 from summaries.text.durations import format_duration
 from summaries.text.pins import Status as PinStatus
 
+from .links import api_url
 from .permissions import can_see_unpublished
 
 
@@ -49,7 +51,10 @@ class ApiUrlField(serializers.Field):
         slug = value
         for part in self.lookup.split("."):
             slug = getattr(slug, part)
-        return reverse(self.view_name, kwargs={"slug": slug}, request=self.context.get("request"))
+        request = self.context.get("request")
+        if request is None:
+            return reverse(self.view_name, kwargs={"slug": slug})
+        return api_url(self.view_name, kwargs={"slug": slug}, request=request)
 
 
 @extend_schema_field(OpenApiTypes.URI)
@@ -62,7 +67,7 @@ class PageUrlField(serializers.Field):
     def to_representation(self, value):
         request = self.context.get("request")
         url = value.get_absolute_url()
-        return request.build_absolute_uri(url) if request else url
+        return site_url(url) if request else url
 
 
 # --- Catalogue ---------------------------------------------------------------------------
@@ -649,7 +654,7 @@ class CorrectionSerializer(serializers.ModelSerializer):
     def get_url(self, correction) -> str:
         url = f"{correction.summary.get_absolute_url()}#correction-{correction.pk}"
         request = self.context.get("request")
-        return request.build_absolute_uri(url) if request else url
+        return site_url(url) if request else url
 
 
 def corrections_shown_to(user, summary: Summary):
@@ -756,7 +761,7 @@ class SummarySerializer(serializers.ModelSerializer):
             return None
         url = reverse("api:summary-working-copy", kwargs={"slug": summary.video.slug})
         request = self.context.get("request")
-        return request.build_absolute_uri(url) if request else url
+        return site_url(url) if request else url
 
     @extend_schema_field({"type": "string", "nullable": True})
     def get_review_note(self, summary) -> str | None:
@@ -780,7 +785,7 @@ class SummarySerializer(serializers.ModelSerializer):
     def get_html_url(self, summary) -> str:
         request = self.context.get("request")
         url = summary.video.get_absolute_url()
-        return request.build_absolute_uri(url) if request else url
+        return site_url(url) if request else url
 
 
 # The parts a list item leaves out unless asked for with ?expand= (they are most of a

@@ -29,6 +29,7 @@ from summaries.models import (
     Summary,
 )
 from summaries.models.evidence import cited_evidence
+from summaries.reader.absolute import site_url
 from summaries.text.remembered import remembering
 
 from . import representation
@@ -371,9 +372,7 @@ class SummaryViewSet(
         data = self.get_serializer(summary).data
         if summary.is_working_copy:
             slug = summary.video.slug
-            data["url"] = self.request.build_absolute_uri(
-                reverse("api:summary-working-copy", kwargs={"slug": slug})
-            )
+            data["url"] = site_url(reverse("api:summary-working-copy", kwargs={"slug": slug}))
         return data
 
     def _respond(self, summary, status_code=status.HTTP_200_OK, headers=None, citations=None):
@@ -437,7 +436,7 @@ class SummaryViewSet(
             return self._respond(
                 summary,
                 status.HTTP_201_CREATED,
-                headers={"Location": request.build_absolute_uri(url)},
+                headers={"Location": site_url(url)},
                 citations=written.get(summary.pk),
             )
 

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from summaries.models import Channel, Organisation, Person, Topic, Video
 from summaries.pagecache.generation import content_changed
+from summaries.reader.absolute import site_url
 from summaries.reader.related import STORED_COUNT, related_for_page
 
 from . import catalogue_inputs, representation, serializers
@@ -120,9 +121,7 @@ class CatalogueWriteMixin:
                 comment="Created through the API.",
             )
         url = reverse(f"api:{self.basename}-detail", kwargs={"slug": instance.slug})
-        return self._respond(
-            instance, status.HTTP_201_CREATED, headers={"Location": request.build_absolute_uri(url)}
-        )
+        return self._respond(instance, status.HTTP_201_CREATED, headers={"Location": site_url(url)})
 
     def _update(self, request, *, partial):
         with transaction.atomic():

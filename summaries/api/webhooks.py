@@ -12,6 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.permissions import DjangoModelPermissions
 from rest_framework.response import Response
 
+from summaries.api.links import api_url
 from summaries.models import WebhookDelivery, WebhookEndpoint
 from summaries.models.webhooks import SUBSCRIBABLE_EVENT_TYPES, validate_event_types
 from summaries.webhooks import endpoints as services
@@ -67,6 +68,14 @@ class EditorChangePermissions(EditorPermissions):
     perms_map = {**EditorPermissions.perms_map, "POST": ["%(app_label)s.change_%(model_name)s"]}
 
 
+class SiteHyperlinkedIdentityField(serializers.HyperlinkedIdentityField):
+    """The object's API address on SITE_URL (links.py)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reverse = api_url
+
+
 class WebhookEndpointSerializer(serializers.ModelSerializer):
     events = serializers.ListField(
         child=serializers.ChoiceField(choices=SUBSCRIBABLE_EVENT_TYPES),
@@ -77,7 +86,7 @@ class WebhookEndpointSerializer(serializers.ModelSerializer):
         + ".",
     )
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    deliveries_url = serializers.HyperlinkedIdentityField(
+    deliveries_url = SiteHyperlinkedIdentityField(
         view_name="api:webhook-deliveries", read_only=True
     )
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -29,6 +30,31 @@ CONFIRMATION_TASK = "summaries.tasks.send_follow_confirmation"
 Kind = Subscription.Kind
 State = Subscription.State
 TARGET_MODELS = {Kind.CHANNEL: Channel, Kind.PERSON: Person, Kind.TOPIC: Topic}
+
+
+class AddressRefused(ValidationError):
+    """An address mail is never sent to: at an IP literal or a name that is not public."""
+
+
+REFUSED_ADDRESS = (
+    "Enter an address at a public domain name (not an IP address or a local name such as "
+    "localhost)."
+)
+
+
+def check_address(email: str) -> None:
+    """Raise AddressRefused unless the address's domain is a public name: an IP literal
+    (`a@[127.0.0.1]`), a single-label domain (`a@localhost`, `a@intranet`) or a name under
+    .localhost (loopback, RFC 6761) would send mail to the mail relay's own network."""
+    domain = email.rpartition("@")[2].strip().lower().removesuffix(".")
+    if (
+        not domain
+        or domain.startswith("[")
+        or "." not in domain
+        or domain == "localhost"
+        or domain.endswith(".localhost")
+    ):
+        raise AddressRefused(REFUSED_ADDRESS, code="local_address")
 
 
 class UnknownTarget(Exception):
@@ -75,10 +101,12 @@ def request_subscription(
     A follow already confirmed is left as it is (its frequency too: only the address's
     manage page changes it); a pending one takes the new frequency; an ended one is pending
     again. A confirmation is queued (after the commit) unless one was within
-    FOLLOW_CONFIRM_RESEND_AFTER seconds. Returns nothing, whatever happened.
+    FOLLOW_CONFIRM_RESEND_AFTER seconds. Returns nothing, whatever happened; raises
+    AddressRefused, writing nothing, for an address `check_address` refuses.
     """
     now = now or timezone.now()
     email = normalise_email(email)
+    check_address(email)
     with transaction.atomic():
         Subscriber.objects.get_or_create(email=email, defaults={"created_at": now})
         subscriber = Subscriber.objects.select_for_update().get(email=email)

@@ -20,7 +20,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Exists, OuterRef
 
-from summaries.linkcheck import Blocked, check_url
+from summaries.linkcheck import Blocked, default_resolver, parse_networks, parse_target
+from summaries.linkcheck.transport import NetError, vetted_addresses
 
 from .base import TimestampedModel
 
@@ -54,12 +55,62 @@ def new_webhook_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
 
 
+# Names that mean this machine, or the cloud's metadata service, whatever the resolver of
+# the web machine says (it may know none of them; the worker that delivers may).
+LOOPBACK = ("127.0.0.1", "::1")
+CLOUD_METADATA = ("169.254.169.254", "fd00:ec2::254")
+CLOUD_METADATA_NAMES = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+        "metadata.tencentyun.com",
+        "metadata.platformequinix.com",
+    }
+)
+# Names only a local network resolves (besides single labels, which a resolver completes
+# with its own search domains).
+LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".localdomain", ".home.arpa", ".lan")
+# Seconds a registration waits for DNS; a name that does not resolve in time is checked at
+# every delivery anyway.
+REGISTRATION_DNS_TIMEOUT = 2.0
+
+
+def _is_local_name(host: str) -> bool:
+    return "." not in host or host == "localhost" or host.endswith(LOCAL_SUFFIXES)
+
+
+def _registration_resolver(host: str) -> list[str]:
+    if host == "localhost" or host.endswith(".localhost"):
+        return list(LOOPBACK)  # RFC 6761: always loopback
+    if host in CLOUD_METADATA_NAMES:
+        return list(CLOUD_METADATA)
+    return default_resolver(host)
+
+
 def validate_webhook_url(url: str) -> None:
-    """Refuse what deliveries could never be sent to: other schemes, credentials in the
-    URL, internal addresses and odd ports (unless WEBHOOK_ALLOWED_NETWORKS opens them).
-    A name is checked again against what it resolves to at every delivery."""
+    """Refuse what deliveries could never be sent to, by the rules every delivery follows
+    (summaries.linkcheck.deliver): other schemes, credentials in the URL, odd ports, and
+    internal addresses (unless WEBHOOK_ALLOWED_NETWORKS opens them), a name's included:
+    it is resolved and each of its addresses vetted. `localhost` and cloud metadata names
+    count as the addresses they mean wherever they are resolved; a local name (one label,
+    .internal, .local, ...) that does not resolve here is refused; a public one that does
+    not resolve (yet) is accepted. Every delivery resolves and vets the name again."""
+    networks = parse_networks(settings.WEBHOOK_ALLOWED_NETWORKS)
     try:
-        check_url(url, allowed_networks=settings.WEBHOOK_ALLOWED_NETWORKS)
+        target = parse_target(url)
+        try:
+            vetted_addresses(
+                target,
+                resolver=_registration_resolver,
+                allowed_networks=networks,
+                timeout=REGISTRATION_DNS_TIMEOUT,
+            )
+        except NetError:
+            if _is_local_name(target.host):
+                raise Blocked(f"{target.host} is a local name, not a public one") from None
     except Blocked as blocked:
         raise ValidationError(
             f"Deliveries cannot be sent to this URL: {blocked.reason}.", code="blocked"

@@ -10,7 +10,9 @@ files):
   cache does not outlive it) and its cache tags (tags.py) in HTTP_CACHE_TAG_HEADER, `all` among
   them.
 - Anything else (signed-in users, previews, the admin, forms with a CSRF cookie, answers
-  that set a cookie, POSTs) is made `private` with no tags: a shared cache never keeps it.
+  that set a cookie, POSTs, and answers the page cache would not store under the request's
+  address: made-up parameters, API reads asking for another rendering, `keep_private`) is
+  made `private` with no tags: a shared cache never keeps it.
 """
 
 import threading
@@ -29,6 +31,17 @@ _PUBLIC_STATUSES = frozenset({200, 203, 204, 300, 304, 404, 410})
 _MISSING_STATUSES = frozenset({404, 410})
 _SHARED_DIRECTIVES = ("public", "s-maxage")
 API_PREFIX = "/api/"
+
+
+# Set on an answer that is public to browsers but must not be kept by a shared cache for
+# everyone (middleware.shared_caches_may_keep).
+PRIVATE_ATTRIBUTE = "curation_not_shared"
+
+
+def keep_private(response: HttpResponseBase) -> HttpResponseBase:
+    """Make `finish` give this answer to its client only (Cache-Control private)."""
+    setattr(response, PRIVATE_ATTRIBUTE, True)
+    return response
 
 
 def tag(response: HttpResponseBase, names: Iterable[str]) -> HttpResponseBase:
@@ -58,6 +71,7 @@ def is_public(request: HttpRequest, response: HttpResponseBase, names: set[str])
         and not response.cookies
         and not response.has_header("Set-Cookie")
         and not _is_private_request(request)
+        and not getattr(response, PRIVATE_ATTRIBUTE, False)
     )
 
 

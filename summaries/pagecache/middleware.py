@@ -106,9 +106,11 @@ def page_key(
     """The cache key of the page a request asks for, or None when it may not be cached.
 
     The key is the release (`release`), the scheme, the host, the path and the canonical
-    query string: the scheme and the host because pages carry absolute canonical URLs
-    (behind a TLS proxy the scheme is what SECURE_PROXY_SSL_HEADER says); and the content
-    coding the request accepts (by default).
+    query string, and the content coding the request accepts (by default). Pages build
+    their absolute links from SITE_URL (reader/absolute.py), not from the scheme or the
+    host; these stay in the key so that whatever else an answer might take from them
+    (behind a TLS proxy the scheme is what SECURE_PROXY_SSL_HEADER says) is never served
+    under another.
     """
     if query is None:
         query = request_query(request)
@@ -179,6 +181,18 @@ def may_serve_cached(request: HttpRequest) -> bool:
     if authorization is not None and not tokens.is_reader_token(authorization):
         return False
     return _accepts_json(request) and not _names_media_type_parameters(request)
+
+
+def shared_caches_may_keep(request: HttpRequest, response: HttpResponseBase) -> bool:
+    """Whether shared caches may keep this answer under the request's address, as far as
+    the page cache can tell: never when the view served another query string than the one
+    asked (made-up parameters, values it does not serve as written), nor an API read with
+    an Accept the page cache never shares (a media type parameter, or no JSON). Such an
+    answer is made private, so that a cache in front agrees with this one."""
+    if is_api(request) and (not _accepts_json(request) or _names_media_type_parameters(request)):
+        return False
+    served = getattr(response, CACHEABLE_ATTRIBUTE, None)
+    return served is None or served == request_query(request)
 
 
 class LocalPages:
@@ -318,15 +332,16 @@ class PageCacheMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         listening.listen()
         with remembered_per_request():
+            response = self.respond(request)
             # Shared caches in front keep only public answers, with their tags (edge.py).
-            return edge.finish(request, self.respond(request))
+            return edge.finish(request, response)
 
     def respond(self, request: HttpRequest) -> HttpResponseBase:
         if not may_serve_cached(request) or (
             # Placed before SecurityMiddleware: it redirects this request to HTTPS.
             self.redirect_to_https and not request.is_secure()
         ):
-            return self.get_response(request)
+            return self.render(request)
         query = request_query(request)
         key = page_key(request, query)
         generation: Generation = 0
@@ -353,7 +368,7 @@ class PageCacheMiddleware:
                     metrics.PAGE_CACHE_HITS.inc()
                     return answer_stored(request, stored)
         rendered_at = time.time()
-        response = self.get_response(request)
+        response = self.render(request)
         if not is_shared(request, response) or not isinstance(response, HttpResponse):
             return pages.limit_error_lifetime(response)
         if key is not None and is_storable(request, response, query):
@@ -364,7 +379,18 @@ class PageCacheMiddleware:
         # and compression still, Last-Modified not (no change time to check it against).
         encoding = pages.preferred_encoding(request)
         content, headers, etag, _ = pages.representations(response, (encoding,), None)[encoding]
-        return pages.answer(request, content, headers, etag, None)
+        answer = pages.answer(request, content, headers, etag, None)
+        if getattr(response, edge.PRIVATE_ATTRIBUTE, False):
+            edge.keep_private(answer)
+        return answer
+
+    def render(self, request: HttpRequest) -> HttpResponseBase:
+        """The view's answer, kept from shared caches when this cache would not store it
+        under the request's address (`shared_caches_may_keep`)."""
+        response = self.get_response(request)
+        if not shared_caches_may_keep(request, response):
+            edge.keep_private(response)
+        return response
 
 
 def mark_cacheable(

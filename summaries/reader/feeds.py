@@ -8,9 +8,11 @@ escapes it once more, as XML). Atom says which is which (RFC 4287 §3.1): <title
 """
 
 import re
+from typing import cast
 
 from django.contrib.syndication.views import Feed
 from django.db.models import OuterRef, Subquery
+from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed
@@ -18,6 +20,8 @@ from django.utils.html import escape
 from django.utils.text import normalize_newlines
 
 from summaries.models import Channel, Correction, Summary
+
+from .absolute import site_host, site_is_secure
 
 FEED_SIZE = 50
 SITE_NAME = "Curation"
@@ -79,6 +83,31 @@ class PlainTextAtomFeed(Atom1Feed):
         )
 
 
+class _OnSiteUrl:
+    """The request as Feed.get_feed reads it, but with SITE_URL's host and scheme: Django
+    makes the feed's and its items' links absolute with them (get_current_site, is_secure)."""
+
+    def __init__(self, request):
+        self._request = request
+
+    def get_host(self):
+        return site_host()
+
+    def is_secure(self):
+        return site_is_secure()
+
+    def __getattr__(self, name):
+        return getattr(self._request, name)
+
+
+class SiteFeed(Feed):
+    """A feed whose links start with SITE_URL, whatever the request's Host and scheme."""
+
+    def get_feed(self, obj, request):
+        # A stand-in for the request, with every attribute of it (typing.cast).
+        return super().get_feed(obj, cast(HttpRequest, _OnSiteUrl(request)))
+
+
 def live_summaries(**filters):
     """The newest live summaries with what an item shows, in one query for the whole feed."""
     return (
@@ -100,7 +129,7 @@ def last_public_change():
     )
 
 
-class LatestSummariesFeed(Feed):
+class LatestSummariesFeed(SiteFeed):
     """The latest live summaries across channels (RSS 2.0)."""
 
     feed_type = PlainTextRssFeed
@@ -167,7 +196,7 @@ class ChannelAtomFeed(ChannelFeed):
         return self.description(channel)
 
 
-class CorrectionsFeed(Feed):
+class CorrectionsFeed(SiteFeed):
     """The latest updates and corrections of live summaries (RSS 2.0), one item each."""
 
     feed_type: type[SyndicationFeed] = PlainTextRssFeed

@@ -31,7 +31,9 @@ Frequency = Subscription.Frequency
 
 
 class FollowForm(forms.Form):
-    email = forms.EmailField(label="E-mail address", max_length=254)
+    email = forms.EmailField(
+        label="E-mail address", max_length=254, validators=[signup.check_address]
+    )
     frequency = forms.ChoiceField(
         label="How often", choices=Frequency.choices, initial=Frequency.DAILY
     )

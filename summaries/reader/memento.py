@@ -24,6 +24,8 @@ from django.utils.http import http_date, parse_http_date
 
 from summaries.models import PublishedVersion
 
+from .absolute import site_url
+
 LINK_FORMAT = "application/link-format"
 # A version's address holds its time in UTC, to the second: 20261203141500.
 TIME_FORMAT = "%Y%m%d%H%M%S"
@@ -67,16 +69,16 @@ def parse_version_slug(value: str) -> datetime | None:
 
 
 def original_url(request: HttpRequest, slug: str) -> str:
-    return request.build_absolute_uri(reverse("summaries:summary-detail", args=[slug]))
+    return site_url(reverse("summaries:summary-detail", args=[slug]))
 
 
 def timemap_url(request: HttpRequest, slug: str) -> str:
-    return request.build_absolute_uri(reverse("summaries:summary-timemap", args=[slug]))
+    return site_url(reverse("summaries:summary-timemap", args=[slug]))
 
 
 def memento_url(request: HttpRequest, slug: str, moment: datetime) -> str:
     path = reverse("summaries:summary-version", args=[slug, version_slug(moment)])
-    return request.build_absolute_uri(path)
+    return site_url(path)
 
 
 def live_times(summary_id: int) -> list[datetime]:

@@ -35,6 +35,7 @@ from summaries.models import Summary
 from summaries.pagecache.middleware import canonical_query, mark_cacheable
 from summaries.pagecache.pages import SHARED_TTL
 
+from .absolute import site_host, site_url
 from .seo import SITE_NAME
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ class OEmbedError(Exception):
 def oembed_url(page_url: str, request) -> str:
     """The discovery link of a summary page."""
     query = urlencode({"url": page_url, "format": "json"})
-    return request.build_absolute_uri(reverse("oembed")) + "?" + query
+    return site_url(reverse("oembed")) + "?" + query
 
 
 def _dimension(request, name: str) -> int | None:
@@ -107,7 +108,8 @@ def _summary_for(url: str) -> Summary:
     except ValueError:
         raise not_found from None
     host = split_domain_port(parts.netloc.lower())[0]
-    if parts.scheme not in ("http", "https") or not validate_host(host, settings.ALLOWED_HOSTS):
+    known = host == split_domain_port(site_host())[0] or validate_host(host, settings.ALLOWED_HOSTS)
+    if parts.scheme not in ("http", "https") or not known:
         raise not_found
     try:
         match = resolve(parts.path)
@@ -130,7 +132,7 @@ def card(summary: Summary, request, *, maxwidth: int | None, maxheight: int | No
     """The oEmbed "rich" response for a summary."""
     video = summary.video
     channel = video.channel
-    page = request.build_absolute_uri(video.get_absolute_url())
+    page = site_url(video.get_absolute_url())
     width = max(MIN_WIDTH, min(DEFAULT_WIDTH, maxwidth or DEFAULT_WIDTH))
     text = Truncator(" ".join(summary.tldr.split())).chars(CARD_TEXT_CHARS)
     html = format_html(
@@ -142,7 +144,7 @@ def card(summary: Summary, request, *, maxwidth: int | None, maxheight: int | No
         title=video.title,
         channel=channel.name,
         text=text,
-        home=request.build_absolute_uri("/"),
+        home=site_url("/"),
         site=SITE_NAME,
     )
     data = {
@@ -150,9 +152,9 @@ def card(summary: Summary, request, *, maxwidth: int | None, maxheight: int | No
         "type": "rich",
         "title": video.title,
         "author_name": channel.name,
-        "author_url": request.build_absolute_uri(channel.get_absolute_url()),
+        "author_url": site_url(channel.get_absolute_url()),
         "provider_name": SITE_NAME,
-        "provider_url": request.build_absolute_uri("/"),
+        "provider_url": site_url("/"),
         # As long as a CDN may keep the summary's page: an unpublished summary's card
         # leaves consumers' caches when its page leaves shared caches.
         "cache_age": SHARED_TTL,
@@ -163,7 +165,7 @@ def card(summary: Summary, request, *, maxwidth: int | None, maxheight: int | No
     thumbnail = video.thumbnail
     if thumbnail is not None and (maxwidth is None or thumbnail.width <= maxwidth):
         if maxheight is None or thumbnail.height <= maxheight:
-            data["thumbnail_url"] = request.build_absolute_uri(thumbnail.src)
+            data["thumbnail_url"] = site_url(thumbnail.src)
             data["thumbnail_width"] = thumbnail.width
             data["thumbnail_height"] = thumbnail.height
     return data
@@ -188,6 +190,6 @@ def oembed(request):
     if video is not None and not request.user.is_authenticated:
         # The query kept: the page's own address, without maxwidth or maxheight; a request
         # spelled otherwise is answered and not stored.
-        page = request.build_absolute_uri(video.get_absolute_url())
+        page = site_url(video.get_absolute_url())
         mark_cacheable(response, canonical_query([("url", page), ("format", response_format)]))
     return response

@@ -16,6 +16,8 @@ from django.utils.text import Truncator
 
 from summaries.models import Video
 
+from .absolute import site_url
+
 SITE_NAME = "Curation"
 # Twitter cuts card descriptions at 200 characters; Open Graph gets the same text.
 SOCIAL_DESCRIPTION_CHARS = 200
@@ -48,7 +50,7 @@ def iso_duration(seconds: int) -> str:
 
 def canonical_url(summary, request) -> str:
     """The public page's absolute URL (also for the staff preview of the same summary)."""
-    return request.build_absolute_uri(summary.get_absolute_url())
+    return site_url(summary.get_absolute_url())
 
 
 def _video_urls(video) -> dict:
@@ -78,7 +80,7 @@ def _person(appearance, request) -> dict:
     data = {
         "@type": "Person",
         "name": person.name,
-        "url": request.build_absolute_uri(person.get_absolute_url()),
+        "url": site_url(person.get_absolute_url()),
     }
     if appearance.organisation is not None:
         data["affiliation"] = _organisation(appearance.organisation)
@@ -140,7 +142,7 @@ def video_object_jsonld(
     channel_org = {
         "@type": "Organization",
         "name": channel.name,
-        "url": channel.site_url or request.build_absolute_uri(channel.get_absolute_url()),
+        "url": channel.site_url or site_url(channel.get_absolute_url()),
     }
     data = {
         "@context": "https://schema.org",
@@ -160,14 +162,14 @@ def video_object_jsonld(
     # worker stores it the object stays valid schema.org, just not eligible for those
     # results, and storing it makes cached pages stale (summaries/thumbnails).
     if video.thumbnail is not None:
-        data["thumbnailUrl"] = request.build_absolute_uri(video.thumbnail.src)
+        data["thumbnailUrl"] = site_url(video.thumbnail.src)
     if appearances is None:
         appearances = video.appearances.all()
     actors = [_person(appearance, request) for appearance in appearances]
     if actors:
         data["actor"] = actors
     if transcript_url:
-        data["transcript"] = request.build_absolute_uri(transcript_url)
+        data["transcript"] = site_url(transcript_url)
     if changes is not None:
         data.update(_changes(summary, changes))
     clips = _clips(timed_chapters(summary) if chapters is None else chapters, video)
@@ -233,7 +235,7 @@ def social_meta(summary, request) -> dict:
     else:
         image, width = static(FALLBACK_IMAGE), FALLBACK_IMAGE_SIZE
         height = width
-    open_graph["og:image"] = twitter["twitter:image"] = request.build_absolute_uri(image)
+    open_graph["og:image"] = twitter["twitter:image"] = site_url(image)
     open_graph["og:image:width"], open_graph["og:image:height"] = width, height
     return {
         "canonical_url": url,

@@ -12,6 +12,18 @@ from django.urls import reverse
 
 from summaries.models import Channel, Person, Summary, Topic
 
+from .absolute import site_host, site_is_secure
+
+
+class SiteSitemap(Sitemap):
+    """Locations on SITE_URL, whatever the request's Host and scheme."""
+
+    def get_protocol(self, protocol=None):
+        return "https" if site_is_secure() else "http"
+
+    def get_domain(self, site=None):
+        return site_host()
+
 
 def live_summaries():
     """Live summaries with `changed_at`: when what a reader sees last changed.
@@ -21,7 +33,7 @@ def live_summaries():
     return Summary.objects.published().annotate(changed_at=Greatest("updated_at", "publish_at"))
 
 
-class SummarySitemap(Sitemap):
+class SummarySitemap(SiteSitemap):
     changefreq = "weekly"
     priority = 0.8
 
@@ -41,7 +53,7 @@ class SummarySitemap(Sitemap):
         return item.page_changed_at
 
 
-class ListingSitemap(Sitemap):
+class ListingSitemap(SiteSitemap):
     """Pages of a model that list live summaries; lastmod is the latest change among them."""
 
     model = None
@@ -82,7 +94,7 @@ class TopicSitemap(ListingSitemap):
     summary_lookup = "video__topics"
 
 
-class HomeSitemap(Sitemap):
+class HomeSitemap(SiteSitemap):
     """Pages that list every live summary or what they are about; lastmod is the latest
     change among all live summaries (read once per sitemap)."""
 

@@ -52,6 +52,7 @@ from . import (
     search_suggest,
     seo,
 )
+from .absolute import site_url
 from .compiled import CompiledQuery
 from .navigation import SectionMixin, breadcrumbs, section_crumb
 
@@ -762,7 +763,7 @@ class TranscriptView(SectionMixin, CachedPageMixin, TemplateView):
             paragraph_count=sum(len(section.passages) for section in sections),
             matching=matching,
             has_chapters=bool(starts),
-            canonical_url=self.request.build_absolute_uri(self.request.path),
+            canonical_url=site_url(self.request.path),
             breadcrumbs=breadcrumbs(
                 section_crumb("channels"),
                 (video.channel.name, video.channel.get_absolute_url()),

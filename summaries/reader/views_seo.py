@@ -4,11 +4,13 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from .absolute import site_url
+
 DISALLOWED = ("/admin/", "/preview/", "/api/")
 
 
 @require_GET
 def robots_txt(request):
     lines = ["User-agent: *", *(f"Disallow: {path}" for path in DISALLOWED), ""]
-    lines.append(f"Sitemap: {request.build_absolute_uri(reverse('sitemap'))}")
+    lines.append(f"Sitemap: {site_url(reverse('sitemap'))}")
     return HttpResponse("\n".join(lines) + "\n", content_type="text/plain; charset=utf-8")
