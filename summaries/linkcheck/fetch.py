@@ -42,6 +42,7 @@ from .transport import (
     classify,
     connect_first,
     default_resolver,
+    quick_ack,
     read_body,
     vetted_addresses,
 )
@@ -265,6 +266,7 @@ class _Fetch:
             decode_content=True,
             enforce_content_length=True,
         )
+        quick_ack(connection)
         return connection.getresponse()
 
     def _exchange(self, target: Target, addresses: list[IPAddress]) -> _Response:

@@ -446,6 +446,23 @@ def connect_first(
     raise error
 
 
+def quick_ack(connection: HTTPConnection) -> None:
+    """Acknowledge the answer's segments at once rather than after the delayed-ACK timer.
+
+    A server that writes its headers and its body separately with Nagle's algorithm on
+    holds the body back until the headers are acknowledged: with delayed ACKs that is
+    about 40 ms more per request on Linux. TCP_QUICKACK (Linux only) is set once the
+    request is sent, before reading; elsewhere nothing changes.
+    """
+    option = getattr(socket, "TCP_QUICKACK", None)
+    if option is None or connection.sock is None:
+        return
+    try:
+        connection.sock.setsockopt(socket.IPPROTO_TCP, option, 1)
+    except OSError:
+        pass
+
+
 def read_body(response: urllib3.BaseHTTPResponse, limit: int) -> tuple[bytes, bool]:
     """Up to limit bytes of decoded content, and whether there was more."""
     chunks: list[bytes] = []
