@@ -167,10 +167,12 @@ class BatchCheck:
     def host_ready(self, host: str) -> bool:
         """Whether the host has a free place here, within its current concurrency in the
         limiter (halved after push-back), and is not paused there."""
-        places = min(self.per_host, self.limiter.limit(host))
         with self.lock:
-            busy = self.active_per_host.get(host, 0) >= places
-        return not busy and self.limiter.wait_time(host) <= 0
+            active = self.active_per_host.get(host, 0)
+        # The limiter is asked only for a host with a free place here (it may be Redis).
+        if active >= self.per_host or active >= self.limiter.limit(host):
+            return False
+        return self.limiter.wait_time(host) <= 0
 
     def start_fetches(self, pool: Executor) -> None:
         """Start fetches for hosts that have work, a free place and no pause, round-robin."""
