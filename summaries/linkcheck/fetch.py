@@ -514,7 +514,10 @@ def _read_to_the_end(response: urllib3.BaseHTTPResponse) -> bool:
         left = response.length_remaining
         if left is None or left > DRAIN_LIMIT:
             return False
-        response.read(left + 1, decode_content=False)
+        try:
+            response.read(left + 1, decode_content=False)
+        except Exception:  # noqa: BLE001 - the answer stands; only the connection is lost
+            return False
     return bool(response.closed)
 
 
