@@ -85,7 +85,7 @@ class Kind:
     title: bool = False  # the report must carry the page's title
     error_class: str | None = None
     waits_deadline: bool = False  # holds a slot for the whole deadline
-    retry_after: float = 0.0  # seconds the host forbids requests after it
+    retry_after: float = 0.0  # seconds the URL must wait before it is asked again
     link_ok: bool | None = None  # what a plain link checker should say (None: state's)
 
     def plain_ok(self) -> bool:
@@ -105,6 +105,8 @@ KINDS = [
     Kind("s500", 10, "broken", 4, error_class="http"),  # a GET and 3 retries
     Kind("flaky503", 10, "ok", 2),  # 503 once, then 200
     Kind("ra429", 6, "ok", 2, retry_after=1.0),  # 429 with Retry-After: 1 once, then 200
+    # 503 with Retry-After: 120 every time: past the deadline, so asked once and broken.
+    Kind("ra503", 4, "broken", 1, error_class="http"),
     Kind("p301", 30, "redirected", 3),  # two 301 hops (absolute path, then relative)
     Kind("p308", 10, "redirected", 3),
     Kind("temp", 20, "ok", 3),  # 302 then 307: temporary, the link stays right
@@ -149,6 +151,9 @@ def title_of(path: str) -> str:
 
 
 class Handler(StubHandler):
+    # Connections are kept alive, as real servers do (HTTP/1.1; every answer has a length).
+    protocol_version = "HTTP/1.1"
+
     def page(self, text: str = "Some text.", content_type: str = "text/html; charset=utf-8"):
         title = title_of(self.path)
         body = (
@@ -184,6 +189,9 @@ class Handler(StubHandler):
         key = (run, index)
         with state.lock:
             state.last_at[run] = time.monotonic()
+            state.first_request.setdefault(run, state.last_at[run])
+            if kind in ("hang", "drip"):
+                state.slow_sent[run].append(state.last_at[run])
             state.requests[run] += 1
             state.in_flight[key] += 1
             state.max_in_flight[key] = max(state.max_in_flight[key], state.in_flight[key])
@@ -225,6 +233,8 @@ class Handler(StubHandler):
             self.send(200, body=state.pdf, content_type="application/pdf")
         elif kind in ("s404", "s410", "s500"):
             self.send(int(kind[1:]), body=b"<html><title>error</title></html>")
+        elif kind == "ra503":
+            self.send(503, {"Retry-After": "120"})
         elif kind in ("flaky503", "ra429"):
             with state.lock:
                 seen = state.seen[path]
@@ -279,6 +289,7 @@ class Handler(StubHandler):
                 return  # closed by the client (its deadline)
 
     def stream(self, kind: str) -> None:
+        self.close_connection = True  # the client stops reading: this connection ends
         head = f"<html><head><title>{title_of(self.path)}</title></head><body><p>".encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -321,6 +332,8 @@ class State:
         self.requests: Counter = Counter()
         self.strict_429s: Counter = Counter()
         self.last_at: dict[str, float] = {}
+        self.first_request: dict[str, float] = {}
+        self.slow_sent: dict[str, list[float]] = defaultdict(list)
 
     def stats(self) -> dict:
         with self.lock:
@@ -334,6 +347,8 @@ class State:
                 "requests": dict(self.requests),
                 "strict_429s": dict(self.strict_429s),
                 "last_at": dict(self.last_at),
+                "first_request": dict(self.first_request),
+                "slow_sent": dict(self.slow_sent),
             }
 
 
@@ -424,26 +439,23 @@ def lower_bound(
     """The shortest wall time any checker honouring the per-host cap could take.
 
     Per host: the slot-seconds its URLs need (minimum requests x delay, and the whole
-    deadline for a URL that never completes) shared by `per_host` slots, plus the
-    Retry-After pauses the host demands (nothing may be sent to it then), and never less
-    than its slowest single URL. The bound is the largest over hosts.
+    deadline for a URL that never completes) shared by `per_host` slots, and never less
+    than its slowest single URL, whose own time includes the Retry-After it must wait
+    before being asked again (a Retry-After binds that URL, not its host). The bound is
+    the largest over hosts.
     """
     slot: dict[int, float] = defaultdict(float)
-    pause: dict[int, float] = defaultdict(float)
     longest: dict[int, float] = defaultdict(float)
     for case in cases:
         kind = case.kind
         seconds = deadline if kind.waits_deadline else kind.requests * delay
         slot[case.host] += seconds
-        longest[case.host] = max(longest[case.host], seconds)
-        pause[case.host] += kind.retry_after
-    bounds = {
-        host: max(slot[host] / per_host + pause[host], longest[host] + pause[host]) for host in slot
-    }
+        longest[case.host] = max(longest[case.host], seconds + kind.retry_after)
+    bounds = {host: max(slot[host] / per_host, longest[host]) for host in slot}
     worst = max(bounds, key=bounds.get)
     text = (
-        f"host {host_name(worst)}: {slot[worst]:.1f} slot-s / {per_host} slots"
-        f" + {pause[worst]:.1f} s Retry-After, slowest single URL {longest[worst]:.1f} s"
+        f"host {host_name(worst)}: {slot[worst]:.1f} slot-s / {per_host} slots,"
+        f" slowest single URL {longest[worst]:.1f} s"
     )
     return bounds[worst], text
 
@@ -888,6 +900,27 @@ def print_table(header: tuple, table: list[tuple]) -> None:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 
 
+def print_phases(rows: list, final: dict, bound: float, deadline: float) -> None:
+    """Where each tool's time went, from the servers' side: start-up until its first
+    request, when the URLs that hold a slot for the whole deadline were sent (the bound
+    sends them at once), and what came after the last of them ended."""
+    for name, row, run, _hits, _urls in rows:
+        if "skipped" in row or run not in final["first_request"]:
+            continue
+        start, wall = row["started"], row["wall"]
+        first = final["first_request"][run] - start
+        slow = sorted(t - start for t in final["slow_sent"].get(run, []))
+        last = final["last_at"][run] - start
+        slow_text = ", ".join(f"+{t:.2f}" for t in slow) or "-"
+        tail = wall - (max(slow) + deadline) if slow else 0.0
+        print(
+            f"{name.split()[0]} phases: first request +{first:.2f} s; "
+            f"{deadline:.0f} s URLs sent at {slow_text} s; last request sent +{last:.2f} s; "
+            f"end +{wall:.2f} s ({tail:+.2f} s after the last {deadline:.0f} s URL's deadline; "
+            f"{wall - bound:+.2f} s over the bound)"
+        )
+
+
 def print_evidence_cost(rows: list, sources: int) -> None:
     """The vault's cost in check throughput (on against off) and its storage."""
     by_name = {name: row for name, row, _run, _hits, _urls in rows}
@@ -1049,6 +1082,7 @@ def main() -> int:
                 )
             )
         print_table(header, table)
+        print_phases(rows, final, bound, args.deadline)
         strict = final["strict_429s"]
         print(
             f"429s from the strict host {host_name(STRICT_HOST_INDEX)} (over 2 in flight): "

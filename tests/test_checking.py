@@ -25,6 +25,7 @@ from summaries.checking import tasks as checking_tasks
 from summaries.checking.limiter import RedisHostLimiter, get_host_limiter
 from summaries.editing import derived, workflow
 from summaries.linkcheck import CheckResult, InProcessHostLimiter, State
+from summaries.linkcheck.limits import INCREASE_AFTER
 from summaries.models import Citation, Source, SourceCheck
 from summaries.pagecache.generation import current_generation
 from tests.admin_forms import form_fields
@@ -595,6 +596,22 @@ def test_redis_limiter_shares_pauses():
     assert second.wait_time("a.test") > 0.1
     assert not second.acquire("a.test", timeout=0.05)
     assert second.acquire("a.test", timeout=2)
+
+
+@needs_redis
+def test_redis_limiter_shares_a_slow_down_and_its_recovery():
+    first = redis_limiter(per_host=2)
+    second = RedisHostLimiter(first.client, 2, slot_ttl=5.0, prefix=first.prefix)
+    first.slow_down("a.test")  # a 429 seen by one process
+    assert second.limit("a.test") == 1 and first.limit("b.test") == 2
+    assert second.acquire("a.test", timeout=0)
+    assert not first.acquire("a.test", timeout=0.05)  # one at a time, for everyone
+    second.release("a.test")
+    for _ in range(INCREASE_AFTER):
+        second.speed_up("a.test")
+    assert first.limit("a.test") == 2
+    assert first.acquire("a.test", timeout=0) and second.acquire("a.test", timeout=0)
+    assert first.wait_time("a.test") == 0.0  # slowed down, never paused
 
 
 def test_redis_limiter_sends_nothing_while_redis_is_down():

@@ -75,6 +75,16 @@ def test_a_host_paused_in_the_limiter_gets_no_new_fetch():
     assert list(check.queues) == ["a.test"]
 
 
+def test_a_host_slowed_down_in_the_limiter_gets_fetches_up_to_its_reduced_limit():
+    limiter = InProcessHostLimiter(2)
+    limiter.slow_down("a.test")  # it pushed back: one request at a time
+    check = make(A + B, limiter=limiter)
+    pool = HeldPool()
+    check.start_fetches(pool)
+    assert pool.started == [A[0], B[0]]  # not stopped, and not two at a time
+    assert list(check.queues["a.test"]) == A[1:]
+
+
 def test_sleeping_fetches_hold_no_place_but_count_beyond_twice_the_places():
     check = make([], max_in_flight=2)
     check.running = {Future(): ("u", "h") for _ in range(2)}

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from .fetch import fetch
 from .limits import HostLimiter, InProcessHostLimiter
 from .result import CheckResult, ErrorClass, State
+from .transport import KeepAlive
 
 # How long the dispatcher sleeps when every host with work is paused or at its limit.
 IDLE_POLL = 0.02
@@ -102,6 +103,10 @@ class BatchCheck:
         self.clock = clock
         self.stop_at = None if time_budget is None else clock() + time_budget
         self.fetch_options = dict(fetch_options or {})
+        # Connections kept alive between the requests of a host, for this batch only.
+        self.connections = self.fetch_options.pop("connections", None) or KeepAlive(
+            per_host=per_host
+        )
         # The fetch's waits before a retry go through sleep_without_a_place.
         self.sleep: Callable[[float], None] = self.fetch_options.pop("sleep", time.sleep)
         self.queues: OrderedDict[str, deque[str]] = OrderedDict()
@@ -126,6 +131,7 @@ class BatchCheck:
                 need_body=self.needs[url],
                 limiter=self.limiter,
                 sleep=functools.partial(self.sleep_without_a_place, host),
+                connections=self.connections,
                 **self.fetch_options,
             )
         except Exception as error:  # noqa: BLE001 - one bad URL must not lose the batch
@@ -159,10 +165,14 @@ class BatchCheck:
         return places_taken < self.max_in_flight
 
     def host_ready(self, host: str) -> bool:
-        """Whether the host has a free place here and is not paused in the limiter."""
+        """Whether the host has a free place here, within its current concurrency in the
+        limiter (halved after push-back), and is not paused there."""
         with self.lock:
-            busy = self.active_per_host.get(host, 0) >= self.per_host
-        return not busy and self.limiter.wait_time(host) <= 0
+            active = self.active_per_host.get(host, 0)
+        # The limiter is asked only for a host with a free place here (it may be Redis).
+        if active >= self.per_host or active >= self.limiter.limit(host):
+            return False
+        return self.limiter.wait_time(host) <= 0
 
     def start_fetches(self, pool: Executor) -> None:
         """Start fetches for hosts that have work, a free place and no pause, round-robin."""
@@ -230,8 +240,10 @@ class BatchCheck:
             ) as pool:
                 self.dispatch_until_done(pool)
         except BaseException as error:  # noqa: BLE001 - raised again in the calling thread
+            self.connections.close()
             self.finished.put(_Done(error))
         else:
+            self.connections.close()
             self.finished.put(_Done())
 
     def dispatch_until_done(self, pool: Executor) -> None:
@@ -289,23 +301,25 @@ def check_many(
 ) -> dict[str, CheckResult]:
     """Fetch every URL (url -> need_body) and return url -> CheckResult.
 
-    At most `max_in_flight` fetches are under way at once (threads), and at most `per_host`
-    of them per host in this process; a fetch sleeping before a retry (back-off or
-    Retry-After) holds neither, so fresh work overlaps the retry tail (up to
-    `max_in_flight` sleeping fetches more); each request also takes a slot from `host_limiter` (an
-    InProcessHostLimiter(per_host) by default; pass a shared one, e.g. Redis-backed, to
-    hold the limit across processes). A host that answers 429/503 is paused in the limiter
-    and gets no new fetch until the pause ends. Hosts are served round-robin, so one big
-    host does not starve the others. A URL listed twice is fetched once (with its body if
-    either asked for it). `on_result(url, result)` is called, in the calling thread, as each
-    result arrives (for progress bars and bulk writes), while a dispatcher thread keeps
-    starting fetches; if it raises, nothing new starts and it is raised once the fetches
-    in flight have ended. After `time_budget` seconds no new
-    fetch starts: the URLs never started are missing from the result, for the caller to
+    At most `max_in_flight` fetches are under way at once (threads), and at most `per_host` of
+    them per host in this process; a fetch sleeping before a retry (back-off or Retry-After)
+    holds neither, so fresh work overlaps the retry tail (up to `max_in_flight` sleeping fetches
+    more); each request also takes a slot from `host_limiter` (an InProcessHostLimiter(per_host)
+    by default; pass a shared one, e.g. Redis-backed, to hold the limit across processes). A
+    host that answers 429/503 is slowed down, not stopped: its concurrency is halved in the
+    limiter and recovers step by step (`limits`), the URL that got a Retry-After waits for it on
+    its own, and the host's other URLs go on at the reduced concurrency. Connections are kept
+    alive per host for the batch (`transport.KeepAlive`), reused only for an address just
+    vetted. Hosts are served round-robin, so one big host does not starve the others. A URL
+    listed twice is fetched once (with its body if either asked for it). `on_result(url,
+    result)` is called, in the calling thread, as each result arrives (for progress bars and
+    bulk writes), while a dispatcher thread keeps starting fetches; if it raises, nothing new
+    starts and it is raised once the fetches in flight have ended. After `time_budget` seconds
+    no new fetch starts: the URLs never started are missing from the result, for the caller to
     queue again (keep it under the task's soft time limit minus one fetch deadline). Once
-    `should_stop()` is true (its process is shutting down) the same happens at once: the
-    fetches in flight end, by their deadline at the latest, and nothing new starts.
-    `fetch_options` go to `fetch`.
+    `should_stop()` is true (its process is shutting down) the same happens at once: the fetches
+    in flight end, by their deadline at the latest, and nothing new starts. `fetch_options` go
+    to `fetch`.
     Two brakes for a worker cut off from its services: no new fetch starts while BACKLOG
     results wait for the caller (it cannot write them), and when a fetch got no slot in its
     whole deadline (the shared limiter unreachable, or the host's slots held elsewhere) the

@@ -4,8 +4,11 @@ Each name is resolved once per fetch with the injected resolver and every addres
 (`policy.vet_address`) before a connection is made to that very address; the Host header,
 TLS SNI and certificate verification keep the name, so a DNS answer that changes between
 the check and the connection (rebinding) cannot redirect the request. Every redirect hop
-goes through the same steps. Connections are plain urllib3 connection objects: no pool, no
-proxy (urllib3 never reads proxy variables from the environment) and no cookies.
+goes through the same steps. Connections are plain urllib3 connection objects: no proxy
+(urllib3 never reads proxy variables from the environment) and no cookies. Within a batch
+(`connections`, a `transport.KeepAlive`) a connection whose response was read to its end
+is kept for the host's next request, and taken again only for an address that request
+has just vetted; without one, every request has a connection of its own.
 
 A whole fetch (every hop, attempt and back-off wait) ends by `deadline`: a watchdog thread
 shuts the socket down when it passes, so a slow-drip body cannot outlive it.
@@ -13,6 +16,7 @@ shuts the socket down when it passes, so a slow-drip body cannot outlive it.
 
 from __future__ import annotations
 
+import http.client
 import random
 import ssl
 import time
@@ -30,12 +34,15 @@ from .page import HTML_TYPES, PDF_TYPES, HeadScanner, Page, media_type, read_pag
 from .policy import Blocked, IPAddress, IPNetwork, Target, parse_networks, parse_target
 from .result import CheckResult, ErrorClass, State
 from .transport import (
+    Connection,
     Guard,
+    KeepAlive,
     NetError,
     Resolver,
     classify,
     connect_first,
     default_resolver,
+    quick_ack,
     read_body,
     vetted_addresses,
 )
@@ -46,7 +53,8 @@ PERMANENT_REDIRECTS = frozenset({301, 308})
 UNVERIFIABLE_STATUSES = frozenset({401, 403, 407, 429})
 PUSHBACK_STATUSES = frozenset({429, 503})
 NOT_RETRIED_5XX = frozenset({501, 505})  # "not implemented", "version not supported"
-MAX_PAUSE = 60.0  # the longest a host is paused for everyone after pushing back
+# What is left of a response's body that is still read so its connection can be kept.
+DRAIN_LIMIT = 64 * 1024
 # A first request needs at least this share of the deadline left when its host slot comes
 # free; with less, a timeout would say nothing of the site, so the fetch counts as not
 # started (no slot in time) and is tried again later.
@@ -164,6 +172,7 @@ class _Options:
     keep_body: bool = False
     accept: str = DEFAULT_ACCEPT
     send_until: float | None = None
+    connections: KeepAlive | None = None
 
 
 class _Fetch:
@@ -225,6 +234,41 @@ class _Fetch:
             if limiter is not None:
                 limiter.release(target.host)
 
+    def _connection(
+        self, target: Target, addresses: list[IPAddress], guard: Guard, timeout: float
+    ) -> tuple[Connection, bool]:
+        """A kept-alive connection to one of the just vetted addresses, or a new one; and
+        whether it was kept."""
+        options = self.options
+        if options.connections is not None:
+            kept = options.connections.take(target, addresses, ssl_context=options.ssl_context)
+            if kept is not None:
+                kept.rearm(guard, timeout)
+                return kept, True
+        return self._connection_new(target, addresses, guard, timeout)
+
+    def _send(self, connection: Connection, target: Target) -> urllib3.BaseHTTPResponse:
+        options = self.options
+        headers = {
+            "Host": target.host_header,
+            "User-Agent": options.user_agent,
+            "Accept": options.accept,
+            "Accept-Encoding": ACCEPT_ENCODING,
+            "Accept-Language": "en;q=1.0, *;q=0.5",
+        }
+        if options.connections is None:
+            headers["Connection"] = "close"
+        connection.request(
+            "GET",
+            target.request_target,
+            headers=headers,
+            preload_content=False,
+            decode_content=True,
+            enforce_content_length=True,
+        )
+        quick_ack(connection)
+        return connection.getresponse()
+
     def _exchange(self, target: Target, addresses: list[IPAddress]) -> _Response:
         options = self.options
         remaining = self.remaining()
@@ -233,39 +277,28 @@ class _Fetch:
         self.attempts += 1
         started = options.clock()
         guard = Guard(remaining)
+        timeout = min(options.timeout, remaining)
         connection = None
-        answered = False
+        answered = keep = False
         try:
-            connection = connect_first(
-                target,
-                addresses,
-                guard=guard,
-                timeout=min(options.timeout, remaining),
-                ssl_context=options.ssl_context,
-            )
-            connection.request(
-                "GET",
-                target.request_target,
-                headers={
-                    "Host": target.host_header,
-                    "User-Agent": options.user_agent,
-                    "Accept": options.accept,
-                    "Accept-Encoding": ACCEPT_ENCODING,
-                    "Accept-Language": "en;q=1.0, *;q=0.5",
-                    "Connection": "close",
-                },
-                preload_content=False,
-                decode_content=True,
-                enforce_content_length=True,
-            )
-            response = connection.getresponse()
+            connection, kept = self._connection(target, addresses, guard, timeout)
+            try:
+                response = self._send(connection, target)
+            except (ConnectionError, http.client.HTTPException, urllib3.exceptions.HTTPError):
+                if not kept or guard.fired:
+                    raise
+                # The server closed the kept connection while it was idle: nothing of this
+                # request was answered, so it is sent once more on a connection of its own.
+                connection.close()
+                connection, kept = self._connection_new(target, addresses, guard, timeout)
+                response = self._send(connection, target)
             body = _Body(b"", complete=True)
             if response.status not in REDIRECT_STATUSES:
                 body = self._body(response)
             if guard.fired:  # the body may look complete when a shutdown ended it
                 raise NetError(ErrorClass.TIMEOUT, "deadline passed while reading")
             content_type = response.headers.get("Content-Type")
-            keep = options.keep_body and 200 <= response.status < 300 and body.complete
+            keep_body = options.keep_body and 200 <= response.status < 300 and body.complete
             page = None
             if body.read and not body.too_large:
                 page = read_page(body.data, content_type, complete=body.complete)
@@ -276,9 +309,10 @@ class _Fetch:
                 too_large=body.too_large,
                 elapsed=options.clock() - started,
                 address=str(connection.host),
-                body=body.data if keep else None,
+                body=body.data if keep_body else None,
             )
             answered = True
+            keep = options.connections is not None and _read_to_the_end(response)
             return answer
         except Exception as exc:
             if guard.fired:
@@ -289,7 +323,20 @@ class _Fetch:
         finally:
             guard.disarm(abort=not answered)
             if connection is not None:
-                connection.close()
+                if keep and not guard.fired and options.connections is not None:
+                    options.connections.give_back(
+                        target, connection, ssl_context=options.ssl_context
+                    )
+                else:
+                    connection.close()
+
+    def _connection_new(
+        self, target: Target, addresses: list[IPAddress], guard: Guard, timeout: float
+    ) -> tuple[Connection, bool]:
+        connection = connect_first(
+            target, addresses, guard=guard, timeout=timeout, ssl_context=self.options.ssl_context
+        )
+        return connection, False  # type: ignore[return-value]
 
     def _body(self, response: urllib3.BaseHTTPResponse) -> _Body:
         """As much of the body as the check needs.
@@ -340,17 +387,20 @@ class _Fetch:
             return None
         return wait
 
-    def push_back(self, target: Target, response: _Response, retry: int) -> None:
-        """A 429 or 503 pauses the host in the limiter, for every fetch that shares it.
+    def push_back(self, target: Target, response: _Response) -> None:
+        """A 429 or 503 slows the host down in the limiter (its concurrency halved, for
+        every fetch that shares it); any other answer is a step back to full speed.
 
-        For Retry-After or the back-off, but at most MAX_PAUSE seconds: a single 503 page
-        asking for an hour must not stall a whole batch.
+        The host is never stopped: its Retry-After binds the URL that got it (the retry
+        waits for it, `wait_before_retry`), and the host's other URLs go on meanwhile.
         """
         limiter = self.options.limiter
-        if limiter is not None and response.status in PUSHBACK_STATUSES:
-            backoff = min(self.options.max_backoff, self.options.backoff * 2.0**retry)
-            wait = max(backoff, _retry_after(response))
-            limiter.pause(target.host, min(wait, MAX_PAUSE))
+        if limiter is None:
+            return
+        if response.status in PUSHBACK_STATUSES:
+            limiter.slow_down(target.host)
+        else:
+            limiter.speed_up(target.host)
 
     def attempt(self, target: Target, addresses: list[IPAddress]) -> _Response | NetError:
         """The outcome (_Response or NetError) at one URL after retries."""
@@ -362,7 +412,7 @@ class _Fetch:
             except NetError as error:
                 outcome = error
             if isinstance(outcome, _Response):
-                self.push_back(target, outcome, retry)
+                self.push_back(target, outcome)
             if _is_retryable(outcome) and retry < self.options.retries:
                 # The wait holds no request slot: exchange() gave it back.
                 wait = self.wait_before_retry(outcome, retry)
@@ -457,6 +507,20 @@ def read_head(response: urllib3.BaseHTTPResponse, limit: int) -> tuple[bytes, bo
     return b"".join(chunks), True
 
 
+def _read_to_the_end(response: urllib3.BaseHTTPResponse) -> bool:
+    """Whether the response's body has been read whole (what is left of it is read here
+    when its length is known and small), so its connection can carry the next request."""
+    if not response.closed:
+        left = response.length_remaining
+        if left is None or left > DRAIN_LIMIT:
+            return False
+        try:
+            response.read(left + 1, decode_content=False)
+        except Exception:  # noqa: BLE001 - the answer stands; only the connection is lost
+            return False
+    return bool(response.closed)
+
+
 def _retry_after(response: _Response) -> float:
     """Seconds the server asked us to wait (0 without a valid Retry-After)."""
     if response.status not in PUSHBACK_STATUSES:
@@ -506,6 +570,7 @@ def fetch(
     keep_body: bool = False,
     accept: str = DEFAULT_ACCEPT,
     send_until: float | None = None,
+    connections: KeepAlive | None = None,
 ) -> CheckResult:
     """Check one URL and return what was found; never raises for network trouble.
 
@@ -537,6 +602,10 @@ def fetch(
     the evidence vault); without `need_body` it keeps nothing; `accept` is the
     Accept header sent. No request is sent once `clock()` reaches `send_until` (a batch's
     claim on the URL may have lapsed by then): the fetch ends as "no slot in time".
+    `connections` (a `KeepAlive`, one per batch) keeps connections alive between requests
+    to the same host, reused only for an address this fetch has vetted.
+    A 429 or 503 halves the host's concurrency in `limiter` (any other answer helps it
+    recover); the host is never paused: only the URL that got a Retry-After waits for it.
     """
     options = _Options(
         need_body=need_body,
@@ -559,5 +628,6 @@ def fetch(
         keep_body=keep_body and need_body,
         accept=accept,
         send_until=send_until,
+        connections=connections,
     )
     return _Fetch(url, options).run()

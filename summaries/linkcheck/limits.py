@@ -1,8 +1,13 @@
-"""Per-host concurrency limits and back-off, shared by every fetch of a process.
+"""Per-host concurrency limits, shared by every fetch of a process.
 
-`fetch` takes a slot for each request it sends (not while it sleeps between retries) and
-pauses a host that pushes back (429/503). The Celery layer can pass any object with the
-same three methods, e.g. one backed by Redis so that the limit holds across processes.
+`fetch` takes a slot for each request it sends (not while it sleeps between retries). A
+host that pushes back (429/503) is slowed down, not stopped: its concurrency is halved
+(never below one request at a time) and grows back by one after every INCREASE_AFTER
+answers without push-back, up to the configured limit (AIMD, as TCP does). The URL that
+got the push-back waits out its own Retry-After (`fetch`); the host's other URLs go on at
+the reduced concurrency. An explicit `pause` (nothing at all for a while) is still there
+for callers that need one. The Celery layer can pass any object with the same methods,
+e.g. one backed by Redis so that the limit holds across processes.
 """
 
 from __future__ import annotations
@@ -29,6 +34,19 @@ class HostLimiter(Protocol):
     def wait_time(self, host: str) -> float:
         """Seconds until the host's pause ends (0 when it is not paused)."""
 
+    def slow_down(self, host: str) -> None:
+        """The host pushed back: halve its concurrency (at least 1)."""
+
+    def speed_up(self, host: str) -> None:
+        """The host answered without pushing back: one step towards its full concurrency."""
+
+    def limit(self, host: str) -> int:
+        """The host's current concurrency (requests it may have in flight)."""
+
+
+# Answers without push-back after which a slowed-down host gets one more slot.
+INCREASE_AFTER = 5
+
 
 class InProcessHostLimiter:
     """At most `per_host` requests in flight per host within this process."""
@@ -40,6 +58,9 @@ class InProcessHostLimiter:
         self._clock = clock
         self._in_flight: dict[str, int] = {}
         self._paused_until: dict[str, float] = {}
+        # Hosts slowed down: their current limit, and answers since it last changed.
+        self._limit: dict[str, int] = {}
+        self._answers: dict[str, int] = {}
         self._condition = threading.Condition()
 
     def acquire(self, host: str, *, timeout: float | None = None) -> bool:
@@ -48,7 +69,8 @@ class InProcessHostLimiter:
             while True:
                 now = self._clock()
                 paused_for = self._paused_until.get(host, 0.0) - now
-                if paused_for <= 0 and self._in_flight.get(host, 0) < self.per_host:
+                limit = self._limit.get(host, self.per_host)
+                if paused_for <= 0 and self._in_flight.get(host, 0) < limit:
                     self._in_flight[host] = self._in_flight.get(host, 0) + 1
                     return True
                 if give_up_at is not None and now >= give_up_at:
@@ -87,3 +109,26 @@ class InProcessHostLimiter:
     def in_flight(self, host: str) -> int:
         with self._condition:
             return self._in_flight.get(host, 0)
+
+    def slow_down(self, host: str) -> None:
+        with self._condition:
+            self._limit[host] = max(1, self._limit.get(host, self.per_host) // 2)
+            self._answers[host] = 0
+
+    def speed_up(self, host: str) -> None:
+        with self._condition:
+            if host not in self._limit:
+                return
+            self._answers[host] += 1
+            if self._answers[host] < INCREASE_AFTER:
+                return
+            limit = self._limit[host] + 1
+            if limit >= self.per_host:
+                del self._limit[host], self._answers[host]
+            else:
+                self._limit[host], self._answers[host] = limit, 0
+            self._condition.notify_all()
+
+    def limit(self, host: str) -> int:
+        with self._condition:
+            return self._limit.get(host, self.per_host)
