@@ -659,3 +659,30 @@ def test_readers_are_never_shown_a_copy_not_matched_to_the_page_as_cited(site, s
 
     content_changed()
     assert "Archived copy, " in client.get(summary.get_absolute_url()).text
+
+
+def test_the_api_and_the_admin_call_a_copy_verified_only_when_it_matched_the_page_as_cited(
+    site, stub, client
+):
+    link = site.set("/a", status=404)
+    summary, [citation] = cite(link)
+    from summaries.editing import workflow
+
+    workflow.publish_summary(summary=summary, user=None)
+    fields = {"url": f"{stub.base}/web/20260101000000/{link}", "key_phrase": PHRASE}
+    fields |= {"verified_at": timezone.now(), "looked_up_at": timezone.now()}
+    copy = ArchivedCopy.objects.create(citation=citation, captured_at=timezone.now(), **fields)
+    detail = reverse("api:summary-detail", args=[summary.video.slug])
+
+    assert client.get(detail).json()["citations"][0]["archived_copy"]["verified"] is False
+    from summaries.admin.archives import FoundListFilter
+
+    found = FoundListFilter(None, {"found": ["yes"]}, ArchivedCopy, None)
+    assert not found.queryset(None, ArchivedCopy.objects.all()).exists()
+
+    ArchivedCopy.objects.filter(pk=copy.pk).update(matched_by="digest")
+    from summaries.pagecache.generation import content_changed
+
+    content_changed()
+    assert client.get(detail).json()["citations"][0]["archived_copy"]["verified"] is True
+    assert found.queryset(None, ArchivedCopy.objects.all()).get() == copy

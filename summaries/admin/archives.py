@@ -30,7 +30,7 @@ class FoundListFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         if self.value() == "yes":
-            return queryset.exclude(url="").filter(verified_at__isnull=False)
+            return queryset.exclude(url="").exclude(matched_by="").filter(verified_at__isnull=False)
         if self.value() == "no":
             return queryset.filter(url="")
         return queryset

@@ -181,6 +181,7 @@ _ARCHIVED_COPY_FIELDS = (
     "archived_copy__captured_at",
     "archived_copy__verified_at",
     "archived_copy__shown",
+    "archived_copy__matched_by",
 )
 _PART_FIELDS = {
     "key_points": (KeyPoint, ("id", "position", "title", "body", "body_html", "time", "pin")),

@@ -13,7 +13,7 @@ def copy_data(copy: ArchivedCopy | None) -> dict | None:
     """An archived copy as the API and webhooks show it; None when there is none."""
     if copy is None:
         return None
-    return copy_values(copy.url, copy.captured_at, copy.verified_at, copy.shown)
+    return copy_values(copy.url, copy.captured_at, copy.verified_at, copy.shown, copy.matched_by)
 
 
 def copy_values(
@@ -21,6 +21,7 @@ def copy_values(
     captured_at: datetime | None,
     verified_at: datetime | None,
     shown: bool,
+    matched_by: str,
 ) -> dict | None:
     """copy_data from the copy's values (a values() row); None when there is no copy."""
     if not url:
@@ -28,7 +29,8 @@ def copy_values(
     return {
         "url": url,
         "captured_at": _iso(captured_at),
-        "verified": verified_at is not None,
+        # Verified: fetched, and found to be the page as cited (archive.matching).
+        "verified": verified_at is not None and bool(matched_by),
         "verified_at": _iso(verified_at),
         "shown": shown,
     }
