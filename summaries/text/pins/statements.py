@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from .base import Kind
-from .reading import REPORTING, Reading, read
+from .reading import _AUXILIARY, NEGATORS, REPORTING, Reading, read
 from .tokens import _ATTRIBUTION, _NUMBER, _is_content, normalise
 
 # An elision inside a quote: "…", "...", "[…]", "(...)".
@@ -45,6 +45,22 @@ class _Statement:
     @property
     def content(self) -> set[str]:
         return {self.stems[k] for k in self.claim_positions}
+
+    @property
+    def predicate(self) -> int:
+        """The first token of what the statement says of its subject: its first verb
+        after the attribution (an auxiliary, a negation or a verb in the past: "the first
+        agent resolved…", "the servers were…"); the end of the statement when none is
+        told. What comes before it is what the statement is about."""
+        tokens = self.tokens
+        start = max(self.attribution, default=-1) + 1
+        if start < len(tokens) and tokens[start] == "that":
+            start += 1
+        for k in range(start, len(tokens)):
+            term = tokens[k]
+            if term in _VERB_WORDS or (len(term) > 4 and term.endswith("ed")):
+                return k
+        return len(tokens)
 
 
 def _statement(text: str, kind: Kind, *, bounded: bool = False) -> _Statement:
@@ -87,6 +103,8 @@ def _attribution(reading: Reading) -> frozenset[int]:
 
 
 _PRONOUNS = frozenset("he she they we i".split())
+# Words that are, or open, a verb: auxiliaries and negations.
+_VERB_WORDS = _AUXILIARY | NEGATORS
 
 
 def _is_name_like(reading: Reading, k: int) -> bool:

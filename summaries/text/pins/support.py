@@ -134,15 +134,25 @@ def _core(
     claim: list[int],
 ) -> int:
     """Where the point starts being said: in the first sentence of the passage that says
-    two or more of its words (rather than a sentence before it that only names its
-    subject), the start of the clause of the first of them. In a transcript without
+    two or more of its words, one of them of what it says of its subject (see
+    `_Statement.predicate`), the start of the clause of the first of them. A sentence
+    before it that says only the point's subject ("our first agent…" before "it resolved
+    31% of tickets") names what the point is about, not what it claims. In a transcript without
     punctuation, whose sentences are only stretches between pauses, the first word of the
     closest run of its words (a stray word said before is not where it starts), or the
     start of its clause when that is a few words before."""
     said: dict[int, list[int]] = {}
+    predicate = statement.predicate
+    of_the_predicate: set[int] = set()
     for k in claim:
         if k in pairs:
             said.setdefault(index.sentence[pairs[k]], []).append(pairs[k])
+            if k >= predicate:
+                of_the_predicate.add(pairs[k])
+
+    def _of_the_predicate(found: list[int]) -> bool:
+        return any(p in of_the_predicate for p in found)
+
     if not index.reading.punctuated:
         token = _closest_run(sorted(pairs.values()))
         start = token
@@ -151,7 +161,12 @@ def _core(
         if token - start > _CLAUSE_REACH:
             start = token
         return _beside(index, statement, start, -1)
-    first = min((s for s, found in said.items() if len(found) >= 2), default=min(said))
+    first = min(
+        (s for s, found in said.items() if len(found) >= 2 and _of_the_predicate(found)),
+        default=None,
+    )
+    if first is None:
+        first = min((s for s, found in said.items() if len(found) >= 2), default=min(said))
     token = min(said[first])
     start = index.sentence_starts[first]
     while token > start and index.clause[token - 1] == index.clause[token]:
