@@ -500,7 +500,11 @@ def _name_conflict(
     stated = [reading.tokens[k] for k in claim]
     passage = [index.tokens[p] for p in positions]
     said = set(passage)
-    for src, dest in _gaps(index, positions, stated, passage, edges=edges):
+    # Aligned by stems, as everything else is compared: "we delete" where the statement
+    # says "Lantern deletes" puts "we" in the name's place, not "delete".
+    stated_stems = [reading.stems[k] for k in claim]
+    passage_stems = [index.stems[p] for p in positions]
+    for src, dest in _gaps(index, positions, stated_stems, passage_stems, edges=edges):
         tight = len(src) <= 2 and len(dest) <= 2
         for i in src:
             k = claim[i]
@@ -508,6 +512,8 @@ def _name_conflict(
                 continue
             for j in dest:
                 other = passage[j]
+                if passage_stems[j] in stated_stems:
+                    continue
                 if _names_another(index, positions[j], other, stated, tight=tight) and (
                     not _misheard(other, reading.tokens[k])
                 ):
