@@ -41,3 +41,29 @@ def test_a_point_starts_in_the_sentence_before_when_that_says_more_than_its_subj
         limit=1,
     )
     assert spans[0].start == _start_of(words, "Our")
+
+
+QUESTION_AND_ANSWER = (
+    "So the money keeps coming in. Priya, is it a bubble? Let me think about that for a "
+    "second, because the numbers are big and the revenue is small. It's not a bubble. "
+    "Parts of the market are frothy, but the demand is real."
+)
+
+
+def test_the_passage_at_the_stated_time_decides_when_nothing_else_says_it_better():
+    words = _words(QUESTION_AND_ANSWER)
+    statement = "Shah says it's a bubble."
+    spans = suggest(statement, words, kind="point", limit=1)
+    answer = _start_of(words, "It's")
+    verdict = verify(statement, words, spans[0], kind="point", stated_time=answer)
+    assert verdict.status == Status.CONTRADICTED, verdict.reason
+
+
+def test_a_name_is_compared_with_the_word_in_its_place_not_the_verb_after_it():
+    # Auto captions: no capitals, no punctuation, so any word may be a name.
+    said = "and we delete what we receive within 24 hours and keep nothing after that"
+    words = _words(said)
+    statement = "Osei says Lantern deletes what it receives within 24 hours."
+    spans = suggest(statement, words, kind="point", limit=1)
+    verdict = verify(statement, words, spans[0], kind="point")
+    assert verdict.status == Status.PARAPHRASE, verdict.reason

@@ -10,6 +10,7 @@ an on-topic point made of the talk's words around a claim never made is not supp
 from __future__ import annotations
 
 import heapq
+import threading
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -265,9 +266,46 @@ def best_near(index: _Transcript, statement: _Statement, a: int, b: int) -> Supp
     return _best_of(index, statement, first, last, max_size=last - first + 1)
 
 
+def starting_in(index: _Transcript, statement: _Statement, a: int, b: int) -> Support | None:
+    """The best passage for the point whose first sentence is one tokens a to b touch."""
+    last_sentence = index.sentence[-1]
+    first, last = index.sentence[a], index.sentence[max(a, b - 1)]
+    best: Support | None = None
+    for start in range(first, last + 1):
+        hi = min(last_sentence, start + _MOST_SENTENCES - 1)
+        found = _best_of(index, statement, start, hi, max_size=_MOST_SENTENCES, holding=start)
+        if found is not None and found.a == index.sentence_starts[start]:
+            if best is None or found.share > best.share:
+                best = found
+    return best
+
+
+# The searches made in the last transcript searched: suggesting and verifying a point
+# look for it alike. Each keeps at least this many passages.
+_SEARCHES: dict[str, list[Support]] = {}
+_SEARCHED: list[_Transcript | None] = [None]
+_SEARCHES_KEPT = 256
+_SEARCH_LIMIT = 3
+_SEARCHES_LOCK = threading.Lock()
+
+
 def search(index: _Transcript, statement: _Statement, limit: int) -> list[Support]:
     """The best passages of the whole transcript for a point, best first, none
     overlapping."""
+    with _SEARCHES_LOCK:
+        kept = _SEARCHES.get(statement.text) if _SEARCHED[0] is index else None
+    if kept is not None and (len(kept) >= limit or limit <= _SEARCH_LIMIT):
+        return kept[:limit]
+    found = _search(index, statement, max(limit, _SEARCH_LIMIT))
+    with _SEARCHES_LOCK:
+        if _SEARCHED[0] is not index or len(_SEARCHES) >= _SEARCHES_KEPT:
+            _SEARCHES.clear()
+            _SEARCHED[0] = index
+        _SEARCHES[statement.text] = found
+    return found[:limit]
+
+
+def _search(index: _Transcript, statement: _Statement, limit: int) -> list[Support]:
     found: list[Support] = []
     exact = _said_word_for_word(index, statement)
     if exact is not None:
