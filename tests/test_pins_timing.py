@@ -67,3 +67,24 @@ def test_a_name_is_compared_with_the_word_in_its_place_not_the_verb_after_it():
     spans = suggest(statement, words, kind="point", limit=1)
     verdict = verify(statement, words, spans[0], kind="point")
     assert verdict.status == Status.PARAPHRASE, verdict.reason
+
+
+def test_in_auto_captions_a_point_is_said_by_words_said_together():
+    # No punctuation, no pauses: the "sentences" are long stretches, and words of the
+    # point said far apart in them are not a passage that says it.
+    filler = (
+        "and then we looked at the dashboards every morning with the whole team and "
+        "talked through what had changed overnight and what the customers had asked for "
+    )
+    said = (
+        "the agent answers tickets all day long "
+        + filler
+        + "we now ship to 14 countries "
+        + filler
+        + "and the docs come in several languages for the support staff"
+    )
+    words = _words(said)
+    statement = "Hartmann says the agent speaks 14 languages."
+    spans = suggest(statement, words, kind="point", limit=1)
+    verdict = verify(statement, words, spans[0], kind="point") if spans else None
+    assert verdict is None or verdict.status == Status.NOT_FOUND, verdict.reason

@@ -69,6 +69,8 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
     weights = [index.weight(stem) for stem in stems]
     pairs = _in_order(claim, stems, positions, [index.stems[p] for p in positions])
     pairs.update(_moved_phrases(claim, stems, positions, index, pairs))
+    if not index.reading.punctuated:
+        pairs = _said_together(pairs, weights, claim, _MOST_SENTENCES * len(statement.tokens))
     if not pairs:
         return None
     matched = {claim.index(k) for k in pairs}
@@ -94,6 +96,28 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
         _main(index, pairs, weights, claim),
         last,
     )
+
+
+def _said_together(
+    pairs: dict[int, int], weights: list[float], claim: list[int], reach: int
+) -> dict[int, int]:
+    """The pairs whose passage words are said within `reach` tokens of one another, where
+    most of the point's weight is: in a transcript without punctuation, whose sentences
+    are only guessed, a passage is as long as a few sentences of the point's own length,
+    and words of it said further off are not what says it."""
+    weight = {k: weights[i] for i, k in enumerate(claim)}
+    said = sorted(pairs.items(), key=lambda pair: pair[1])
+    best: tuple[float, int, int] = (-1.0, 0, 0)
+    lo, total = 0, 0.0
+    for hi, (k, position) in enumerate(said):
+        total += weight[k]
+        while position - said[lo][1] >= reach:
+            total -= weight[said[lo][0]]
+            lo += 1
+        if total > best[0]:
+            best = (total, lo, hi)
+    _, lo, hi = best
+    return dict(said[lo : hi + 1])
 
 
 def _beside(index: _Transcript, statement: _Statement, token: int, step: int) -> int:
