@@ -99,10 +99,18 @@ def _attribution(reading: Reading) -> frozenset[int]:
             j -= 1
         if len(marked) > 1 or (k and tokens[k - 1] in _PRONOUNS):
             return frozenset(marked)
+        # What says it, opening the statement: "The filing says…", "The report argues…".
+        if (
+            k in (2, 3)
+            and tokens[0] in _DETERMINERS
+            and all(t.isalpha() and _is_content(t) for t in tokens[1:k])
+        ):
+            return frozenset(range(k + 1))
     return frozenset()
 
 
 _PRONOUNS = frozenset("he she they we i".split())
+_DETERMINERS = frozenset("the a an this that its their his her our".split())
 # Words that are, or open, a verb: auxiliaries and negations.
 _VERB_WORDS = _AUXILIARY | NEGATORS
 
