@@ -88,3 +88,16 @@ def test_in_auto_captions_a_point_is_said_by_words_said_together():
     spans = suggest(statement, words, kind="point", limit=1)
     verdict = verify(statement, words, spans[0], kind="point") if spans else None
     assert verdict is None or verdict.status == Status.NOT_FOUND, verdict.reason
+
+
+def test_a_name_said_in_the_next_sentence_is_not_said_in_the_passage():
+    said = (
+        "Then the nuclear deals. In the autumn Microsoft signed a deal to restart a reactor at "
+        "Three Mile Island by 2028. Google and Amazon went for small modular reactors instead."
+    )
+    words = _words(said)
+    statement = "Shah says Google signed a deal to restart a reactor at Three Mile Island."
+    spans = suggest(statement, words, kind="point", limit=1)
+    verdict = verify(statement, words, spans[0], kind="point")
+    assert verdict.status == Status.CONTRADICTED, verdict.reason
+    assert "'microsoft'" in verdict.reason

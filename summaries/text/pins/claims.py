@@ -603,7 +603,9 @@ def _conflict(
     # welcome") is compared too; a point's names only between words it shares with the
     # passage, since a point opens with whoever it is about or said it.
     edges = statement.kind != "point"
-    margin = 3
+    # A point's passage is whole sentences: the words around it are another sentence's,
+    # and a name said there ("… by 2028. Google and Amazon…") is not said in the passage.
+    margin = 3 if edges else 0
     positions = list(range(max(0, a - margin), min(len(index.tokens), b + margin)))
     return (
         _quantity_conflict(index, a, b, statement)
