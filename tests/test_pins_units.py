@@ -63,3 +63,12 @@ def test_the_editor_reads_both_quantities():
         "The arm weighs 62 kilograms and lifts boxes all day.", "She says the arm weighs 62 pounds."
     )
     assert reason == "the transcript says 62 kilograms, the statement says 62 pounds"
+
+
+def test_a_count_of_what_was_just_named_is_compared_with_the_statement_count():
+    status, reason = _judge(
+        "And the audit reports are public. We published 12 of them last year.",
+        "Osei says Lantern published 20 audit reports last year.",
+    )
+    assert status == Status.CONTRADICTED, reason
+    assert "12" in reason and "20" in reason

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from rapidfuzz import fuzz
@@ -310,6 +310,7 @@ def _quantity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
         for q in _quantities(statement.reading, 0, len(statement.tokens), index.names)
         if q.position not in statement.attribution
     ]
+    said = [_referred(index, a, q, stated) for q in said]
     matched = [other for other in said if any(q.same(other) for q in stated)]
     for quantity in stated:
         if any(quantity.same(other) for other in said):
@@ -325,6 +326,24 @@ def _quantity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
                     f"the transcript says {other.spoken()}, the statement says {quantity.spoken()}"
                 )
     return None
+
+
+_REFERRING = frozenset("them those these".split())
+
+
+def _referred(index: _Transcript, a: int, said: _Quantity, stated: list[_Quantity]) -> _Quantity:
+    """A count said of what was just named ("the audit reports are public. We published
+    12 of them") counts what the passage names before it: the statement's counted things
+    the passage says before the count."""
+    tokens = index.tokens
+    k = said.position
+    if said.family or said.nouns or k + 2 >= len(tokens):
+        return said
+    if tokens[k + 1] != "of" or tokens[k + 2] not in _REFERRING:
+        return said
+    before = set(index.stems[a:k])
+    nouns = frozenset(n for q in stated for n in q.nouns if n in before)
+    return replace(said, nouns=nouns) if nouns else said
 
 
 def _comparable(stated: _Quantity, said: _Quantity) -> bool:
