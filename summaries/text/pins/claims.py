@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from rapidfuzz import fuzz
@@ -55,9 +55,54 @@ _units("energy", "wh", 1, "watt-hours")
 _units("energy", "kwh", 10**3, "kilowatt-hours")
 _units("energy", "mwh", 10**6, "megawatt-hours")
 _units("energy", "gwh", 10**9, "gigawatt-hours")
+_units("mass", "mg milligram milligrams", Fraction(1, 10**6), "milligrams")
+_units("mass", "gram grams gramme grammes", Fraction(1, 1000), "grams")
+_units("mass", "kg kgs kilo kilos kilogram kilograms kilogramme kilogrammes", 1, "kilograms")
+_units("mass", "tonne tonnes ton tons", 1000, "tonnes")
+_units("mass", "oz ounce ounces", Fraction(28349523125, 10**12), "ounces")
+_units("mass", "lb lbs", Fraction(45359237, 10**8), "pounds")
+_units("length", "nm nanometre nanometres nanometer nanometers", Fraction(1, 10**9), "nanometres")
+_units("length", "mm millimetre millimetres millimeter millimeters", Fraction(1, 1000), "mm")
+_units("length", "cm centimetre centimetres centimeter centimeters", Fraction(1, 100), "cm")
+_units("length", "metre metres meter meters", 1, "metres")
+_units("length", "km kilometre kilometres kilometer kilometers", 1000, "kilometres")
+_units("length", "inch inches", Fraction(254, 10**4), "inches")
+_units("length", "ft foot feet", Fraction(3048, 10**4), "feet")
+_units("length", "yard yards yd yds", Fraction(9144, 10**4), "yards")
+_units("length", "mile miles", Fraction(1609344, 1000), "miles")
+_units("length per time", "mph", Fraction(1609344, 3600 * 1000), "miles an hour")
+_units("length per time", "kph kmh", Fraction(1000, 3600), "km an hour")
+_units("volume", "ml millilitre millilitres milliliter milliliters", Fraction(1, 1000), "ml")
+_units("volume", "litre litres liter liters", 1, "litres")
+_units("volume", "gallon gallons", Fraction(3785411784, 10**9), "gallons")
+# Temperatures are not multiples of one another: each scale is a family of its own.
+_units("celsius", "celsius centigrade", 1, "degrees Celsius")
+_units("fahrenheit", "fahrenheit", 1, "degrees Fahrenheit")
+_units("frequency", "hz hertz", 1, "hertz")
+_units("frequency", "khz kilohertz", 10**3, "kilohertz")
+_units("frequency", "mhz megahertz", 10**6, "megahertz")
+_units("frequency", "ghz gigahertz", 10**9, "gigahertz")
+_units("bits", "bit bits", 1, "bits")
+_units("bits", "kilobit kilobits kbit", 10**3, "kilobits")
+_units("bits", "megabit megabits mbit", 10**6, "megabits")
+_units("bits", "gigabit gigabits gbit", 10**9, "gigabits")
+_units("bits", "terabit terabits tbit", 10**12, "terabits")
+_units("bits per time", "bps", 1, "bits a second")
+_units("bits per time", "kbps", 10**3, "kilobits a second")
+_units("bits per time", "mbps", 10**6, "megabits a second")
+_units("bits per time", "gbps", 10**9, "gigabits a second")
+_units("bits per time", "tbps", 10**12, "terabits a second")
+_units("flops", "flop flops", 1, "FLOPs")
+_units("flops", "gigaflop gigaflops gflops", 10**9, "gigaFLOPs")
+_units("flops", "teraflop teraflops tflops", 10**12, "teraFLOPs")
+_units("flops", "petaflop petaflops pflops", 10**15, "petaFLOPs")
+_units("flops", "exaflop exaflops eflops", 10**18, "exaFLOPs")
 _units("money", "dollars dollar bucks usd", 1, "dollars")
 _units("money", "cents cent", Fraction(1, 100), "dollars")
 _units("pounds", "pounds pound gbp", 1, "pounds")
+# Units one word names in two families: "pounds" of money ("£62" reads "62 pounds") or of
+# mass ("62 pounds" of arm). Such a quantity is the same as, and compared with, either.
+_OTHER_READING: dict[str, tuple[str, Fraction]] = {"pounds": ("mass", Fraction(45359237, 10**8))}
 _units("euros", "euros euro eur", 1, "euros")
 _units("percent", "percent", 1, "percent")
 _units("times", "times fold x", 1, "times")
@@ -100,6 +145,10 @@ class _Quantity:
         ("$1 billion" and "one billion")."""
         if self.family == other.family:
             return self.size == other.size
+        for one, another in ((self, other), (other, self)):
+            family, size = _OTHER_READING.get(one.unit, ("", 0))
+            if family and family == another.family:
+                return one.value * size == another.size
         bare = (self.family == "" and not self.nouns) or (other.family == "" and not other.nouns)
         return bare and self.value == other.value
 
@@ -155,7 +204,9 @@ def _rate(tokens: Sequence[str], j: int, end: int) -> tuple[str, str, Fraction] 
     """ "a month", "per hour" after a quantity: (family, "a month", size)."""
     if j + 1 < end and tokens[j] in _RATE_WORDS and tokens[j + 1] in _UNITS:
         family, unit, size = _UNITS[tokens[j + 1]]
-        return family, f"a {unit.rstrip('s')}", size
+        one = unit.rstrip("s")
+        article = "an" if one[0] in "aeiou" or one.startswith("hour") else "a"
+        return family, f"{article} {one}", size
     return None
 
 
@@ -259,6 +310,7 @@ def _quantity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
         for q in _quantities(statement.reading, 0, len(statement.tokens), index.names)
         if q.position not in statement.attribution
     ]
+    said = [_referred(index, a, q, stated) for q in said]
     matched = [other for other in said if any(q.same(other) for q in stated)]
     for quantity in stated:
         if any(quantity.same(other) for other in said):
@@ -276,10 +328,30 @@ def _quantity_conflict(index: _Transcript, a: int, b: int, statement: _Statement
     return None
 
 
+_REFERRING = frozenset("them those these".split())
+
+
+def _referred(index: _Transcript, a: int, said: _Quantity, stated: list[_Quantity]) -> _Quantity:
+    """A count said of what was just named ("the audit reports are public. We published
+    12 of them") counts what the passage names before it: the statement's counted things
+    the passage says before the count."""
+    tokens = index.tokens
+    k = said.position
+    if said.family or said.nouns or k + 2 >= len(tokens):
+        return said
+    if tokens[k + 1] != "of" or tokens[k + 2] not in _REFERRING:
+        return said
+    before = set(index.stems[a:k])
+    nouns = frozenset(n for q in stated for n in q.nouns if n in before)
+    return replace(said, nouns=nouns) if nouns else said
+
+
 def _comparable(stated: _Quantity, said: _Quantity) -> bool:
     """Whether two quantities measure the same thing, so that different values disagree."""
     if stated.family != said.family:
-        return False
+        return _OTHER_READING.get(stated.unit, ("",))[0] == said.family != "" or (
+            _OTHER_READING.get(said.unit, ("",))[0] == stated.family != ""
+        )
     if stated.family:
         return True
     if stated.nouns or said.nouns:
@@ -447,7 +519,11 @@ def _name_conflict(
     stated = [reading.tokens[k] for k in claim]
     passage = [index.tokens[p] for p in positions]
     said = set(passage)
-    for src, dest in _gaps(index, positions, stated, passage, edges=edges):
+    # Aligned by stems, as everything else is compared: "we delete" where the statement
+    # says "Lantern deletes" puts "we" in the name's place, not "delete".
+    stated_stems = [reading.stems[k] for k in claim]
+    passage_stems = [index.stems[p] for p in positions]
+    for src, dest in _gaps(index, positions, stated_stems, passage_stems, edges=edges):
         tight = len(src) <= 2 and len(dest) <= 2
         for i in src:
             k = claim[i]
@@ -455,6 +531,8 @@ def _name_conflict(
                 continue
             for j in dest:
                 other = passage[j]
+                if passage_stems[j] in stated_stems:
+                    continue
                 if _names_another(index, positions[j], other, stated, tight=tight) and (
                     not _misheard(other, reading.tokens[k])
                 ):
@@ -544,7 +622,9 @@ def _conflict(
     # welcome") is compared too; a point's names only between words it shares with the
     # passage, since a point opens with whoever it is about or said it.
     edges = statement.kind != "point"
-    margin = 3
+    # A point's passage is whole sentences: the words around it are another sentence's,
+    # and a name said there ("… by 2028. Google and Amazon…") is not said in the passage.
+    margin = 3 if edges else 0
     positions = list(range(max(0, a - margin), min(len(index.tokens), b + margin)))
     return (
         _quantity_conflict(index, a, b, statement)

@@ -8,6 +8,7 @@ from bisect import bisect_left
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..transcripts import Word
 from .base import Span, span_of
@@ -32,6 +33,11 @@ class _Transcript:
     reading: Reading
     # Tokens written as names somewhere inside a sentence ("Nova", "Parcelly").
     names: frozenset[str]
+
+    @cached_property
+    def token_starts(self) -> list[float]:
+        """When each token starts being said, in seconds (ascending)."""
+        return [self.words[first].start for first in self.first_word]
 
     @property
     def uncased(self) -> bool:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from .base import Kind
-from .reading import REPORTING, Reading, read
+from .reading import _AUXILIARY, NEGATORS, REPORTING, Reading, read
 from .tokens import _ATTRIBUTION, _NUMBER, _is_content, normalise
 
 # An elision inside a quote: "…", "...", "[…]", "(...)".
@@ -46,6 +46,22 @@ class _Statement:
     def content(self) -> set[str]:
         return {self.stems[k] for k in self.claim_positions}
 
+    @property
+    def predicate(self) -> int:
+        """The first token of what the statement says of its subject: its first verb
+        after the attribution (an auxiliary, a negation or a verb in the past: "the first
+        agent resolved…", "the servers were…"); the end of the statement when none is
+        told. What comes before it is what the statement is about."""
+        tokens = self.tokens
+        start = max(self.attribution, default=-1) + 1
+        if start < len(tokens) and tokens[start] == "that":
+            start += 1
+        for k in range(start, len(tokens)):
+            term = tokens[k]
+            if term in _VERB_WORDS or (len(term) > 4 and term.endswith("ed")):
+                return k
+        return len(tokens)
+
 
 def _statement(text: str, kind: Kind, *, bounded: bool = False) -> _Statement:
     """A statement read as the judge compares it; `bounded` when the transcript it is
@@ -83,10 +99,20 @@ def _attribution(reading: Reading) -> frozenset[int]:
             j -= 1
         if len(marked) > 1 or (k and tokens[k - 1] in _PRONOUNS):
             return frozenset(marked)
+        # What says it, opening the statement: "The filing says…", "The report argues…".
+        if (
+            k in (2, 3)
+            and tokens[0] in _DETERMINERS
+            and all(t.isalpha() and _is_content(t) for t in tokens[1:k])
+        ):
+            return frozenset(range(k + 1))
     return frozenset()
 
 
 _PRONOUNS = frozenset("he she they we i".split())
+_DETERMINERS = frozenset("the a an this that its their his her our".split())
+# Words that are, or open, a verb: auxiliaries and negations.
+_VERB_WORDS = _AUXILIARY | NEGATORS
 
 
 def _is_name_like(reading: Reading, k: int) -> bool:

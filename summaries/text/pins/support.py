@@ -10,6 +10,7 @@ an on-topic point made of the talk's words around a claim never made is not supp
 from __future__ import annotations
 
 import heapq
+import threading
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -68,6 +69,8 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
     weights = [index.weight(stem) for stem in stems]
     pairs = _in_order(claim, stems, positions, [index.stems[p] for p in positions])
     pairs.update(_moved_phrases(claim, stems, positions, index, pairs))
+    if not index.reading.punctuated:
+        pairs = _said_together(pairs, weights, claim, _MOST_SENTENCES * len(statement.tokens))
     if not pairs:
         return None
     matched = {claim.index(k) for k in pairs}
@@ -93,6 +96,28 @@ def support(index: _Transcript, statement: _Statement, first: int, last: int) ->
         _main(index, pairs, weights, claim),
         last,
     )
+
+
+def _said_together(
+    pairs: dict[int, int], weights: list[float], claim: list[int], reach: int
+) -> dict[int, int]:
+    """The pairs whose passage words are said within `reach` tokens of one another, where
+    most of the point's weight is: in a transcript without punctuation, whose sentences
+    are only guessed, a passage is as long as a few sentences of the point's own length,
+    and words of it said further off are not what says it."""
+    weight = {k: weights[i] for i, k in enumerate(claim)}
+    said = sorted(pairs.items(), key=lambda pair: pair[1])
+    best: tuple[float, int, int] = (-1.0, 0, 0)
+    lo, total = 0, 0.0
+    for hi, (k, position) in enumerate(said):
+        total += weight[k]
+        while position - said[lo][1] >= reach:
+            total -= weight[said[lo][0]]
+            lo += 1
+        if total > best[0]:
+            best = (total, lo, hi)
+    _, lo, hi = best
+    return dict(said[lo : hi + 1])
 
 
 def _beside(index: _Transcript, statement: _Statement, token: int, step: int) -> int:
@@ -134,15 +159,25 @@ def _core(
     claim: list[int],
 ) -> int:
     """Where the point starts being said: in the first sentence of the passage that says
-    two or more of its words (rather than a sentence before it that only names its
-    subject), the start of the clause of the first of them. In a transcript without
+    two or more of its words, one of them of what it says of its subject (see
+    `_Statement.predicate`), the start of the clause of the first of them. A sentence
+    before it that says only the point's subject ("our first agent…" before "it resolved
+    31% of tickets") names what the point is about, not what it claims. In a transcript without
     punctuation, whose sentences are only stretches between pauses, the first word of the
     closest run of its words (a stray word said before is not where it starts), or the
     start of its clause when that is a few words before."""
     said: dict[int, list[int]] = {}
+    predicate = statement.predicate
+    of_the_predicate: set[int] = set()
     for k in claim:
         if k in pairs:
             said.setdefault(index.sentence[pairs[k]], []).append(pairs[k])
+            if k >= predicate:
+                of_the_predicate.add(pairs[k])
+
+    def _of_the_predicate(found: list[int]) -> bool:
+        return any(p in of_the_predicate for p in found)
+
     if not index.reading.punctuated:
         token = _closest_run(sorted(pairs.values()))
         start = token
@@ -151,7 +186,12 @@ def _core(
         if token - start > _CLAUSE_REACH:
             start = token
         return _beside(index, statement, start, -1)
-    first = min((s for s, found in said.items() if len(found) >= 2), default=min(said))
+    first = min(
+        (s for s, found in said.items() if len(found) >= 2 and _of_the_predicate(found)),
+        default=None,
+    )
+    if first is None:
+        first = min((s for s, found in said.items() if len(found) >= 2), default=min(said))
     token = min(said[first])
     start = index.sentence_starts[first]
     while token > start and index.clause[token - 1] == index.clause[token]:
@@ -250,9 +290,46 @@ def best_near(index: _Transcript, statement: _Statement, a: int, b: int) -> Supp
     return _best_of(index, statement, first, last, max_size=last - first + 1)
 
 
+def starting_in(index: _Transcript, statement: _Statement, a: int, b: int) -> Support | None:
+    """The best passage for the point whose first sentence is one tokens a to b touch."""
+    last_sentence = index.sentence[-1]
+    first, last = index.sentence[a], index.sentence[max(a, b - 1)]
+    best: Support | None = None
+    for start in range(first, last + 1):
+        hi = min(last_sentence, start + _MOST_SENTENCES - 1)
+        found = _best_of(index, statement, start, hi, max_size=_MOST_SENTENCES, holding=start)
+        if found is not None and found.a == index.sentence_starts[start]:
+            if best is None or found.share > best.share:
+                best = found
+    return best
+
+
+# The searches made in the last transcript searched: suggesting and verifying a point
+# look for it alike. Each keeps at least this many passages.
+_SEARCHES: dict[str, list[Support]] = {}
+_SEARCHED: list[_Transcript | None] = [None]
+_SEARCHES_KEPT = 256
+_SEARCH_LIMIT = 3
+_SEARCHES_LOCK = threading.Lock()
+
+
 def search(index: _Transcript, statement: _Statement, limit: int) -> list[Support]:
     """The best passages of the whole transcript for a point, best first, none
     overlapping."""
+    with _SEARCHES_LOCK:
+        kept = _SEARCHES.get(statement.text) if _SEARCHED[0] is index else None
+    if kept is not None and (len(kept) >= limit or limit <= _SEARCH_LIMIT):
+        return kept[:limit]
+    found = _search(index, statement, max(limit, _SEARCH_LIMIT))
+    with _SEARCHES_LOCK:
+        if _SEARCHED[0] is not index or len(_SEARCHES) >= _SEARCHES_KEPT:
+            _SEARCHES.clear()
+            _SEARCHED[0] = index
+        _SEARCHES[statement.text] = found
+    return found[:limit]
+
+
+def _search(index: _Transcript, statement: _Statement, limit: int) -> list[Support]:
     found: list[Support] = []
     exact = _said_word_for_word(index, statement)
     if exact is not None:

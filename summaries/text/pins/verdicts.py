@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from ..durations import format_duration
@@ -75,11 +76,8 @@ def _verify_point(
 ) -> Verdict:
     near = point_support.best_near(index, target, *pinned)
     # A span from an older, longer transcript, past this one's end, is not where it is.
-    found, local = near, span.first_word < len(index.words)
-    if near is None or near.share <= SUPPORTED:
-        elsewhere = point_support.search(index, target, 1)
-        if elsewhere and (near is None or elsewhere[0].share > near.share):
-            found, local = elsewhere[0], False
+    found, local = _decisive(index, target, near, pinned, stated_time)
+    local = local and span.first_word < len(index.words)
     if found is None or found.share <= SUPPORTED:
         best = found.score if found is not None else 0.0
         return Verdict(
@@ -98,6 +96,61 @@ def _verify_point(
     return _timed(
         verdict, moved, None if inside or local else moved, local, stated_time, (first, last)
     )
+
+
+# Passages elsewhere weighed against the pinned one.
+_RIVALS = 3
+
+
+def _decisive(
+    index: _Transcript,
+    target: _Statement,
+    near: Support | None,
+    pinned: tuple[int, int],
+    stated: float | None,
+) -> tuple[Support | None, bool]:
+    """The passage that decides a point, and whether it is where the point is pinned
+    (the best passage near the pin, `near`, or one overlapping the pinned tokens). The passage
+    that starts at the point's stated time, else the pinned one, decides when nothing
+    elsewhere (not overlapping it) says more of the point; of passages elsewhere that say
+    it as well, one that contradicts it decides (a contradiction outweighs a paraphrase).
+    Otherwise the passage that says most of it, wherever it is: support elsewhere counts
+    only where it matches at least as well. So the "it's not a bubble" said at the stated
+    time decides "it's not a bubble", not the "is it a bubble?" asked before it."""
+    found = point_support.search(index, target, _RIVALS)
+    at_stated = None
+    if stated is not None:
+        a, b = _tokens_at(index, stated)
+        at_stated = point_support.starting_in(index, target, a, b) if a < b else None
+        if at_stated is not None and abs(_start(index, at_stated.start) - stated) > TIME_TOLERANCE:
+            at_stated = None
+    everything = [p for p in (near, at_stated, *found) if p is not None]
+    if not everything:
+        return None, False
+    for place in (at_stated, near):
+        if place is None or place.share <= SUPPORTED:
+            continue
+        elsewhere = [p for p in everything if p.b <= place.a or p.a >= place.b]
+        if any(p.share > place.share + _SAME_SHARE for p in elsewhere):
+            continue
+        return place, place is near or _overlaps(place, pinned)
+    best = max(everything, key=lambda p: p.share)
+    return best, best is near or _overlaps(best, pinned)
+
+
+# Shares closer than this are equal (sums of the same weights in another order).
+_SAME_SHARE = 1e-9
+
+
+def _overlaps(passage: Support, pinned: tuple[int, int]) -> bool:
+    return passage.a < pinned[1] and pinned[0] < passage.b
+
+
+def _tokens_at(index: _Transcript, seconds: float) -> tuple[int, int]:
+    """The tokens said within the tolerance of a stated time."""
+    first = bisect_left(index.token_starts, seconds - TIME_TOLERANCE)
+    end = bisect_left(index.token_starts, seconds + TIME_TOLERANCE)
+    return first, max(end, min(first + 1, len(index.tokens)))
 
 
 def _timed(
