@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 import reversion
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import models, transaction
 
 from summaries import checking, thumbnails
 from summaries.models import (
@@ -27,6 +27,7 @@ from summaries.models import (
 )
 from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
+from summaries.text.line_endings import normalised_text
 from summaries.text.remembered import remembering
 
 from . import copies, gate, receipts, video_changes
@@ -269,6 +270,20 @@ def _save_parts(model: PartModel, objects: Sequence[Part], summary: Summary) -> 
     renumber(model=model, summary=summary)
 
 
+def _normalise_texts(summary: Summary, parts: Parts) -> None:
+    """Every text editors write on the summary and its parts, as it is stored
+    (text.line_endings): a browser's CRLF line breaks and whitespace after the last word
+    are no edit, so they never reach the database, a revision or a comparison."""
+    for obj in (summary, *(part for objects in parts.values() for part in objects)):
+        for field in type(obj)._meta.concrete_fields:
+            if not field.editable or field.choices:
+                continue
+            if isinstance(field, models.CharField | models.TextField):
+                value = getattr(obj, field.attname)
+                if isinstance(value, str):
+                    setattr(obj, field.attname, normalised_text(value))
+
+
 def _keep_caveats_of_deleted_targets(parts: Parts, summary: Summary) -> None:
     """A kept caveat whose chapter, key point or takeaway this save deletes stays, on the
     summary.
@@ -338,6 +353,10 @@ def save_summary(
     saved first for a draft; for a working copy, kept as its `video_changes`, written to
     the video when the changes are published.
 
+    Every text of the summary and its parts is stored normalised first
+    (`text.line_endings.normalised_text`: LF line breaks, no whitespace at the end), so a
+    browser's CRLF is no edit.
+
     Side effects, in one transaction: the summary and its parts saved (positions 1..n,
     Markdown rendered), citations and search text rebuilt, checks of new or due sources
     queued for after the commit (and the video's thumbnail fetch, when its address
@@ -356,6 +375,7 @@ def save_summary(
         raise PermissionDenied(
             "A published summary is changed only through its unpublished changes."
         )
+    _normalise_texts(summary, parts)
     # Rendering, citations and the search text each read every text: converted once.
     with reversion.create_revision(manage_manually=True), remembering():
         if video is not None:
