@@ -21,7 +21,15 @@ from reversion.models import Version
 
 from summaries import checking, notifications
 from summaries.background import queue_after_commit
-from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
+from summaries.models import (
+    Caveat,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Summary,
+    Takeaway,
+    Transcript,
+)
 from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
 from summaries.text.line_endings import normalised_text
@@ -145,11 +153,32 @@ def _content(model: PartModel | type[Citation], summary: Summary) -> list[tuple[
 
 
 def drop_if_unchanged(*, copy: Summary, made: bool) -> bool:
-    """Delete a working copy made by this edit when the edit changed nothing; returns
-    whether it did. Call inside the edit's transaction, so that its queued work goes too."""
-    if not made or not same_as_live(copy):
+    """Drop a working copy that, after an edit, says what its live summary says: there
+    is nothing to review or publish. Returns whether it did. Call inside the edit's own
+    transaction (a savepoint).
+
+    A copy made by this edit (`made`) goes with the edit: its transaction is rolled back,
+    so its queued work goes too. A copy that existed before (an edit undoing the changes,
+    a restore of the live version) is deleted, its revisions, this edit's too, joining the
+    summary's history; it is kept while a transcript imported with the changes waits for
+    review, which is a change of its own.
+    """
+    if not copy.is_working_copy or not same_as_live(copy):
         return False
-    transaction.set_rollback(True)
+    if made:
+        transaction.set_rollback(True)
+        return True
+    live = copy.working_copy_of
+    if (
+        live is None
+        or Transcript.objects.filter(
+            video=live.summarised_video, state=Transcript.State.DRAFT
+        ).exists()
+    ):
+        return False
+    lock_citations(summary_ids=[copy.pk])  # deleted with the copy
+    _join_history(copy=copy, live=live)
+    copy.delete()
     return True
 
 

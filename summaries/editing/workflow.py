@@ -125,8 +125,9 @@ def submit_for_review(*, summary: Summary, user: gate.Actor = None, message: str
 
     A published summary without changes has nothing to review. Records the submission,
     with the optional `message` to the reviewer, in the summary's review conversation, and
-    tells the reviewers (the assigned one only, when there is one). Raises PermissionDenied
-    when `user` may not change summaries, ValidationError when the message is too long.
+    tells the reviewers (the assigned one only, when there is one), with the message.
+    Raises PermissionDenied when `user` may not change summaries, ValidationError when the
+    message is too long.
     """
     gate.require(user, gate.CHANGE, "send summaries to review")
     message = review.message_text(message, required=False, name="message")
@@ -140,7 +141,7 @@ def submit_for_review(*, summary: Summary, user: gate.Actor = None, message: str
     summary.status = Summary.Status.IN_REVIEW
     _record(summary, user, "Sent for review")
     review.record(summary=summary, user=user, kind=ReviewMessage.Kind.SUBMITTED, text=message)
-    notifications.summary_submitted(summary=summary, by=user)
+    notifications.summary_submitted(summary=summary, by=user, message=message)
     return summary
 
 
