@@ -10,7 +10,7 @@ from reversion.models import Version
 
 from summaries.editing import copies, save
 from summaries.editing.revisions import compare_live_and_changes, compare_revisions
-from summaries.models import Chapter, Correction, Summary
+from summaries.models import Chapter, Correction, Summary, Video
 from summaries.text.line_endings import normalised_text
 
 from .admin_forms import form_fields
@@ -168,4 +168,16 @@ def test_an_api_write_with_crlf_line_breaks_changes_only_what_changed():
         url, {"tldr": TLDR.replace("\n", "\r\n")}, format="json", HTTP_IF_MATCH=tag
     )
     assert response.status_code == 200, response.json()
+    assert copies.working_copy_of(live) is None
+
+
+def test_a_video_blurb_sent_with_crlf_is_no_change_of_the_video():
+    live = _summary(live=True)
+    Video.objects.filter(pk=live.video_id).update(blurb="A talk.\n\nIn two parts.")
+    video = Video.objects.get(pk=live.video_id)
+    video.blurb = "A talk.\r\n\r\nIn two parts.\r\n"
+    edited = save.edit_video(
+        summary=live, video=video, people=None, topics=None, user=ReviewerFactory()
+    )
+    assert edited == live
     assert copies.working_copy_of(live) is None

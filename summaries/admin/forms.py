@@ -77,7 +77,7 @@ def publishes_changes(summary: Summary) -> bool:
     )
 
 
-class StoredTextMixin:
+class StoredTextForm(forms.ModelForm):
     """A text counts as changed only when it changes as it is stored (editing.save_summary
     stores it normalised: text.line_endings): a browser sends a textarea's line breaks as
     CRLF, and the admin's change message (the revision's line in History) and the buttons
@@ -102,7 +102,7 @@ class StoredTextMixin:
         return normalised_text(posted) == normalised_text(initial or "")
 
 
-class SummaryForm(StoredTextMixin, forms.ModelForm):
+class SummaryForm(StoredTextForm):
     """The summary's own fields plus the lock version the editor started from."""
 
     expected_lock_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
@@ -235,7 +235,7 @@ class PositionField(forms.IntegerField):
         return min(max(number, 0), MAX_POSITION)
 
 
-class SummaryItemForm(StoredTextMixin, forms.ModelForm):
+class SummaryItemForm(StoredTextForm):
     """A key point, takeaway, chapter or caveat on the summary page.
 
     Its position only orders it: OrderedInlineFormSet numbers the rows 1..n when saving,

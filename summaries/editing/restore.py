@@ -73,10 +73,10 @@ def restore_revision(
     """
     stored = version.field_dict
     parts = _stored_parts(version)
-    target, _ids, made = copies.edit_target(summary=summary, user=user)
-    target.tldr = stored.get("tldr", target.tldr)
-    _check(target, parts)
-    with transaction.atomic():
+    with transaction.atomic():  # a copy made for the restore goes with it when unchanged
+        target, _ids, made = copies.edit_target(summary=summary, user=user)
+        target.tldr = stored.get("tldr", target.tldr)
+        _check(target, parts)
         save.save_summary(
             summary=target,
             parts=parts,

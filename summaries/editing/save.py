@@ -270,11 +270,12 @@ def _save_parts(model: PartModel, objects: Sequence[Part], summary: Summary) -> 
     renumber(model=model, summary=summary)
 
 
-def _normalise_texts(summary: Summary, parts: Parts) -> None:
-    """Every text editors write on the summary and its parts, as it is stored
+def _normalise_texts(summary: Summary, parts: Parts, video: Video | None) -> None:
+    """Every text editors write on the summary, its parts and its video, as it is stored
     (text.line_endings): a browser's CRLF line breaks and whitespace after the last word
     are no edit, so they never reach the database, a revision or a comparison."""
-    for obj in (summary, *(part for objects in parts.values() for part in objects)):
+    edited: list[models.Model] = [summary, *(p for objects in parts.values() for p in objects)]
+    for obj in [*edited, video] if video is not None else edited:
         for field in type(obj)._meta.concrete_fields:
             if not field.editable or field.choices:
                 continue
@@ -353,7 +354,7 @@ def save_summary(
     saved first for a draft; for a working copy, kept as its `video_changes`, written to
     the video when the changes are published.
 
-    Every text of the summary and its parts is stored normalised first
+    Every text of the summary, its parts and the video is stored normalised first
     (`text.line_endings.normalised_text`: LF line breaks, no whitespace at the end), so a
     browser's CRLF is no edit.
 
@@ -375,7 +376,7 @@ def save_summary(
         raise PermissionDenied(
             "A published summary is changed only through its unpublished changes."
         )
-    _normalise_texts(summary, parts)
+    _normalise_texts(summary, parts, video)
     # Rendering, citations and the search text each read every text: converted once.
     with reversion.create_revision(manage_manually=True), remembering():
         if video is not None:
@@ -566,8 +567,8 @@ def edit_video(
     PermissionDenied when `user` may not change videos and summaries.
     """
     _check_permission(user, "change_video")
-    target, _ids, made = copies.edit_target(summary=summary, user=user)
-    with transaction.atomic():
+    with transaction.atomic():  # a copy made for the edit goes with it when it changes nothing
+        target, _ids, made = copies.edit_target(summary=summary, user=user)
         save_summary(
             summary=target,
             parts={},
