@@ -181,3 +181,33 @@ def test_a_video_blurb_sent_with_crlf_is_no_change_of_the_video():
     )
     assert edited == live
     assert copies.working_copy_of(live) is None
+
+
+def test_corrections_recorded_before_lose_the_items_that_changed_nothing():
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("summaries.migrations.0040_corrections_without_line_break_changes")
+    live = _summary(live=True)
+    crlf_only = {
+        "label": "Chapter 1: Opening — body",
+        "old": [["First paragraph.", False], ["\r\n\r\n", True], ["Second.", False]],
+        "new": [["First paragraph.", False], ["\n\n", True], ["Second.", False]],
+    }
+    real = {
+        "label": "In 30 seconds",
+        "old": [["It is ", False], ["fast", True], [".", False]],
+        "new": [["It is ", False], ["slow", True], [".", False]],
+    }
+    added = {"label": "Chapter 3: New — body", "old": [], "new": [["New text.", True]]}
+    correction = Correction.objects.create(
+        summary=live,
+        kind=Correction.Kind.CORRECTION,
+        note="Fixed.",
+        published_at=live.publish_at,
+        changes=[crlf_only, real, added],
+    )
+    migration.drop_items_that_changed_nothing(apps, None)
+    correction.refresh_from_db()
+    assert correction.changes == [real, added]
