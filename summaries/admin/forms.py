@@ -6,6 +6,7 @@ from adminsortable2.admin import CustomInlineFormSet
 from django import forms
 from django.core.exceptions import ValidationError
 from django.forms.utils import flatatt
+from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -25,6 +26,7 @@ from summaries.text.durations import (
     format_duration,
     read_duration,
 )
+from summaries.text.line_endings import normalised_text
 
 # The change form's "Send back to the editor" button (its note is checked with the form).
 SEND_BACK_BUTTON = "_send_back"
@@ -75,7 +77,32 @@ def publishes_changes(summary: Summary) -> bool:
     )
 
 
-class SummaryForm(forms.ModelForm):
+class StoredTextForm(forms.ModelForm):
+    """A text counts as changed only when it changes as it is stored (editing.save_summary
+    stores it normalised: text.line_endings): a browser sends a textarea's line breaks as
+    CRLF, and the admin's change message (the revision's line in History) and the buttons
+    that act only on a save with changes must not take that for an edit."""
+
+    @cached_property
+    def changed_data(self):
+        return [name for name in super().changed_data if not self._same_text(name)]
+
+    def _same_text(self, name) -> bool:
+        field = self.fields[name]
+        if not isinstance(field, forms.CharField) or isinstance(field, forms.ChoiceField):
+            return False
+        bound = self[name]
+        try:
+            posted = field.to_python(bound.data)
+        except ValidationError:
+            return False
+        initial = bound.initial
+        if not isinstance(posted, str) or not isinstance(initial, str | None):
+            return False
+        return normalised_text(posted) == normalised_text(initial or "")
+
+
+class SummaryForm(StoredTextForm):
     """The summary's own fields plus the lock version the editor started from."""
 
     expected_lock_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
@@ -208,7 +235,7 @@ class PositionField(forms.IntegerField):
         return min(max(number, 0), MAX_POSITION)
 
 
-class SummaryItemForm(forms.ModelForm):
+class SummaryItemForm(StoredTextForm):
     """A key point, takeaway, chapter or caveat on the summary page.
 
     Its position only orders it: OrderedInlineFormSet numbers the rows 1..n when saving,

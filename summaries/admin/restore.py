@@ -15,7 +15,7 @@ from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from reversion.errors import RevertError
 
-from summaries.editing import restore
+from summaries.editing import copies, restore
 from summaries.models import Summary
 
 
@@ -51,6 +51,7 @@ class RestoreMixin:
         return TemplateResponse(request, self.restore_template, context)
 
     def _restore(self, request, summary, version, history):
+        had_changes = copies.working_copy_of(summary) is not None
         try:
             target, _made = restore.restore_revision(
                 summary=summary, version=version, user=request.user
@@ -59,7 +60,13 @@ class RestoreMixin:
             text = " ".join(error.messages) if isinstance(error, ValidationError) else str(error)
             messages.error(request, f"Not restored: {text}")
             return HttpResponseRedirect(history)
-        if target.pk == summary.pk and summary.status == Summary.Status.PUBLISHED:
+        if target.pk == summary.pk and had_changes:
+            messages.info(
+                request,
+                "That version says what the published summary says: there are no "
+                "unpublished changes any more (History keeps them).",
+            )
+        elif target.pk == summary.pk and summary.status == Summary.Status.PUBLISHED:
             messages.info(
                 request, "That version says what the published summary says: nothing to restore."
             )

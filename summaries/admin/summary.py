@@ -627,8 +627,10 @@ class SummaryAdmin(
         self._attach_caveats_to_new_parts(request, formsets, parts)
         changes = self.construct_change_message(request, form, formsets, not change)
         request.publish_at_asked = form.cleaned_data.get("publish_at", form.instance.publish_at)
-        if change and not changes and any(name in request.POST for name in WORKFLOW_BUTTONS):
-            # Only a button was pressed: what it does is recorded, not an empty save.
+        buttons = (*WORKFLOW_BUTTONS, MORE_ROWS_BUTTON)
+        if change and not changes and any(name in request.POST for name in buttons):
+            # Only a button was pressed (or more empty rows asked for): no revision that
+            # changes nothing; what a workflow button does is recorded by its service.
             request.saved_summary = form.instance
             return
         summary = save.save_summary(
@@ -682,9 +684,11 @@ class SummaryAdmin(
         saved = getattr(request, "saved_summary", None)
         if saved is not None and response.status_code == 302:
             saved.refresh_from_db()
-            self._apply_workflow_button(request, saved)
+            refused = not self._apply_workflow_button(request, saved)
             self._apply_confirm_button(request, saved)
             self._apply_check_now_button(request, saved)
+            if refused:
+                return _back_with_the_refusal(request, saved)
         return response
 
     def _save_key_phrases(self, request, summary, key_phrases: dict) -> None:
@@ -757,8 +761,9 @@ class SummaryAdmin(
             request.POST["_continue"] = "1"  # stay on the page
         return super().response_change(request, obj)
 
-    def _apply_workflow_button(self, request, summary):
-        """The change form's extra buttons: send to review, publish/schedule, unpublish."""
+    def _apply_workflow_button(self, request, summary) -> bool:
+        """The change form's extra buttons: send to review, publish/schedule, unpublish.
+        Returns False when the step was refused (the reason is the error message)."""
         try:
             if "_publish" in request.POST and self._may_publish(request):
                 at = getattr(request, "publish_at_asked", summary.publish_at)
@@ -787,12 +792,14 @@ class SummaryAdmin(
             messages.error(request, " ".join(error.messages))
         except PermissionDenied as error:
             messages.error(request, str(error))
+        else:
+            return True
+        return False
 
     def _may_publish(self, request):
         if request.user.has_perm("summaries.publish_summary"):
             return True
-        messages.error(request, "You do not have permission to publish summaries.")
-        return False
+        raise PermissionDenied("You do not have permission to publish summaries.")
 
     @staticmethod
     def _published_message(summary, at=None):
@@ -862,6 +869,15 @@ def _change_page(summary) -> str:
     """The change page a summary (or its unpublished changes) is edited on."""
     original = summary.working_copy_of or summary
     return reverse("admin:summaries_summary_change", args=[original.pk])
+
+
+def _back_with_the_refusal(request, summary):
+    """Back to the summary's page after a refused workflow step, its refusal the answer:
+    the admin's "changed successfully" would say the step was done."""
+    kept = [m for m in messages.get_messages(request) if m.level != messages.SUCCESS]
+    for message in kept:
+        messages.add_message(request, message.level, message.message, message.extra_tags)
+    return HttpResponseRedirect(_change_page(summary))
 
 
 def _publish_first_versions(*, summary, user, **kwargs):

@@ -20,7 +20,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from summaries.editing import pinning, receipts
+from summaries.editing import pinning, publishable, receipts
 from summaries.models import Summary, Transcript
 from summaries.text.pins import Status
 
@@ -84,7 +84,7 @@ def pin_and_publish(summary: Summary, counts: Any) -> None:
         if pin is not None and pin["status"] == Status.PARAPHRASE.value:
             pinning.approve_pin(summary=summary, part=part, user=editor)
         (counts.updated if had_pin else counts.created)["Pin"] += 1
-    receipts.check_publishable(summary)
+    publishable.check_publishable(summary)
     Summary.objects.filter(pk=summary.pk).update(status=Summary.Status.PUBLISHED)
     summary.status = Summary.Status.PUBLISHED
     receipts.publish_transcripts(video=summary.summarised_video)

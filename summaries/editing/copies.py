@@ -21,12 +21,21 @@ from reversion.models import Version
 
 from summaries import checking, notifications
 from summaries.background import queue_after_commit
-from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
+from summaries.models import (
+    Caveat,
+    Chapter,
+    Citation,
+    KeyPoint,
+    Summary,
+    Takeaway,
+    Transcript,
+)
 from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
+from summaries.text.line_endings import normalised_text
 from summaries.webhooks import events as webhook_events
 
-from . import citation_rows, corrections, gate, receipts, rules, versions, video_changes
+from . import citation_rows, corrections, gate, publishable, receipts, versions, video_changes
 from .derived import lock_citations, refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import Part, PartModel, make_room_for_reorder
@@ -111,7 +120,9 @@ def same_as_live(copy: Summary) -> bool:
     as both are stored now."""
     copy = Summary.objects.select_related("working_copy_of").get(pk=copy.pk)
     live = copy.working_copy_of
-    if live is None or copy.tldr != live.tldr or copy.video_changes:
+    if live is None or copy.video_changes:
+        return False
+    if normalised_text(copy.tldr) != normalised_text(live.tldr):
         return False
     return all(_content(model, copy) == _content(model, live) for model in (*PART_MODELS, Citation))
 
@@ -132,19 +143,42 @@ def _content(model: PartModel | type[Citation], summary: Summary) -> list[tuple[
         for name, _model in TARGETS
         if any(f.name == name for f in model._meta.fields)
     ]
-    return list(
+    rows = (
         model.objects.filter(summary=summary)
         .order_by("position", "id")
         .values_list(*names, *targets)
     )
+    # Text saved before it was stored normalised may differ from its copy by a CRLF alone.
+    return [tuple(normalised_text(v) if isinstance(v, str) else v for v in row) for row in rows]
 
 
 def drop_if_unchanged(*, copy: Summary, made: bool) -> bool:
-    """Delete a working copy made by this edit when the edit changed nothing; returns
-    whether it did. Call inside the edit's transaction, so that its queued work goes too."""
-    if not made or not same_as_live(copy):
+    """Drop a working copy that, after an edit, says what its live summary says: there
+    is nothing to review or publish. Returns whether it did. Call inside the edit's own
+    transaction (a savepoint).
+
+    A copy made by this edit (`made`) goes with the edit: its transaction is rolled back,
+    so its queued work goes too. A copy that existed before (an edit undoing the changes,
+    a restore of the live version) is deleted, its revisions, this edit's too, joining the
+    summary's history; it is kept while a transcript imported with the changes waits for
+    review, which is a change of its own.
+    """
+    if not copy.is_working_copy or not same_as_live(copy):
         return False
-    transaction.set_rollback(True)
+    if made:
+        transaction.set_rollback(True)
+        return True
+    live = copy.working_copy_of
+    if (
+        live is None
+        or Transcript.objects.filter(
+            video=live.summarised_video, state=Transcript.State.DRAFT
+        ).exists()
+    ):
+        return False
+    lock_citations(summary_ids=[copy.pk])  # deleted with the copy
+    _join_history(copy=copy, live=live)
+    copy.delete()
     return True
 
 
@@ -265,16 +299,6 @@ def _content_fields(model: PartModel) -> list[str]:
     return [f.attname for f in model._meta.concrete_fields if f.name not in ("id", "summary")]
 
 
-def _check_publishable(summary: Summary) -> None:
-    if not summary.tldr.strip():
-        raise ValidationError({"tldr": "A summary needs its 30-second text before publishing."})
-    duration = video_changes.duration_of(summary)
-    late = rules.parts_after_end(summary, duration) if duration else []
-    if late:
-        raise ValidationError(["These changes cannot be published:", *late])
-    receipts.check_publishable(summary)
-
-
 @transaction.atomic
 def publish_changes(
     *,
@@ -305,7 +329,7 @@ def publish_changes(
     copy = _lock_copy_of(live)
     if copy is None:
         raise ValidationError("There are no unpublished changes to publish.")
-    _check_publishable(copy)
+    publishable.check_publishable(copy)
     now = timezone.now()
     if at is not None and at > now:
         copy.publish_at = at
@@ -451,7 +475,7 @@ def _still_publishable(copy: Summary) -> bool:
     reviewer scheduled the copy): a copy it refuses is taken off the schedule and waits
     for a reviewer."""
     try:
-        _check_publishable(copy)
+        publishable.check_publishable(copy)
     except ValidationError:
         Summary.objects.filter(pk=copy.pk).update(publish_at=None, scheduled_version=None)
         return False

@@ -64,17 +64,19 @@ def restore_revision(
 ) -> tuple[Summary, bool]:
     """Write the content `version` (a version of `summary` or of its changes) held.
 
-    Returns (what was written to, whether a working copy was made for it); a restore that
-    changes nothing leaves no copy. Raises ValidationError when the stored content is no
+    Returns (what was written to, whether a working copy was made for it); a restore
+    after which the changes say what the live summary says leaves no copy (one that
+    existed is dropped, its revisions joining the summary's history:
+    copies.drop_if_unchanged). Raises ValidationError when the stored content is no
     longer valid (naming the part), PermissionDenied when `user` may not change summaries,
     reversion's RevertError when the version cannot be read.
     """
     stored = version.field_dict
     parts = _stored_parts(version)
-    target, _ids, made = copies.edit_target(summary=summary, user=user)
-    target.tldr = stored.get("tldr", target.tldr)
-    _check(target, parts)
-    with transaction.atomic():
+    with transaction.atomic():  # a copy made for the restore goes with it when unchanged
+        target, _ids, made = copies.edit_target(summary=summary, user=user)
+        target.tldr = stored.get("tldr", target.tldr)
+        _check(target, parts)
         save.save_summary(
             summary=target,
             parts=parts,

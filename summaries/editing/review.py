@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 
 from summaries import notifications
 from summaries.models import REVIEW_MESSAGE_CHARS, ReviewMessage, Summary
+from summaries.text.line_endings import normalised_text
 
 from . import gate
 
@@ -38,8 +39,9 @@ def current_note_id(summary: Summary, messages: list[ReviewMessage]) -> int | No
 
 
 def message_text(text: str | None, *, required: bool, name: str = "text") -> str:
-    """`text` stripped; ValidationError (under `name`) when empty but required, or too long."""
-    text = (text or "").strip()
+    """`text` stripped, its line breaks as LF (text.line_endings); ValidationError (under
+    `name`) when empty but required, or too long."""
+    text = normalised_text(text or "").strip()
     if required and not text:
         raise ValidationError({name: "Write a message."})
     if len(text) > REVIEW_MESSAGE_CHARS:

@@ -18,6 +18,7 @@ from reversion.models import Version
 
 from summaries.models import Caveat, Chapter, KeyPoint, PinRevision, Summary, Takeaway, Video
 from summaries.text.durations import format_duration
+from summaries.text.line_endings import normalised_text
 
 from .items import PartModel
 
@@ -356,6 +357,9 @@ def _display(field: models.Field[Any, Any], values: Values, snapshot: Snapshot) 
         return format_duration(value)
     if isinstance(value, datetime):
         return f"{timezone.localtime(value):%Y-%m-%d %H:%M:%S %Z}"
+    if isinstance(value, str):
+        # Text saved before it was stored normalised may hold a browser's CRLF: no edit.
+        return normalised_text(value)
     return str(value)
 
 

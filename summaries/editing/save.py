@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 import reversion
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import models, transaction
 
 from summaries import checking, thumbnails
 from summaries.models import (
@@ -27,6 +27,7 @@ from summaries.models import (
 )
 from summaries.pagecache import tags as cache_tags
 from summaries.pagecache.generation import content_changed
+from summaries.text.line_endings import normalised_text
 from summaries.text.remembered import remembering
 
 from . import copies, gate, receipts, video_changes
@@ -269,6 +270,21 @@ def _save_parts(model: PartModel, objects: Sequence[Part], summary: Summary) -> 
     renumber(model=model, summary=summary)
 
 
+def _normalise_texts(summary: Summary, parts: Parts, video: Video | None) -> None:
+    """Every text editors write on the summary, its parts and its video, as it is stored
+    (text.line_endings): a browser's CRLF line breaks and whitespace after the last word
+    are no edit, so they never reach the database, a revision or a comparison."""
+    edited: list[models.Model] = [summary, *(p for objects in parts.values() for p in objects)]
+    for obj in [*edited, video] if video is not None else edited:
+        for field in type(obj)._meta.concrete_fields:
+            if not field.editable or field.choices:
+                continue
+            if isinstance(field, models.CharField | models.TextField):
+                value = getattr(obj, field.attname)
+                if isinstance(value, str):
+                    setattr(obj, field.attname, normalised_text(value))
+
+
 def _keep_caveats_of_deleted_targets(parts: Parts, summary: Summary) -> None:
     """A kept caveat whose chapter, key point or takeaway this save deletes stays, on the
     summary.
@@ -338,6 +354,10 @@ def save_summary(
     saved first for a draft; for a working copy, kept as its `video_changes`, written to
     the video when the changes are published.
 
+    Every text of the summary, its parts and the video is stored normalised first
+    (`text.line_endings.normalised_text`: LF line breaks, no whitespace at the end), so a
+    browser's CRLF is no edit.
+
     Side effects, in one transaction: the summary and its parts saved (positions 1..n,
     Markdown rendered), citations and search text rebuilt, checks of new or due sources
     queued for after the commit (and the video's thumbnail fetch, when its address
@@ -356,6 +376,7 @@ def save_summary(
         raise PermissionDenied(
             "A published summary is changed only through its unpublished changes."
         )
+    _normalise_texts(summary, parts, video)
     # Rendering, citations and the search text each read every text: converted once.
     with reversion.create_revision(manage_manually=True), remembering():
         if video is not None:
@@ -546,8 +567,8 @@ def edit_video(
     PermissionDenied when `user` may not change videos and summaries.
     """
     _check_permission(user, "change_video")
-    target, _ids, made = copies.edit_target(summary=summary, user=user)
-    with transaction.atomic():
+    with transaction.atomic():  # a copy made for the edit goes with it when it changes nothing
+        target, _ids, made = copies.edit_target(summary=summary, user=user)
         save_summary(
             summary=target,
             parts={},

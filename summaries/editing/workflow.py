@@ -18,7 +18,7 @@ from summaries.pagecache.generation import content_changed
 from summaries.pagecache.purge import purge_after_commit
 from summaries.webhooks import events as webhook_events
 
-from . import copies, gate, receipts, review, versions
+from . import copies, gate, publishable, receipts, review, versions
 
 # A reviewer's note is a few sentences, not a second summary.
 REVIEW_NOTE_CHARS = 2000
@@ -46,12 +46,6 @@ def _record(summary: Summary, user: gate.Actor, comment: str) -> None:
     if summary.publish_at is not None and summary.publish_at > timezone.now():
         # Scheduled: its pages and lists change again when it goes live, with no write.
         purge_after_commit(shown, at=summary.publish_at)
-
-
-def _check_publishable(summary: Summary) -> None:
-    if not summary.tldr.strip():
-        raise ValidationError({"tldr": "A summary needs its 30-second text before publishing."})
-    receipts.check_publishable(summary)
 
 
 @transaction.atomic
@@ -84,7 +78,7 @@ def publish_summary(
         )
     # Locked before the gate: an import waits until this publication is committed.
     Summary.objects.select_for_update().filter(pk=summary.pk).exists()
-    _check_publishable(summary)
+    publishable.check_publishable(summary)
     receipts.publish_transcripts(video=summary.summarised_video)
     now = timezone.now()
     summary.status = Summary.Status.PUBLISHED
@@ -131,8 +125,9 @@ def submit_for_review(*, summary: Summary, user: gate.Actor = None, message: str
 
     A published summary without changes has nothing to review. Records the submission,
     with the optional `message` to the reviewer, in the summary's review conversation, and
-    tells the reviewers (the assigned one only, when there is one). Raises PermissionDenied
-    when `user` may not change summaries, ValidationError when the message is too long.
+    tells the reviewers (the assigned one only, when there is one), with the message.
+    Raises PermissionDenied when `user` may not change summaries, ValidationError when the
+    message is too long.
     """
     gate.require(user, gate.CHANGE, "send summaries to review")
     message = review.message_text(message, required=False, name="message")
@@ -146,7 +141,7 @@ def submit_for_review(*, summary: Summary, user: gate.Actor = None, message: str
     summary.status = Summary.Status.IN_REVIEW
     _record(summary, user, "Sent for review")
     review.record(summary=summary, user=user, kind=ReviewMessage.Kind.SUBMITTED, text=message)
-    notifications.summary_submitted(summary=summary, by=user)
+    notifications.summary_submitted(summary=summary, by=user, message=message)
     return summary
 
 

@@ -134,18 +134,21 @@ def assignee_of(summary: Summary) -> list:
     return [user for user in reviewers() if user.pk == original.assigned_to_id]
 
 
-def summary_submitted(*, summary: Summary, by=None) -> list[Notification]:
+def summary_submitted(*, summary: Summary, by=None, message: str = "") -> list[Notification]:
     """A summary (or the changes to a published one) was sent for review: tell its
     assigned reviewer, or every reviewer when none is assigned (or the one assigned may
-    no longer review)."""
+    no longer review), with the sender's `message` to the reviewer when they wrote one."""
     title = _title(summary)
     what = f'Changes to "{title}"' if summary.is_working_copy else f'"{title}"'
+    body = f"{what} was sent for review by {_name(by)}."
+    if message:
+        body += f" Their message:\n\n{message}"
     return tell(
         kind=Kind.SUBMITTED,
         key=f"submitted:{summary.pk}:{uuid.uuid4().hex}",
         recipients=assignee_of(summary) or reviewers(),
         subject=f"Review requested: {title}",
-        body=f"{what} was sent for review by {_name(by)}.",
+        body=body,
         summary=summary,
         actor=by,
     )
