@@ -69,18 +69,19 @@ TARGETS = [name for name, _, _ in runner.targets([])]
 
 
 # Per target, the statements (over every talk and format) the judge gets wrong at the
-# commit docs/benchmarks.md reports: the targets not met yet are held at that level, so
-# that a change that does worse fails here. Lower one when the judge does better.
+# commit docs/benchmarks.md reports (every talk, the held-out `chips` included): the
+# targets not met yet are held at that level, so that a change that does worse fails here.
+# Lower one when the judge does better; a talk added raises them by its own figures only.
 MISSES_REACHED = {
-    "0 false alarms on exact, typographic, number-word and filler quotes": 4,
+    "0 false alarms on exact, typographic, number-word and filler quotes": 8,
     "at most 1 invented statement in 60 passed": 6,
-    "every flipped negation caught": 70,
-    "every changed number, unit and name caught": 42,
-    "every paraphrase a paraphrase (not contradicted, not found or mis-timed)": 190,
+    "every flipped negation caught": 90,
+    "every changed number, unit and name caught": 71,
+    "every paraphrase a paraphrase (not contradicted, not found or mis-timed)": 251,
     "chapters off by 5-60 s mis_timed": 4,
-    "points off by 10-60 s mis_timed": 18,
+    "points off by 10-60 s mis_timed": 37,
     "chapters at their words left alone": 10,
-    "times within 2 s of the words (statements judged right)": 393,
+    "times within 2 s of the words (statements judged right)": 445,
 }
 
 
