@@ -293,7 +293,7 @@ def sync_citations(*, summary: Summary, claim_new_sources: bool = False) -> list
     for position, ((location, item, source_id, link_text), citation) in enumerate(
         zip(links, matches, strict=True), start=1
     ):
-        parts = {f"{name}_id": None for name in _PART_NAMES}
+        parts: dict[str, int | None] = {f"{name}_id": None for name in _PART_NAMES}
         parts.update({f"{name}_id": part.pk for name, part in location.items()})
         if citation is not None:
             before = _written(citation)
