@@ -188,7 +188,7 @@ def test_corrections_recorded_before_lose_the_items_that_changed_nothing():
 
     from django.apps import apps
 
-    migration = import_module("summaries.migrations.0040_corrections_without_line_break_changes")
+    migration = import_module("summaries.migrations.0042_corrections_without_line_break_changes")
     live = _summary(live=True)
     crlf_only = {
         "label": "Chapter 1: Opening — body",
