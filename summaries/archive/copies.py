@@ -172,8 +172,12 @@ def find_copy(*, citation_id: int, now: datetime | None = None) -> ArchivedCopy 
     cited = matching.what_was_cited(citation)
     accepted: Accepted | None = None
     for timestamp, original in _candidates(citation, cited, now) if cited else []:
-        result = matching.read_copy(
-            timestamp, original, archive=archive(), max_body=settings.FETCH_MAX_BODY
+        result = wayback.read_copy(
+            timestamp,
+            original,
+            archive=archive(),
+            max_body=settings.FETCH_MAX_BODY,
+            keep_body=True,  # for the payload digest (matching.match)
         )
         problem, excerpt = wayback.copy_problem(result, phrase)
         matched = matching.match(result, cited) if cited is not None and not problem else ""

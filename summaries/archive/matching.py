@@ -31,8 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from summaries.linkcheck import CheckResult, fetch, find_phrase, normalise_phrase, warc
-from summaries.linkcheck.archive import Archive
+from summaries.linkcheck import CheckResult, find_phrase, normalise_phrase, warc
 from summaries.models import ArchivedCopy, Citation, CitationEvidence, SourceCheck
 
 READABLE = frozenset({"ok", "redirected"})
@@ -82,23 +81,6 @@ def claim_lost_at(*, source_id: int, cited: Cited, now: datetime) -> datetime:
         if state not in READABLE or (cited.fingerprint and fingerprint != cited.fingerprint):
             return checked_at
     return now
-
-
-def read_copy(timestamp: str, original: str, *, archive: Archive, max_body: int) -> CheckResult:
-    """The archived page as captured (the raw copy), with its text and its body's bytes
-    (for the payload digest), through the address-safe fetcher."""
-    return fetch(
-        archive.snapshot_url(timestamp, original, raw=True),
-        need_body=True,
-        keep_body=True,
-        resolver=archive.resolver,
-        allowed_networks=archive.allowed_networks,
-        deadline=archive.deadline,
-        timeout=archive.deadline,
-        max_body=max_body,
-        retries=1,
-        user_agent=archive.user_agent,
-    )
 
 
 def match(result: CheckResult, cited: Cited) -> str:

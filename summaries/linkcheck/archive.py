@@ -221,11 +221,15 @@ def closest_captures(
     return sorted(found, reverse=True)[:limit]
 
 
-def read_copy(timestamp: str, original: str, *, archive: Archive, max_body: int) -> CheckResult:
-    """The archived page as captured (the archive's raw copy), with its text."""
+def read_copy(
+    timestamp: str, original: str, *, archive: Archive, max_body: int, keep_body: bool = False
+) -> CheckResult:
+    """The archived page as captured (the archive's raw copy), with its text; with
+    `keep_body`, its body's bytes too (for the payload digest)."""
     return fetch(
         archive.snapshot_url(timestamp, original, raw=True),
         need_body=True,
+        keep_body=keep_body,
         resolver=archive.resolver,
         allowed_networks=archive.allowed_networks,
         deadline=archive.deadline,
