@@ -106,6 +106,7 @@ def assert_kept(summary: Summary, original: Citation, reviewer) -> None:
     """The live summary still cites the page through the same row, with all it had."""
     citation = the_citation(summary)
     assert citation.pk == original.pk
+    assert citation.linked_at == original.linked_at
     assert citation.key_phrase == "2.5x faster" and citation.key_phrase_edited
     assert (citation.confirmed_at, citation.confirmed_by_id) == (CITED_AT, reviewer.pk)
     assert citation.confirmed_fingerprint == "f" * 64

@@ -43,8 +43,11 @@ def merge(*, copy: Summary, live: Summary, origins: Mapping[str, int]) -> None:
     for row in copy_rows:
         if row.pk in pairs:
             target = live_rows[pairs[row.pk]]
+            linked_at = min(target.linked_at, row.linked_at)
             for name in _FIELDS:
                 setattr(target, name, getattr(row, name))
+            # The link was first written when the earlier of the two was.
+            target.linked_at = linked_at
             updated.append(target)
     Citation.objects.bulk_update(updated, _FIELDS, batch_size=500)
     _merge_evidence(pairs, copy_rows, live_rows)

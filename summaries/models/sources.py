@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from .base import TimestampedModel
 from .summary import Chapter, KeyPoint, Summary, Takeaway
@@ -152,6 +153,10 @@ class Citation(models.Model):
     confirmed_fingerprint = models.CharField(max_length=64, blank=True, editable=False)
     confirmed_excerpt = models.TextField(blank=True, editable=False)
     confirmed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # When the link was first written into the summary: the date of linking that Robust
+    # Links gives readers (data-versiondate). A working copy's citation carries its live
+    # row's, and publishing keeps it, so an edit never moves it.
+    linked_at = models.DateTimeField(default=timezone.now, editable=False)
     confirmed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,

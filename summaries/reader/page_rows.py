@@ -89,8 +89,8 @@ class PageCitation:
     # The citation's archived copy, when readers are shown it (summaries/archive/).
     archived_url: str = ""
     archived_at: datetime | None = None
-    # When the source was first cited for its claim: the earliest of its "cited" evidence
-    # and its confirmation (None while neither exists); Robust Links' data-versiondate.
+    # When the source was first cited for its claim: the earliest of the link's writing,
+    # its "cited" evidence and its confirmation; Robust Links' data-versiondate.
     cited_at: datetime | None = None
 
 
@@ -138,6 +138,7 @@ _CITATIONS = CompiledQuery(
             "archived_copy__shown",
             "archived_copy__matched_by",
             "confirmed_at",
+            "linked_at",
             "cited_evidence_at",
         )
     ),
@@ -172,7 +173,7 @@ def citations(summary_id: int) -> list[PageCitation]:
             claim=row["claim"],
             verdict=row["verdict"],
             source=PageSource(**{name: row[f"source__{name}"] for name in _SOURCE_FIELDS}),
-            cited_at=_earliest(row["confirmed_at"], row["cited_evidence_at"]),
+            cited_at=_earliest(row["linked_at"], row["confirmed_at"], row["cited_evidence_at"]),
             **_archived(row),
         )
         for row in _CITATIONS.run(summary_id=summary_id)
