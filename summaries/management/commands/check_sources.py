@@ -61,6 +61,9 @@ def url_verdict(result: linkcheck.CheckResult, phrase: str | None) -> str | None
 
 
 class Command(BaseCommand):
+    # A foreground check starts checking at once: the system checks are `manage.py check`'s
+    # (run by `make lint` and before every deployment), not a link check's start-up.
+    requires_system_checks: list[str] = []
     help = (
         "Check cited sources now, in the foreground (the workers' code path): every source "
         "(--all), one summary's (--summary SLUG), or a list of URLs (--urls FILE, optionally "
