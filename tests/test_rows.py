@@ -5,6 +5,7 @@ import datetime
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from summaries.models import Citation, Source
 from summaries.models.rows import insert_rows, insert_written_rows
@@ -33,14 +34,21 @@ def test_rows_get_the_given_values_and_every_other_field_its_default():
     }
     same = {"summary_id": summary.pk, "source_id": source.pk}
 
+    started = timezone.now()
     with CaptureQueriesContext(connection) as queries:
         ids = insert_rows(Citation, columns, same=same)
 
     assert len(queries) == 1
-    expected = [
-        Citation(**same, **{name: values[n] for name, values in columns.items()}) for n in range(2)
-    ]
     rows = Citation.objects.in_bulk(ids)
+    # A default that is a callable (the time of linking) is called at the insert.
+    linked_at = [rows[pk].linked_at for pk in ids]
+    assert all(moment >= started for moment in linked_at)
+    expected = [
+        Citation(
+            **same, linked_at=linked_at[n], **{name: values[n] for name, values in columns.items()}
+        )
+        for n in range(2)
+    ]
     assert [_fields(rows[pk]) for pk in ids] == [_fields(row) for row in expected]
     assert ids == sorted(ids)  # in the order given
 
