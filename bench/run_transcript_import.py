@@ -16,6 +16,11 @@ is its first part and should stay under a quarter of it. Before measuring it wai
 the CPU is quiet (`--max-busy`, at most `--settle-timeout` seconds: other people's tests
 share the machine). Prints the medians (time, and this process's CPU time) against
 TARGET_MS and exits 1 when a median misses it or a word is lost or repeated.
+
+Then the largest files a transcript may be, each parsed once with its CPU time against
+WORST_TARGET_MS: as many one-word cues as allowed (MAX_CUES) in WebVTT and json3, and 9.5
+million words in one cue (under the 20 MB cap), refused for its length. The tests check
+only that these grow linearly (tests/growth.py); how long they take is this target.
 Not a test: nothing here runs in CI. Needs nothing but the project's virtualenv.
 """
 
@@ -33,6 +38,7 @@ from servers import ROOT, say, settle
 TARGET_MS = 2000.0  # the whole import, database included
 PARSE_GOAL_MS = 500.0  # what parsing should stay under, within that
 MAX_WORDS = 250_000  # the default TRANSCRIPT_MAX_WORDS (curation/settings.py)
+WORST_TARGET_MS = 5000.0  # a largest allowed file, parsed or refused
 
 
 def make_auto_caption_vtt(hours: float, seed: int) -> bytes:
@@ -130,7 +136,34 @@ def main(argv: list[str] | None = None) -> int:
         + (f"FAILED ({'; '.join(missed)})" if missed else "PASS")
         + ("" if slowest <= PARSE_GOAL_MS else f" (over the {PARSE_GOAL_MS:.0f} ms goal)")
     )
+    missed += worst_cases(parse_transcript)
     return 1 if missed else 0
+
+
+def worst_cases(parse: Callable[[bytes], object]) -> list[str]:
+    """CPU milliseconds of one parse of each largest allowed file; what missed the target."""
+    from summaries.text.transcripts import MAX_CUES, TranscriptError
+    from tests.transcript_files import json3_tiny_events, one_cue_of_words, tiny_vtt_cues
+
+    files = {
+        f"{MAX_CUES:,} one-word cues, vtt": tiny_vtt_cues(MAX_CUES),
+        f"{MAX_CUES:,} one-word events, json3": json3_tiny_events(MAX_CUES),
+        "9,500,000 words in one cue, refused": one_cue_of_words(9_500_000),
+    }
+    say("")
+    missed = []
+    for name, data in files.items():
+        cpu = time.process_time()
+        try:
+            parse(data)
+        except TranscriptError:
+            pass
+        ms = (time.process_time() - cpu) * 1000
+        verdict = "PASS" if ms <= WORST_TARGET_MS else "FAILED"
+        say(f"{name}: {ms:.0f} CPU ms (target <= {WORST_TARGET_MS:.0f} ms) {verdict}")
+        if ms > WORST_TARGET_MS:
+            missed.append(f"{name} {ms:.0f} ms")
+    return missed
 
 
 if __name__ == "__main__":

@@ -1,8 +1,6 @@
 """Search finds words said in a video's live transcript: after matches of the summaries'
 own text, with the line said as the snippet and a link that plays the video from it."""
 
-import time
-
 import pytest
 from django.db import connection
 from django.urls import reverse
@@ -250,11 +248,7 @@ def test_search_with_three_hour_transcripts(client):
         add_transcript(summary.video, speech=speech)
     page(client, q="zebra")
 
-    started = time.perf_counter()
-    response = page(client, q="zebra finch")
-    elapsed = time.perf_counter() - started
+    response = page(client, q="zebra finch")  # how fast: bench/run_search_snippets.py
 
     assert len(response.context["results"]) == 4
     assert "▶ 3:00:00" in str(response.context["results"][0].snippet)
-    print(f"search over 4 three-hour transcripts ({connection.vendor}): {elapsed:.3f} s")
-    assert elapsed < 5

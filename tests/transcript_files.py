@@ -165,3 +165,15 @@ def one_cue_of_words(words: int) -> bytes:
     """A WebVTT file of one cue holding `words` one-letter words (two bytes a word): 9.5
     million of them fit under the 20 MB upload cap."""
     return b"WEBVTT\n\n00:00:00.000 --> 09:00:00.000\n" + b"a " * words + b"\n"
+
+
+def tiny_vtt_cues(cues: int) -> bytes:
+    """A WebVTT file of `cues` cues of one word each, 5 ms apart ("w0", "w1", …)."""
+    lines = (f"{_clock(n * 5)} --> {_clock(n * 5 + 4)}\nw{n}\n\n" for n in range(cues))
+    return ("WEBVTT\n\n" + "".join(lines)).encode()
+
+
+def json3_tiny_events(events: int) -> bytes:
+    """A YouTube json3 file of `events` timed events of one word each, 10 ms apart."""
+    timed = [{"tStartMs": n * 10, "dDurationMs": 5, "segs": [{"utf8": "w"}]} for n in range(events)]
+    return json.dumps({"events": timed}).encode()
