@@ -481,6 +481,13 @@ class Cluster:
             last_id,
         )
 
+    def attempts_since(self, last_id: int) -> dict[int, int]:
+        """Each source's tries (requests) in its history row after row `last_id`."""
+        rows = self.console.sql(
+            "SELECT source_id, attempts FROM summaries_sourcecheck WHERE id > %s", last_id
+        )
+        return dict(rows)
+
     def checks_of(self, source_ids, since_id: int) -> list[tuple]:
         """What the history rows after `since_id` of these sources say (for failures)."""
         return self.console.sql(
@@ -733,28 +740,38 @@ def test_a_worker_cut_off_mid_batch_loses_and_repeats_nothing(cluster):
     assert all(set(clients) <= {w1, w2} for clients in got.values())
     assert hits == hits_at_heal, "requests were sent after w2's link came back"
     assert all(hits[pk][w2] == hits_at_cut[pk][w2] for pk in got), "w2 fetched while cut off"
-    twice = {pk for pk, clients in got.items() if sum(clients.values()) != 1}
-    odd = {pk: dict(got[pk]) for pk in twice if got[pk] != {w1: 1, w2: 1}}
+    # A check that retried (a time-out, a reset) sent one request a try: its row's attempts.
+    # The worker whose batch recorded a source sent exactly that many; w1 sent nothing for
+    # what w2 recorded; w2 sent at most that many for what w1 recorded (w2 fetched it and
+    # was cut off before recording it).
+    # w2's batches are the ones its worker log says it started (the claim was taken before
+    # the cut; a batch it had reserved may start after it, and is stranded all the same).
+    held_tokens = set(c.started_tokens("w2"))
+    token_of = {source: token for source, token, _ in rows}
+    tries = c.attempts_since(last_id)
+    by_w2 = {pk for pk in got if token_of[pk] in held_tokens}
+    odd = {
+        pk: dict(got[pk])
+        for pk in got
+        if (got[pk] != {w2: tries[pk]} if pk in by_w2 else got[pk][w1] != tries[pk])
+    }
     # A string, so that pytest prints every odd source (it shortens other objects).
     assert not odd, (
-        f"fetched other than once by each worker: {odd} (w1 {w1}, w2 {w2}); "
+        f"requests other than a check's tries: {odd} (w1 {w1}, w2 {w2}); "
         f"their checks: {c.checks_of(odd, last_id)}"
     )
+    twice = {pk for pk in got if pk not in by_w2 and got[pk][w2]}
     # Fetched twice: only what w2 had fetched and not recorded: the chunk it was writing
     # when it was cut off, the results that came meanwhile (its fetcher starts nothing new
     # once BACKLOG of them wait to be written) and its requests in flight at each site.
     # (Runs have seen 15 to 17.)
     assert len(twice) <= RECORD_EVERY + BACKLOG + PER_HOST * len(SITES), len(twice)
     # The sources w2 held were swept (claimed again) and checked by w1 within the bound.
-    # w2's batches are the ones its worker log says it started (the claim was taken before
-    # the cut; a batch it had reserved may start after it, and is stranded all the same).
-    token_of = {source: token for source, token, _ in rows}
-    held_tokens = set(c.started_tokens("w2"))
     stranded = {pk for pk, (token, _, _, _) in at_cut.items() if token in held_tokens}
-    stranded -= {pk for pk in stranded if token_of[pk] in held_tokens}  # w2 recorded them
+    stranded -= by_w2  # w2 recorded them
     assert stranded, "w2 held no claimed source at the cut"
     checked_at = {source: at for source, _, at in rows}
-    assert all(got[pk][w1] == 1 for pk in stranded)
+    assert all(got[pk][w1] == tries[pk] for pk in stranded)
     latest = max(float(checked_at[pk]) for pk in stranded)
     # w2's claims were taken before the cut, so they lapse within LEASE of it; then the
     # sweep queues them behind whatever due batches w1 still has: they are checked within
