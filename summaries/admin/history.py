@@ -135,7 +135,7 @@ class RevisionHistoryMixin:
             raise Http404("No such revision.")
         version = (
             Version.objects.get_for_object(obj)
-            .select_related("revision", "revision__user")
+            .select_related("revision", "revision__user", "revision__action")
             .filter(pk=int(version_id))
             .first()
         )
@@ -156,7 +156,8 @@ def _workflow_comment() -> str:
 
 
 def _keep_workflow_comment(action: str, entry) -> None:
-    """Put what the workflow button did first in the comment, so the history shows it."""
+    """Put what the workflow button did first in the comment, which history shows beside
+    the action (recorded by the workflow as data)."""
     if action and reversion.is_active():
         changed = entry.get_change_message()
         reversion.set_comment(f"{action.rstrip('.')}. {changed}" if changed else action)
@@ -167,7 +168,7 @@ def _entry(version, restore_url: str = "") -> HistoryEntry:
     return HistoryEntry(
         version_id=version.pk,
         date=revision.date_created,
-        action=action_label(revision.get_comment()),
+        action=action_label(revision),
         comment=revision.get_comment(),
         user=revision.user,
         restore_url=restore_url,

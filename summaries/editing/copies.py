@@ -39,6 +39,7 @@ from . import citation_rows, corrections, gate, publishable, receipts, versions,
 from .derived import lock_citations, refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import Part, PartModel, make_room_for_reorder
+from .revisions import Action, record_action
 
 # (model, id of a live part or citation) -> id of its copy, or of a copy's part -> live id.
 IdMap: TypeAlias = dict[tuple[type[models.Model], int], int]
@@ -386,6 +387,7 @@ def _go_live(
         if user is not None and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment("Published changes")
+        record_action(Action.PUBLISHED)
     versions.record_live_version(summary=live, now=now)
     kind, note = change
     corrections.record_change(
@@ -444,6 +446,7 @@ def discard_changes(*, summary: Summary, user: gate.Actor = None) -> bool:
         if user is not None and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment("Discarded changes")
+        record_action(Action.DISCARDED)
     _join_history(copy=copy, live=summary)
     copy.delete()
     # A transcript imported with the changes goes with them (its revisions stay).

@@ -26,7 +26,15 @@ from django.utils import timezone
 from reversion import revisions
 from reversion.models import Revision, Version
 
-from summaries.models import Chapter, PinRevision, Summary, Transcript, Video, segments_digest
+from summaries.models import (
+    Chapter,
+    PinRevision,
+    RevisionAction,
+    Summary,
+    Transcript,
+    Video,
+    segments_digest,
+)
 from summaries.models.base import LANGUAGE_CODES
 from summaries.text import pins as pin_text
 from summaries.text.transcripts import (
@@ -52,6 +60,7 @@ from .receipts import (
     user_or_none,
     words_of,
 )
+from .revisions import Action, record_action
 
 
 @dataclass(frozen=True)
@@ -191,10 +200,10 @@ def set_pin(
     if first is None or end is None:
         if quote is not None:
             raise ValidationError("A quotation is always checked against the transcript.")
-        _save_pin(summary, part, None, user, "Removed the pin of", quote=None)
+        _save_pin(summary, part, None, user, Action.UNPINNED, "Removed the pin of", quote=None)
         return None
     pin = _pinned_at(summary, part, first, end, quote)
-    _save_pin(summary, part, pin, user, "Pinned", quote=quote)
+    _save_pin(summary, part, pin, user, Action.PINNED, "Pinned", quote=quote)
     return pin
 
 
@@ -229,7 +238,7 @@ def accept_proposal(
     _editable(summary, part)
     proposal = _proposal_of(summary, part, quote)
     pin = _pinned_at(summary, part, int(proposal["first"]), int(proposal["end"]), quote)
-    _save_pin(summary, part, pin, user, "Accepted the proposed span of", quote=quote)
+    _save_pin(summary, part, pin, user, Action.PINNED, "Accepted the proposed span of", quote=quote)
     return pin
 
 
@@ -243,7 +252,7 @@ def reject_proposal(
     _editable(summary, part)
     _proposal_of(summary, part, quote)
     pin = {**_current_pin(part, quote), "proposal": None}
-    _save_pin(summary, part, pin, user, "Kept the pinned span of", quote=quote)
+    _save_pin(summary, part, pin, user, Action.KEPT_PIN, "Kept the pinned span of", quote=quote)
     return pin
 
 
@@ -284,7 +293,7 @@ def pin_all(*, summary: Summary, user: gate.Actor) -> int:
     count = sum(len(parts) for parts in pinned.values())
     every = [part for parts in pinned.values() for part in parts]
     comment = f"Pinned {count} statement{'s' if count != 1 else ''} where the transcript says them"
-    record_pins(summary=summary, parts=every, user=user, comment=comment)
+    record_pins(summary=summary, parts=every, user=user, action=Action.PINNED, comment=comment)
     return count
 
 
@@ -304,7 +313,7 @@ def approve_pin(
             "Only a paraphrase is approved; this pin is " + pin["status"].replace("_", " ") + "."
         )
     pin = {**pin, "approved": _by(user)}
-    _save_pin(summary, part, pin, user, "Approved the paraphrase of", quote=quote)
+    _save_pin(summary, part, pin, user, Action.APPROVED, "Approved the paraphrase of", quote=quote)
     return pin
 
 
@@ -328,7 +337,8 @@ def override_pin(
             "Only a pin that keeps the summary from being published is overridden."
         )
     pin = {**pin, "override": {**_by(user), "note": note}}
-    _save_pin(summary, part, pin, user, f"Overrode the refused pin ({note}) of", quote=quote)
+    doing = f"Overrode the refused pin ({note}) of"
+    _save_pin(summary, part, pin, user, Action.OVERRODE, doing, quote=quote)
     return pin
 
 
@@ -381,6 +391,7 @@ def _save_pin(
     part: Part,
     pin: dict[str, Any] | None,
     user: gate.Actor,
+    action: Action,
     doing: str,
     *,
     quote: int | None,
@@ -390,7 +401,7 @@ def _save_pin(
     what = _store_pin(part, pin, quote)
     _unschedule(summary)
     _move_edit_version(summary)
-    record_pins(summary=summary, parts=[part], user=user, comment=f"{doing} {what}")
+    record_pins(summary=summary, parts=[part], user=user, action=action, comment=f"{doing} {what}")
 
 
 def _store_pin(part: Part, pin: dict[str, Any] | None, quote: int | None) -> str:
@@ -413,9 +424,11 @@ def _store_pin(part: Part, pin: dict[str, Any] | None, quote: int | None) -> str
 # --- Pin revisions --------------------------------------------------------------------------
 
 
-def record_pins(*, summary: Summary, parts: Sequence[Part], user: gate.Actor, comment: str) -> None:
+def record_pins(
+    *, summary: Summary, parts: Sequence[Part], user: gate.Actor, action: Action, comment: str
+) -> None:
     """One revision of an editor's action on pins: the summary (so that its History lists
-    the action, by `user`, with `comment`) and `parts`, the parts whose pins it changed.
+    the `action`, by `user`, with `comment`) and `parts`, the parts whose pins it changed.
 
     The summary's other parts are those of its last revision holding all of them (the
     revision's `PinRevision.base`); when it has none yet (a working copy just made), this
@@ -426,18 +439,20 @@ def record_pins(*, summary: Summary, parts: Sequence[Part], user: gate.Actor, co
         reversion.add_to_revision(summary)  # its parts as they are, if not held yet
         for part in parts:  # these as they are now, even if held already
             reversion.add_to_revision(part)
-        return
+        return  # the revision says what it does (its comment and action)
     base = _base_revision(summary)
     if base is None:
         with reversion.create_revision(manage_manually=True):
             reversion.add_to_revision(summary)  # with all of its parts
             _set_user(user)
             reversion.set_comment(comment)
+            record_action(action)
         return
     revision = Revision.objects.create(
         date_created=timezone.now(), user=user_or_none(user), comment=comment
     )
     Version.objects.bulk_create([_version(row, revision) for row in [summary, *parts]])
+    RevisionAction.objects.create(revision=revision, kind=action)
     PinRevision.objects.create(revision=revision, base=base, summary_id=summary.pk)
 
 

@@ -44,7 +44,7 @@ def history_versions(summary: Summary) -> QuerySet[Any]:
     versions: QuerySet[Any] = (
         Version.objects.get_for_model(Summary)
         .filter(object_id__in=ids)
-        .select_related("revision", "revision__user")
+        .select_related("revision", "revision__user", "revision__action")
         .order_by("-revision__date_created", "-pk")
     )
     return versions
@@ -82,6 +82,7 @@ def restore_revision(
             parts=parts,
             user=user,
             comment=f"Restored the content of {describe(version)}",
+            action=revisions.Action.RESTORED,
         )
         if copies.drop_if_unchanged(copy=target, made=made):
             return summary, False

@@ -12,11 +12,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeAlias
 
+import reversion
 from django.db import models
 from django.utils import timezone
-from reversion.models import Version
+from reversion.models import Revision, Version
 
-from summaries.models import Caveat, Chapter, KeyPoint, PinRevision, Summary, Takeaway, Video
+from summaries.models import (
+    Caveat,
+    Chapter,
+    KeyPoint,
+    PinRevision,
+    RevisionAction,
+    Summary,
+    Takeaway,
+    Video,
+)
 from summaries.text.durations import format_duration
 from summaries.text.line_endings import normalised_text
 
@@ -29,36 +39,21 @@ Values: TypeAlias = dict[str, Any]
 
 SAVED = "Saved"
 
-# Every place that makes a revision starts its comment with what happened (workflow.py:
-# "Published", "Scheduled for …", "Sent for review"; the admin's restore: "Restored …").
-# A comment that starts with none of these is an ordinary save (the admin's change message,
-# "Changed through the API (…)"). New workflow steps add their first words here.
-ACTIONS = {
-    "Published": "Published",
-    "Scheduled": "Scheduled",
-    "Unpublished": "Unpublished",
-    "Sent for review": "Submitted for review",
-    "Sent back": "Sent back",
-    "Restored": "Restored",
-    "Reverted": "Restored",  # django-reversion's own wording, before the admin rewords it
-    # Pin actions (summaries.editing.pinning): each is one revision.
-    "Pinned": "Pinned",
-    "Removed the pin": "Unpinned",
-    "Approved the paraphrase": "Approved",
-    "Overrode the refused pin": "Overrode",
-    "Accepted the proposed": "Pinned",
-    "Kept the pinned": "Kept the pin",
-}
+Action = RevisionAction.Kind
 
 
-def action_label(comment: str) -> str:
-    """What a revision did, in a word or two, from its comment."""
-    comment = comment.strip()
-    # The longest matching start wins, so that "Sent back" is not taken for "Sent".
-    for start in sorted(ACTIONS, key=len, reverse=True):
-        if comment.startswith(start):
-            return ACTIONS[start]
-    return SAVED
+def record_action(kind: RevisionAction.Kind) -> None:
+    """Say what the revision being recorded does (it is an ordinary save without one). The
+    first action given to a revision stands: a save within a publication stays "Published"."""
+    reversion.add_meta(RevisionAction, kind=kind)
+
+
+def action_label(revision: Revision) -> str:
+    """What a revision did, in a word or two."""
+    try:
+        return str(revision.action.get_kind_display())
+    except RevisionAction.DoesNotExist:
+        return SAVED
 
 
 # --- Text differences -------------------------------------------------------------------

@@ -33,6 +33,7 @@ from summaries.text.remembered import remembering
 from . import copies, gate, receipts, video_changes
 from .derived import lock_citations, refresh_derived_data
 from .items import Part, PartModel, make_room_for_reorder, renumber
+from .revisions import Action, record_action
 from .rules import duplicate_video_problem, link_problems, time_after_end
 from .video_changes import People
 
@@ -334,6 +335,7 @@ def save_summary(
     parts: Parts,
     user: gate.Actor,
     comment: str = "",
+    action: Action | None = None,
     video: Video | None = None,
     people: People | None = None,
     topics: list[Topic] | None = None,
@@ -352,7 +354,8 @@ def save_summary(
     `video`, when given, is the summary's video with the editor's values set (unsaved),
     with its `people` ({"person", "organisation"} each) and `topics` when those are given:
     saved first for a draft; for a working copy, kept as its `video_changes`, written to
-    the video when the changes are published.
+    the video when the changes are published. `comment` and `action` say in history what
+    the revision did (`revisions.record_action`; an ordinary save has no action).
 
     Every text of the summary, its parts and the video is stored normalised first
     (`text.line_endings.normalised_text`: LF line breaks, no whitespace at the end), so a
@@ -412,6 +415,8 @@ def save_summary(
             reversion.set_user(user)
         if comment:
             reversion.set_comment(comment)
+        if action is not None:
+            record_action(action)
     return summary
 
 

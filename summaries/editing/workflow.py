@@ -19,12 +19,13 @@ from summaries.pagecache.purge import purge_after_commit
 from summaries.webhooks import events as webhook_events
 
 from . import copies, gate, publishable, receipts, review, versions
+from .revisions import Action, record_action
 
 # A reviewer's note is a few sentences, not a second summary.
 REVIEW_NOTE_CHARS = 2000
 
 
-def _record(summary: Summary, user: gate.Actor, comment: str) -> None:
+def _record(summary: Summary, user: gate.Actor, action: Action, comment: str) -> None:
     """Save the summary's workflow fields inside a revision, so history shows who did it,
     and make cached pages stale (what is live changed)."""
     with reversion.create_revision():
@@ -41,6 +42,7 @@ def _record(summary: Summary, user: gate.Actor, comment: str) -> None:
         if user and user.is_authenticated:
             reversion.set_user(user)
         reversion.set_comment(comment)
+        record_action(action)
     shown = cache_tags.of_summary_change(summary)
     content_changed(purge=shown)
     if summary.publish_at is not None and summary.publish_at > timezone.now():
@@ -88,7 +90,7 @@ def publish_summary(
         summary.first_published_at = summary.publish_at
     scheduled = summary.publish_at > now
     comment = f"Scheduled for {summary.publish_at:%Y-%m-%d %H:%M %Z}" if scheduled else "Published"
-    _record(summary, user, comment)
+    _record(summary, user, Action.SCHEDULED if scheduled else Action.PUBLISHED, comment)
     versions.record_live_version(summary=summary, now=now)
     if not scheduled:  # a scheduled one is picked up by the beat refresh once live
         queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
@@ -112,7 +114,7 @@ def unpublish_summary(*, summary: Summary, user: gate.Actor = None) -> Summary:
     summary.refresh_from_db()
     summary.status = Summary.Status.DRAFT
     summary.publish_at = None
-    _record(summary, user, "Unpublished")
+    _record(summary, user, Action.UNPUBLISHED, "Unpublished")
     versions.forget_versions_never_live(summary=summary, now=timezone.now())
     queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
     webhook_events.summary_unpublished(summary, was_live=was_live)
@@ -139,7 +141,7 @@ def submit_for_review(*, summary: Summary, user: gate.Actor = None, message: str
             )
         summary = copy
     summary.status = Summary.Status.IN_REVIEW
-    _record(summary, user, "Sent for review")
+    _record(summary, user, Action.SUBMITTED, "Sent for review")
     review.record(summary=summary, user=user, kind=ReviewMessage.Kind.SUBMITTED, text=message)
     notifications.summary_submitted(summary=summary, by=user, message=message)
     return summary
@@ -186,6 +188,7 @@ def send_back(*, summary: Summary, user: gate.Actor = None, note: str) -> Summar
         if summary.review_note_by is not None:
             reversion.set_user(user)
         reversion.set_comment(f"Sent back: {summary.review_note}")
+        record_action(Action.SENT_BACK)
     review.record(
         summary=summary, user=user, kind=ReviewMessage.Kind.SENT_BACK, text=summary.review_note
     )

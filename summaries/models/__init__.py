@@ -42,7 +42,7 @@ from .notifications import (
     NotificationQuerySet,
 )
 from .pagecache import CachePurge, ContentGeneration
-from .pin_revisions import PinRevision
+from .pin_revisions import PinRevision, RevisionAction
 from .review import REVIEW_MESSAGE_CHARS, ReviewMessage
 from .sources import Citation, Source, SourceCheck
 from .subscriptions import Digest, Subscriber, Subscription, SubscriptionQuerySet
@@ -99,6 +99,7 @@ __all__ = [
     "Person",
     "PublicationStatus",
     "PinRevision",
+    "RevisionAction",
     "PublishedVersion",
     "PublishedVersionQuerySet",
     "REVIEW_MESSAGE_CHARS",
