@@ -7,7 +7,7 @@ The file is generated from a seed (tests/transcript_files.py): a YouTube auto-ca
 WebVTT of `--hours` of talk (3 hours: about 30,000 words, 8,500 cues, 1.5 MB), each line
 of speech a cue with its word times shown under the line before it and a 10 ms cue showing
 it alone, as YouTube writes them; and the json3 of the same speech. In this process, after
-one warm-up parse, it times `--repeat` parses of each (summaries/text/transcripts.py is
+one warm-up parse, it times `--repeat` parses of each (summaries/text/transcripts/ is
 pure: no database, no Django) and checks that every word said comes out once. Each parse
 counts the words as an import does (`max_words`, the default TRANSCRIPT_MAX_WORDS).
 
@@ -56,12 +56,12 @@ def commit() -> str:
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "summaries/text/transcripts.py"],
+        ["git", "status", "--porcelain", "--", "summaries/text/transcripts"],
         cwd=ROOT,
         capture_output=True,
         text=True,
     ).stdout.strip()
-    return f"{head}{' (transcripts.py with uncommitted changes)' if dirty else ''}"
+    return f"{head}{' (summaries/text/transcripts/ with uncommitted changes)' if dirty else ''}"
 
 
 def timed(parse: Callable[[bytes], object], data: bytes, repeat: int) -> tuple[list, list]:
