@@ -38,13 +38,11 @@ from summaries.webhooks import events as webhook_events
 from . import citation_rows, corrections, gate, publishable, receipts, versions, video_changes
 from .derived import lock_citations, refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
-from .items import Part, PartModel, make_room_for_reorder
+from .items import PART_MODELS, Part, PartModel, make_room_for_reorder
 from .revisions import Action, record_action
 
 # (model, id of a live part or citation) -> id of its copy, or of a copy's part -> live id.
 IdMap: TypeAlias = dict[tuple[type[models.Model], int], int]
-# Copied and moved in this order: caveats and citations point at the parts before them.
-PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 # The parts a caveat or a citation may point at.
 TARGETS: tuple[tuple[str, PartModel], ...] = (
     ("chapter", Chapter),

@@ -11,6 +11,8 @@ _REORDER_OFFSET = 10_000
 # The ordered parts of a summary, and their models.
 Part: TypeAlias = KeyPoint | Takeaway | Chapter | Caveat
 PartModel: TypeAlias = type[KeyPoint] | type[Takeaway] | type[Chapter] | type[Caveat]
+# In reading order; caveats last, since they refer to chapters and takeaways by position.
+PART_MODELS: tuple[PartModel, ...] = (KeyPoint, Takeaway, Chapter, Caveat)
 
 
 def make_room_for_reorder(*, model: PartModel, summary: Summary) -> None:

@@ -15,12 +15,11 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from reversion.models import Version
 
-from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway
+from summaries.models import Chapter, KeyPoint, Summary, Takeaway
 
 from . import copies, gate, revisions, save
-from .items import Part, PartModel
+from .items import PART_MODELS, Part, PartModel
 
-PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 # Set by save_summary (positions, rendered HTML) or by the summary restored to.
 NOT_RESTORED = {"id", "summary", "position"}
 # Not edited in forms, but content: the save verifies them again against the transcript as it

@@ -18,19 +18,15 @@ from django.utils import timezone
 from reversion.models import Revision, Version
 
 from summaries.models import (
-    Caveat,
-    Chapter,
-    KeyPoint,
     PinRevision,
     RevisionAction,
     Summary,
-    Takeaway,
     Video,
 )
 from summaries.text.durations import format_duration
 from summaries.text.line_endings import normalised_text
 
-from .items import PartModel
+from .items import PART_MODELS, PartModel
 
 # A row's field values by attname, as a revision stores them.
 Values: TypeAlias = dict[str, Any]
@@ -223,7 +219,6 @@ class RevisionComparison:
         return bool(self.changed_fields) or any(kind.changed for kind in self.parts)
 
 
-PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 # Not shown: the summary a part belongs to, its position (shown as moves) and what is
 # derived from what editors wrote (rendered HTML, search text).
 HIDDEN_FIELDS = {"id", "summary", "position", "video"}

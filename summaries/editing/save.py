@@ -32,7 +32,7 @@ from summaries.text.remembered import remembering
 
 from . import copies, gate, receipts, video_changes
 from .derived import lock_citations, refresh_derived_data
-from .items import Part, PartModel, make_room_for_reorder, renumber
+from .items import PART_MODELS, Part, PartModel, make_room_for_reorder, renumber
 from .revisions import Action, record_action
 from .rules import duplicate_video_problem, link_problems, time_after_end
 from .video_changes import People
@@ -238,8 +238,6 @@ def _clean_items(key: str, objects: list[Part], errors: _Errors) -> None:
 
 
 CAVEAT_FIELDS = tuple(name for name, *_ in CAVEAT_TARGETS)
-# The order parts are written in: caveats last, since they point at the other parts.
-PART_MODELS = (KeyPoint, Takeaway, Chapter, Caveat)
 
 
 def _save_parts(model: PartModel, objects: Sequence[Part], summary: Summary) -> None:
