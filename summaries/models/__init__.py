@@ -17,6 +17,7 @@ from .base import (
     TimestampedModel,
     VisibleCharField,
     VisibleTextField,
+    live_q,
 )
 from .catalogue import (
     THUMBNAIL_STORAGE,
@@ -121,6 +122,7 @@ __all__ = [
     "Transcript",
     "TranscriptQuerySet",
     "Video",
+    "live_q",
     "VideoQuerySet",
     "VisibleCharField",
     "VisibleTextField",

@@ -1,11 +1,13 @@
 """What every content model shares: caps on editors' text, visible-text fields, timestamps."""
 
 import re
+from datetime import datetime
 
 from django.conf import global_settings, settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import get_script_prefix, get_urlconf, reverse
+from django.utils import timezone
 
 from summaries.text.visible import INVISIBLE_MESSAGE, has_visible_character, strip_invisible_edges
 
@@ -77,6 +79,17 @@ class PublicationStatus(models.TextChoices):
     DRAFT = "draft", "Draft"
     IN_REVIEW = "review", "In review"
     PUBLISHED = "published", "Published"
+
+
+def live_q(prefix: str = "", now: datetime | None = None) -> models.Q:
+    """The one definition of "live": a summary published whose publish time has come,
+    decided at read time. `prefix` reaches the summary from another model ("summary__")."""
+    return models.Q(
+        **{
+            f"{prefix}status": PublicationStatus.PUBLISHED,
+            f"{prefix}publish_at__lte": now or timezone.now(),
+        }
+    )
 
 
 class TimestampedModel(models.Model):

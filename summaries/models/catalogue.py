@@ -10,7 +10,6 @@ from django.core.files.storage import FileSystemStorage, storages
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
-from django.utils import timezone
 
 from summaries.text import platforms
 from summaries.text.durations import MAX_SECONDS
@@ -19,10 +18,10 @@ from .base import (
     LANGUAGE_CHOICES,
     LANGUAGE_CODES,
     SHORT_TEXT,
-    PublicationStatus,
     TimestampedModel,
     VisibleCharField,
     VisibleTextField,
+    live_q,
     slug_url,
 )
 
@@ -127,10 +126,7 @@ class VideoQuerySet(models.QuerySet):
 
     def published(self, now=None):
         """Videos whose summary is published and whose publish time has been reached."""
-        return self.filter(
-            summary__status=PublicationStatus.PUBLISHED,
-            summary__publish_at__lte=now or timezone.now(),
-        )
+        return self.filter(live_q("summary__", now))
 
 
 THUMBNAIL_STORAGE = "thumbnails"  # the STORAGES entry thumbnails are kept in

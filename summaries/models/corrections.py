@@ -9,7 +9,8 @@ editors only. A row is never deleted: withdrawing a correction is recorded on it
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.utils import timezone
+
+from .base import live_q
 
 # A public note is a few sentences; the withdrawal's reason too.
 NOTE_CHARS = 2000
@@ -22,9 +23,7 @@ class CorrectionQuerySet(models.QuerySet):
 
     def live(self, now=None) -> "CorrectionQuerySet":
         """Those of summaries readers can see now (published, publish time reached)."""
-        return self.filter(
-            summary__status="published", summary__publish_at__lte=now or timezone.now()
-        )
+        return self.filter(live_q("summary__", now))
 
 
 class Correction(models.Model):

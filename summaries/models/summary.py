@@ -18,6 +18,7 @@ from .base import (
     TimestampedModel,
     VisibleCharField,
     VisibleTextField,
+    live_q,
 )
 from .catalogue import Video
 
@@ -59,7 +60,7 @@ def page_citations_prefetch():
 class SummaryQuerySet(models.QuerySet):
     def published(self, now: datetime | None = None) -> Self:
         """Live summaries: published and publish time reached (decided at read time)."""
-        return self.filter(status=Summary.Status.PUBLISHED, publish_at__lte=now or timezone.now())
+        return self.filter(live_q(now=now))
 
     def scheduled(self, now: datetime | None = None) -> Self:
         """Published summaries whose publish time lies in the future."""

@@ -13,14 +13,14 @@ from typing import Self
 from django.db import models
 from django.utils import timezone
 
+from .base import live_q
+
 
 class PublishedVersionQuerySet(models.QuerySet):
     def live(self, now: datetime | None = None) -> Self:
         """Versions readers saw: their summary is live now and their time has come."""
         now = now or timezone.now()
-        return self.filter(
-            summary__status="published", summary__publish_at__lte=now, live_from__lte=now
-        )
+        return self.filter(live_q("summary__", now), live_from__lte=now)
 
 
 class PublishedVersion(models.Model):
