@@ -2,26 +2,23 @@
 
 from reversion.admin import VersionAdmin
 
-from summaries.pagecache.generation import content_changed
+from summaries.editing import catalogue
 
 
 class ContentAdmin(VersionAdmin):
-    """An admin page of content readers see: saves and deletes make cached pages stale.
-
-    After save_related, so that inlines and many-to-many choices are saved too.
+    """An admin page of catalogue entries readers see: saves and deletes go through
+    `editing.catalogue`, which checks the user's permission and makes cached pages stale
+    (with the form's transaction, which saves the inlines and many-to-many choices too).
     """
 
-    def save_related(self, request, form, formsets, change):
-        super().save_related(request, form, formsets, change)
-        content_changed()
+    def save_model(self, request, obj, form, change):
+        catalogue.save_entry(instance=obj, user=request.user, clean=False)
 
     def delete_model(self, request, obj):
-        super().delete_model(request, obj)
-        content_changed()
+        catalogue.delete_entries(entries=[obj], user=request.user)
 
     def delete_queryset(self, request, queryset):
-        super().delete_queryset(request, queryset)
-        content_changed()
+        catalogue.delete_entries(entries=queryset, user=request.user)
 
 
 class ReadOnlyAdmin:

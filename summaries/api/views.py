@@ -1,7 +1,6 @@
 """The catalogue: channels, people, topics and organisations (read by anyone, created and
 changed by editors; never deleted through the API) and videos (read only)."""
 
-import reversion
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -13,8 +12,8 @@ from rest_framework import serializers as drf_serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from summaries.editing import catalogue
 from summaries.models import Channel, Organisation, Person, Topic, Video
-from summaries.pagecache.generation import content_changed
 from summaries.reader.absolute import site_url
 from summaries.reader.related import STORED_COUNT, related_for_page
 
@@ -101,15 +100,7 @@ class CatalogueWriteMixin:
 
     @staticmethod
     def _save(instance, values: dict, *, user, comment: str):
-        for name, value in values.items():
-            setattr(instance, name, value)
-        instance.full_clean(validate_unique=False, validate_constraints=False)
-        with reversion.create_revision():
-            instance.save()
-            reversion.set_user(user)
-            reversion.set_comment(comment)
-        content_changed()  # names and descriptions show on pages
-        return instance
+        return catalogue.save_entry(instance=instance, values=values, user=user, comment=comment)
 
     def create(self, request, *args, **kwargs):
         values = self._input(request)
