@@ -19,7 +19,7 @@ from django.utils.text import Truncator
 
 from summaries import checking
 from summaries.checking.record import PROBLEM_STATES, PROBLEM_VERDICTS
-from summaries.editing import copies, derived, receipts, rules, save, workflow
+from summaries.editing import copies, derived, gate, receipts, rules, save, workflow
 from summaries.models import (
     LANGUAGE_CHOICES,
     Caveat,
@@ -484,19 +484,19 @@ class SummaryAdmin(
     def has_delete_permission(self, request, obj=None):
         # Deleting a published summary takes it from readers: a reviewer's decision.
         if obj is not None and obj.status == Summary.Status.PUBLISHED:
-            if not request.user.has_perm("summaries.publish_summary"):
+            if not gate.may_publish(request.user):
                 return False
         return super().has_delete_permission(request, obj)
 
     def get_readonly_fields(self, request, obj=None):
         readonly = list(super().get_readonly_fields(request, obj))
-        if not request.user.has_perm("summaries.publish_summary"):
+        if not gate.may_publish(request.user):
             readonly.append("publish_at")
         return readonly
 
     def get_actions(self, request):
         actions = super().get_actions(request)
-        if not request.user.has_perm("summaries.publish_summary"):
+        if not gate.may_publish(request.user):
             for name in ("publish_now", "schedule", "unpublish", "assign_to_me"):
                 actions.pop(name, None)
         return actions
@@ -797,7 +797,7 @@ class SummaryAdmin(
         return False
 
     def _may_publish(self, request):
-        if request.user.has_perm("summaries.publish_summary"):
+        if gate.may_publish(request.user):
             return True
         raise PermissionDenied("You do not have permission to publish summaries.")
 

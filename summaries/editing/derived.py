@@ -397,8 +397,7 @@ def set_key_phrase(*, citation: Citation, phrase: str, user: gate.Actor) -> Cita
         raise PermissionDenied(
             "A published summary's key phrases change only through its unpublished changes."
         )
-    if user is not None and not (user.is_active and user.has_perm("summaries.change_summary")):
-        raise PermissionDenied("You do not have permission to change summaries.")
+    gate.require(user, gate.CHANGE, "change summaries")
     phrase = " ".join(phrase.split())
     limit = _field_max("key_phrase")
     if len(phrase) > limit:
@@ -421,12 +420,12 @@ def set_key_phrase(*, citation: Citation, phrase: str, user: gate.Actor) -> Cita
         _apply_key_phrase(twin, phrase, edited)
 
     summary = citation.summary
-    signed_in = user is not None and user.is_authenticated
+    signed_in = user if user is not None and user.is_authenticated else None
     with reversion.create_revision():
-        summary.updated_by = user if signed_in else None
+        summary.updated_by = signed_in
         summary.save(update_fields=["updated_by"])
-        if signed_in:
-            reversion.set_user(user)
+        if signed_in is not None:
+            reversion.set_user(signed_in)
         if edited:
             comment = f"Key phrase of “{citation.link_text}” set to “{citation.key_phrase}”"
         else:

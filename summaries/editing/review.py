@@ -82,7 +82,7 @@ def reply(*, summary: Summary, user: gate.Actor, text: str) -> ReviewMessage:
 
 def may_review(user: gate.Actor) -> bool:
     """Whether `user` can be asked to review: an active user who may publish."""
-    return user is not None and user.is_active and user.has_perm(gate.PUBLISH)
+    return user is not None and gate.may_publish(user)  # a person, not the system
 
 
 def reviewer_choices() -> QuerySet[User]:

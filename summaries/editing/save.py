@@ -79,7 +79,7 @@ class _Errors:
 
 
 def _check_permission(user: User | AnonymousUser, codename: str) -> None:
-    if not user.has_perm(f"summaries.{codename}"):
+    if not gate.may(user, f"summaries.{codename}"):
         raise PermissionDenied(f"You need the {codename} permission for this change.")
 
 

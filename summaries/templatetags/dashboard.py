@@ -5,6 +5,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from summaries.checking.record import PROBLEM_STATES, PROBLEM_VERDICTS
+from summaries.editing import gate
 from summaries.models import Citation, Source, Summary
 
 register = template.Library()
@@ -50,7 +51,7 @@ def _sources_needing_attention():
 @register.inclusion_tag("admin/summaries/includes/dashboard.html", takes_context=True)
 def editor_dashboard(context):
     user = context["request"].user
-    can_review = user.has_perm("summaries.publish_summary")
+    can_review = gate.may_publish(user)
     mine = Summary.objects.filter(
         Q(created_by=user) | Q(updated_by=user),
         status__in=[Summary.Status.DRAFT, Summary.Status.IN_REVIEW],
