@@ -43,9 +43,9 @@ from .conditional import check_if_match, edit_version
 from .errors import PayloadTooLarge
 from .inputs import StrictSerializer
 from .permissions import can_see_unpublished
+from .pin_serializers import PinSerializer, pin_representation
+from .pin_serializers import quote_pin_representation as quote_representation
 from .schema import PublicationProblemSerializer
-from .serializers import PinSerializer, pin_representation
-from .serializers import quote_pin_representation as quote_representation
 from .summary_views import requires
 from .views import ApiViewSet
 
