@@ -525,7 +525,7 @@ SPECTACULAR_SETTINGS = {
         "SummaryStatusEnum": "summaries.models.Summary.Status",
         "SourceStateEnum": "summaries.models.Source.State",
         "CitationVerdictEnum": "summaries.models.Citation.Verdict",
-        "PinStatusEnum": "summaries.api.serializers.PIN_STATUSES",
+        "PinStatusEnum": "summaries.api.pin_serializers.PIN_STATUSES",
         "PartKindEnum": "summaries.api.schema.PART_KIND_CHOICES",
         "TranscriptStateEnum": "summaries.models.Transcript.State",
         "ChangeKindEnum": "summaries.models.Correction.Kind",

@@ -14,7 +14,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from summaries import checking
-from summaries.api.serializers import EXPANDABLE
+from summaries.api.summary_serializers import EXPANDABLE
 from summaries.editing import derived, workflow
 from summaries.linkcheck import CheckResult, State
 from summaries.models import Source

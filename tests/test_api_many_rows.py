@@ -5,7 +5,11 @@ import datetime
 import pytest
 from rest_framework import serializers
 
-from summaries.api.serializers import CitationSerializer, ManyRowsSerializer, SourceSerializer
+from summaries.api.citation_serializers import (
+    CitationSerializer,
+    ManyRowsSerializer,
+    SourceSerializer,
+)
 from summaries.api.summary_views import summary_details
 from summaries.editing import derived
 from summaries.models import Citation, Source, Summary

@@ -14,11 +14,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.test import APIClient
 
-from summaries.api.serializers import (
-    SummaryListItemSerializer,
-    SummarySerializer,
-    VideoSerializer,
-)
+from summaries.api.catalogue_serializers import VideoSerializer
+from summaries.api.summary_serializers import SummaryListItemSerializer, SummarySerializer
 from summaries.api.summary_views import (
     last_modified,
     summary_details,

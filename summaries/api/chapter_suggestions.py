@@ -23,8 +23,8 @@ from summaries.editing import copies, receipts
 
 from .conditional import check_if_match, edit_version
 from .inputs import SecondsField, StrictSerializer
+from .of_summary import OfSummaryViewSet, summary_url
 from .permissions import can_see_unpublished
-from .receipts import OfSummaryViewSet, _summary_url
 from .schema import ErrorSerializer, PublicationProblemSerializer
 from .summary_views import requires
 
@@ -177,7 +177,7 @@ class ChapterSuggestionViewSet(OfSummaryViewSet):
             if target.is_working_copy:
                 target.working_copy_of = summary  # read already: no query for its video
             data = {
-                "summary": _summary_url(request, target),
+                "summary": summary_url(request, target),
                 "chapters": [
                     {
                         "id": chapter.pk,

@@ -19,10 +19,10 @@ from summaries.editing import corrections, gate
 from summaries.models import Correction, Summary
 from summaries.models.corrections import NOTE_CHARS
 
+from .correction_serializers import CorrectionSerializer, corrections_shown_to
+from .of_summary import OfSummaryViewSet
 from .permissions import can_see_unpublished
-from .receipts import OfSummaryViewSet
 from .schema import ErrorSerializer
-from .serializers import CorrectionSerializer, corrections_shown_to
 from .summary_views import requires
 
 

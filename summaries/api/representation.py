@@ -42,17 +42,15 @@ from summaries.reader.compiled import CompiledQuery
 from summaries.text.citations import suggest_key_phrase
 from summaries.text.durations import format_duration
 
-from .links import api_url
-from .permissions import can_see_unpublished
-from .serializers import (
-    EXPANDABLE,
+from .correction_serializers import (
     CorrectionSerializer,
     corrections_requested,
     corrections_shown_to,
-    pin_representation,
-    pins_requested,
-    quote_pin_representation,
 )
+from .links import api_url
+from .permissions import can_see_unpublished
+from .pin_serializers import pin_representation, pins_requested, quote_pin_representation
+from .summary_serializers import EXPANDABLE
 
 # --- Values as DRF's fields write them -----------------------------------------------------
 

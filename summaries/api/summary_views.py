@@ -44,7 +44,7 @@ from .review import (
     ReviewMessageSerializer,
     SubmitSerializer,
 )
-from .serializers import (
+from .summary_serializers import (
     EXPANDABLE,
     PublishSerializer,
     SendBackSerializer,

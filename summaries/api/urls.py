@@ -8,8 +8,9 @@ from .chapter_suggestions import ChapterSuggestionViewSet
 from .corrections import CorrectionViewSet
 from .errors import not_found
 from .following import BounceViewSet
-from .receipts import PinViewSet, TranscriptViewSet
+from .pins import PinViewSet
 from .summary_views import SummaryViewSet
+from .transcripts import TranscriptViewSet
 from .versions import VersionViewSet
 from .webhooks import WebhookEndpointViewSet
 

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from summaries.reader import memento
 
-from .receipts import OfSummaryViewSet
+from .of_summary import OfSummaryViewSet
 
 
 class PublishedVersionSerializer(serializers.Serializer):

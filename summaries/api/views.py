@@ -17,7 +17,7 @@ from summaries.models import Channel, Organisation, Person, Topic, Video
 from summaries.reader.absolute import site_url
 from summaries.reader.related import STORED_COUNT, related_for_page
 
-from . import catalogue_inputs, representation, serializers
+from . import catalogue_inputs, catalogue_serializers, representation
 from .conditional import ConditionalResponseMixin, check_if_match, entity_tag
 from .errors import PreconditionFailed, PreconditionRequired
 from .filters import DateTimeFilter, FilterBackend, OrderingFilter, SearchFilter, VideoFilter
@@ -177,42 +177,42 @@ class CatalogViewSet(
     default_ordering = "name"
 
 
-@catalogue_writes(catalogue_inputs.ChannelInput, serializers.ChannelSerializer, "channel")
+@catalogue_writes(catalogue_inputs.ChannelInput, catalogue_serializers.ChannelSerializer, "channel")
 class ChannelViewSet(CatalogViewSet):
     """Channels (every channel is public; its videos follow their summaries' state)."""
 
     queryset = Channel.objects.all()
-    serializer_class = serializers.ChannelSerializer
+    serializer_class = catalogue_serializers.ChannelSerializer
     input_class = catalogue_inputs.ChannelInput
     filterset_class = _updated_since_filter(Channel)
 
 
-@catalogue_writes(catalogue_inputs.PersonInput, serializers.PersonSerializer, "person")
+@catalogue_writes(catalogue_inputs.PersonInput, catalogue_serializers.PersonSerializer, "person")
 class PersonViewSet(CatalogViewSet):
     """People who appear in videos."""
 
     queryset = Person.objects.all()
-    serializer_class = serializers.PersonSerializer
+    serializer_class = catalogue_serializers.PersonSerializer
     input_class = catalogue_inputs.PersonInput
     filterset_class = _updated_since_filter(Person)
 
 
-@catalogue_writes(catalogue_inputs.TopicInput, serializers.TopicSerializer, "topic")
+@catalogue_writes(catalogue_inputs.TopicInput, catalogue_serializers.TopicSerializer, "topic")
 class TopicViewSet(CatalogViewSet):
     queryset = Topic.objects.all()
-    serializer_class = serializers.TopicSerializer
+    serializer_class = catalogue_serializers.TopicSerializer
     input_class = catalogue_inputs.TopicInput
     filterset_class = _updated_since_filter(Topic)
 
 
 @catalogue_writes(
-    catalogue_inputs.OrganisationInput, serializers.OrganisationSerializer, "organisation"
+    catalogue_inputs.OrganisationInput, catalogue_serializers.OrganisationSerializer, "organisation"
 )
 class OrganisationViewSet(CatalogViewSet):
     """Organisations people speak for, with the web domains they publish on."""
 
     queryset = Organisation.objects.all()
-    serializer_class = serializers.OrganisationSerializer
+    serializer_class = catalogue_serializers.OrganisationSerializer
     input_class = catalogue_inputs.OrganisationInput
     filterset_class = _updated_since_filter(Organisation)
 
@@ -226,7 +226,7 @@ class RelatedQuery(drf_serializers.Serializer):
 class VideoViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
     """Videos with a live summary (editors: every video), newest first."""
 
-    serializer_class = serializers.VideoSerializer
+    serializer_class = catalogue_serializers.VideoSerializer
     filterset_class = VideoFilter
     search_fields = ["title", "blurb"]
     ordering_choices = {
@@ -260,7 +260,7 @@ class VideoViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet)
 
     @extend_schema(
         parameters=[OpenApiParameter("limit", int, description=f"At most {RELATED_MAX}.")],
-        responses=serializers.RelatedVideoSerializer(many=True),
+        responses=catalogue_serializers.RelatedVideoSerializer(many=True),
         filters=False,
     )
     @action(detail=True, pagination_class=None, filter_backends=[])
@@ -270,7 +270,7 @@ class VideoViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet)
         query = RelatedQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         related = related_for_page(video, limit=query.validated_data["limit"])
-        serializer = serializers.RelatedVideoSerializer(
+        serializer = catalogue_serializers.RelatedVideoSerializer(
             related, many=True, context=self.get_serializer_context()
         )
         return Response(serializer.data)
