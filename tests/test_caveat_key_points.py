@@ -21,9 +21,7 @@ from .factories import (
 )
 from .test_api_write import LIST_URL, detail_url, example_payload
 
-# The API tests' fixtures: a reviewer's token client and the example's catalogue.
-editor = test_api_write.editor
-api = test_api_write.api
+# The API tests' fixture: the example's catalogue.
 catalogue = test_api_write.catalogue
 
 pytestmark = pytest.mark.django_db
@@ -40,10 +38,10 @@ def test_a_caveat_qualifies_at_most_one_part():
         )
 
 
-def test_the_api_attaches_a_caveat_to_a_key_point_by_position(api, catalogue):
+def test_the_api_attaches_a_caveat_to_a_key_point_by_position(reviewer_api, catalogue):
     payload = example_payload()
     payload["caveats"] = [{"key_point": 2, "claim": "", "text": "Only one run."}]
-    response = api.post(LIST_URL, payload, format="json")
+    response = reviewer_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 201, response.json()
     (caveat,) = response.json()["caveats"]
     assert (caveat["key_point"], caveat["chapter"], caveat["takeaway"]) == (2, None, None)
@@ -51,26 +49,26 @@ def test_the_api_attaches_a_caveat_to_a_key_point_by_position(api, catalogue):
     assert stored.key_point.position == 2
 
 
-def test_the_api_refuses_a_missing_key_point_and_two_targets(api, catalogue):
+def test_the_api_refuses_a_missing_key_point_and_two_targets(reviewer_api, catalogue):
     payload = example_payload()
     count = len(payload["key_points"])
     payload["caveats"] = [
         {"key_point": count + 1, "text": "Nowhere."},
         {"key_point": 1, "chapter": 1, "text": "Both."},
     ]
-    response = api.post(LIST_URL, payload, format="json")
+    response = reviewer_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 400
     fields = response.json()["error"]["fields"]
     assert f"There is no key point {count + 1}." in fields["caveats[0].key_point"]
     assert "caveats[1]" in fields
 
 
-def test_replacing_key_points_keeps_their_caveats_only_when_sent(api, catalogue):
+def test_replacing_key_points_keeps_their_caveats_only_when_sent(reviewer_api, catalogue):
     payload = example_payload()
     payload["caveats"] = [{"key_point": 1, "text": "On the first point."}]
-    slug = api.post(LIST_URL, payload, format="json").json()["video"]["slug"]
-    detail = api.get(detail_url(slug))
-    response = api.patch(
+    slug = reviewer_api.post(LIST_URL, payload, format="json").json()["video"]["slug"]
+    detail = reviewer_api.get(detail_url(slug))
+    response = reviewer_api.patch(
         detail_url(slug),
         {"key_points": [{"title": "Only", "body": "New."}]},
         format="json",
