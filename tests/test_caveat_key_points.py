@@ -114,13 +114,6 @@ def test_restoring_a_revision_keeps_a_key_points_caveat():
 # --- The admin -----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def reviewer(client):
-    user = ReviewerFactory()
-    client.force_login(user)
-    return user
-
-
 def change_url(summary):
     return reverse("admin:summaries_summary_change", args=[summary.pk])
 
@@ -129,10 +122,10 @@ def open_form(client, summary):
     return form_fields(client.get(change_url(summary)))
 
 
-def test_the_caveat_target_lists_key_points_and_the_new_rows(client, reviewer):
+def test_the_caveat_target_lists_key_points_and_the_new_rows(reviewer_client):
     summary = SummaryFactory()
     KeyPointFactory(summary=summary, title="Saved point", position=1)
-    content = client.get(change_url(summary)).content.decode()
+    content = reviewer_client.get(change_url(summary)).content.decode()
     target = content.split('name="caveats-0-target"')[1].split("</select>")[0]
     assert "Key point 1: Saved point" in target
     assert 'value="new:chapters:0"' in target  # the empty chapter row of the page
@@ -148,69 +141,69 @@ def test_the_caveat_target_lists_key_points_and_the_new_rows(client, reviewer):
     ],
 )
 def test_a_caveat_is_attached_to_a_part_added_in_the_same_save(
-    client, reviewer, target, model, fields
+    reviewer_client, target, model, fields
 ):
     summary = SummaryFactory()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     index = int(data[f"{target}-INITIAL_FORMS"])
     data.update({f"{target}-{index}-{name}": value for name, value in fields.items()})
     data["caveats-0-text"] = "Qualifies the new part."
     data["caveats-0-target"] = f"new:{target}:{index}"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302, response.content.decode()[:3000]
     caveat = summary.caveats.get()
     part = model.objects.get(summary=summary)
     assert getattr(caveat, f"{model._meta.model_name.replace('keypoint', 'key_point')}") == part
 
 
-def test_a_caveat_on_an_existing_key_point_is_saved_and_shown_again(client, reviewer):
+def test_a_caveat_on_an_existing_key_point_is_saved_and_shown_again(reviewer_client):
     summary = SummaryFactory()
     point = KeyPointFactory(summary=summary, title="Saved point")
     TakeawayFactory(summary=summary)
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["caveats-0-text"] = "On the point."
     data["caveats-0-target"] = f"key_point:{point.pk}"
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
     assert summary.caveats.get().key_point == point
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     assert data["caveats-0-target"] == f"key_point:{point.pk}"
     data["caveats-0-target"] = ""
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
     caveat = summary.caveats.get()
     assert (caveat.key_point, caveat.chapter, caveat.takeaway) == (None, None, None)
 
 
-def test_a_target_of_another_summary_is_refused(client, reviewer):
+def test_a_target_of_another_summary_is_refused(reviewer_client):
     summary = SummaryFactory()
     other = KeyPointFactory(summary=SummaryFactory())
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["caveats-0-text"] = "Elsewhere."
     data["caveats-0-target"] = f"key_point:{other.pk}"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 200
     assert not Summary.objects.get(pk=summary.pk).caveats.exists()
 
 
-def test_an_empty_new_target_row_leaves_the_caveat_on_the_summary(client, reviewer):
+def test_an_empty_new_target_row_leaves_the_caveat_on_the_summary(reviewer_client):
     summary = SummaryFactory()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["caveats-0-text"] = "Its chapter row stayed empty."
     data["caveats-0-target"] = "new:chapters:0"
-    response = client.post(change_url(summary), data, follow=True)
+    response = reviewer_client.post(change_url(summary), data, follow=True)
     assert response.status_code == 200
     caveat = summary.caveats.get()
     assert caveat.chapter is None
     assert any("stayed empty" in str(m) for m in response.context["messages"])
 
 
-def test_editing_a_live_summarys_caveat_target_maps_it_onto_the_changes(client, reviewer):
+def test_editing_a_live_summarys_caveat_target_maps_it_onto_the_changes(reviewer_client):
     live = SummaryFactory(live=True)
     point = KeyPointFactory(summary=live, title="Live point", position=1)
     caveat = Caveat.objects.create(summary=live, key_point=point, position=1, text="Careful.")
-    data = open_form(client, live)
+    data = open_form(reviewer_client, live)
     assert data["caveats-0-target"] == f"key_point:{point.pk}"
     data["caveats-0-text"] = "More careful."
-    response = client.post(change_url(live), data)
+    response = reviewer_client.post(change_url(live), data)
     assert response.status_code == 302, response.content.decode()[:3000]
     copy = Summary.objects.get(working_copy_of=live)
     changed = copy.caveats.get()
