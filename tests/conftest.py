@@ -14,6 +14,8 @@ from django.conf import settings
 from django.test import override_settings
 
 from curation.celery import app as celery_app
+from tests.clients import logged_in, token_client
+from tests.factories import EditorFactory, ReviewerFactory
 
 # Playwright's sync API runs an event loop in the test thread; the ORM calls a test makes
 # beside it are still synchronous. Test-only: never set this in the service.
@@ -149,6 +151,42 @@ def celery_eager():
     celery_app.conf.task_always_eager = True
     yield celery_app
     celery_app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def editor(db):
+    """In the Editors group: writes summaries and sends them to review, never publishes."""
+    return EditorFactory(username="eve")
+
+
+@pytest.fixture
+def reviewer(db):
+    """In the Editors and the Reviewers groups: publishes, schedules, sends back."""
+    return ReviewerFactory(username="rita")
+
+
+@pytest.fixture
+def editor_client(editor):
+    """A test client signed in as `editor` (the admin, the site)."""
+    return logged_in(editor)
+
+
+@pytest.fixture
+def reviewer_client(reviewer):
+    """A test client signed in as `reviewer`."""
+    return logged_in(reviewer)
+
+
+@pytest.fixture
+def editor_api(editor):
+    """An API client sending `editor`'s token."""
+    return token_client(editor)
+
+
+@pytest.fixture
+def reviewer_api(reviewer):
+    """An API client sending `reviewer`'s token."""
+    return token_client(reviewer)
 
 
 @pytest.fixture(scope="session")

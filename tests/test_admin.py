@@ -14,7 +14,6 @@ from .factories import (
     ChapterFactory,
     EditorFactory,
     OrganisationFactory,
-    ReviewerFactory,
     SummaryFactory,
     TakeawayFactory,
     VideoFactory,
@@ -26,13 +25,6 @@ ANTHROPIC_CHAPTER = (
     "I have been using Fast Mode. [Anthropic says](https://www.anthropic.com/research/x) "
     "that this mode generates output 2.5 times faster than regular Opus 4.6."
 )
-
-
-@pytest.fixture
-def editor(client):
-    user = ReviewerFactory(username="alice")
-    client.force_login(user)
-    return user
 
 
 def change_url(summary):
@@ -48,37 +40,37 @@ def open_form(client, summary):
 @pytest.mark.parametrize(
     "name", ["summary", "video", "channel", "organisation", "person", "topic", "source"]
 )
-def test_changelist_and_add_pages_open_for_editors(client, editor, name):
+def test_changelist_and_add_pages_open_for_editors(reviewer_client, name):
     SummaryFactory()
-    assert client.get(reverse(f"admin:summaries_{name}_changelist")).status_code == 200
+    assert reviewer_client.get(reverse(f"admin:summaries_{name}_changelist")).status_code == 200
     if name != "source":
-        assert client.get(reverse(f"admin:summaries_{name}_add")).status_code == 200
+        assert reviewer_client.get(reverse(f"admin:summaries_{name}_add")).status_code == 200
 
 
-def test_changelist_search_finds_summary_by_video_title(client, editor):
+def test_changelist_search_finds_summary_by_video_title(reviewer_client):
     SummaryFactory(video__title="Kimi K3.1 Pro Tested")
     SummaryFactory(video__title="Something else")
-    response = client.get(reverse("admin:summaries_summary_changelist"), {"q": "kimi"})
+    response = reviewer_client.get(reverse("admin:summaries_summary_changelist"), {"q": "kimi"})
     assert response.status_code == 200
     assert b"Kimi K3.1 Pro Tested" in response.content
     assert b"Something else" not in response.content
 
 
-def test_create_edit_reorder_publish_flow(client, editor):
+def test_create_edit_reorder_publish_flow(reviewer_client, reviewer):
     video = VideoFactory(title="Speed matters")
     # Create: a summary with two chapters, written on one page.
-    data = form_fields(client.get(reverse("admin:summaries_summary_add")))
+    data = form_fields(reviewer_client.get(reverse("admin:summaries_summary_add")))
     data.update({"video": str(video.pk), "tldr": "Speed matters alongside quality."})
     add_inline_row(
         data, "chapters", title="Why speed matters", body="Fast output helps agents.", position="1"
     )
     add_inline_row(data, "chapters", title="Faster releases", body=ANTHROPIC_CHAPTER, position="2")
     add_inline_row(data, "takeaways", text="Speed matters for agents.", position="1")
-    response = client.post(reverse("admin:summaries_summary_add"), data)
+    response = reviewer_client.post(reverse("admin:summaries_summary_add"), data)
     assert response.status_code == 302, response.content.decode()[:3000]
     summary = Summary.objects.get(video=video)
     assert summary.status == Summary.Status.DRAFT
-    assert summary.created_by == editor
+    assert summary.created_by == reviewer
     assert list(summary.chapters.values_list("title", flat=True)) == [
         "Why speed matters",
         "Faster releases",
@@ -90,10 +82,10 @@ def test_create_edit_reorder_publish_flow(client, editor):
     assert citation.source.url == "https://www.anthropic.com/research/x"
 
     # Edit and reorder: the drag-and-drop widget swaps the chapters' hidden positions.
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["tldr"] = "Speed matters, especially for agents."
     data["chapters-0-position"], data["chapters-1-position"] = "2", "1"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302, response.content.decode()[:3000]
     summary.refresh_from_db()
     assert summary.tldr == "Speed matters, especially for agents."
@@ -103,24 +95,24 @@ def test_create_edit_reorder_publish_flow(client, editor):
     ]
 
     # Publish from the change form.
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["_publish"] = "Save and publish"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302
     summary.refresh_from_db()
     assert summary.is_live()
     assert Summary.objects.published().filter(pk=summary.pk).exists()
-    reader = client.get(video.get_absolute_url())
+    reader = reviewer_client.get(video.get_absolute_url())
     assert reader.status_code == 200
 
 
-def test_deleting_a_chapter_renumbers_the_rest(client, editor):
+def test_deleting_a_chapter_renumbers_the_rest(reviewer_client):
     summary = SummaryFactory()
     for title in ("One", "Two", "Three"):
         ChapterFactory(summary=summary, title=title)
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["chapters-0-DELETE"] = "on"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302
     assert list(summary.chapters.values_list("title", "position")) == [("Two", 1), ("Three", 2)]
 
@@ -133,25 +125,26 @@ def test_deleting_a_chapter_renumbers_the_rest(client, editor):
         ("chapters-0-start_time", "soon", "Enter a length such as"),
     ],
 )
-def test_invalid_chapter_input_is_a_form_error(client, editor, field, value, message):
+def test_invalid_chapter_input_is_a_form_error(reviewer_client, field, value, message):
     summary = SummaryFactory()
     ChapterFactory(summary=summary, body="Kept text.")
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data[field] = value
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 200
     assert message in response.content.decode()
     assert summary.chapters.get().body == "Kept text."
 
 
-def test_video_form_errors_for_bad_url_negative_duration_and_duplicate_slug(client, editor):
+def test_video_form_errors_for_bad_url_negative_duration_and_duplicate_slug(reviewer_client):
     VideoFactory(slug="taken")
     video = VideoFactory()
     data = form_fields(
-        client.get(reverse("admin:summaries_video_change", args=[video.pk])), form_id="video_form"
+        reviewer_client.get(reverse("admin:summaries_video_change", args=[video.pk])),
+        form_id="video_form",
     )
     data.update({"slug": "taken", "source_url": "not a url", "duration_seconds": "-3"})
-    response = client.post(reverse("admin:summaries_video_change", args=[video.pk]), data)
+    response = reviewer_client.post(reverse("admin:summaries_video_change", args=[video.pk]), data)
     assert response.status_code == 200
     content = response.content.decode()
     assert "Video with this Slug already exists." in content
@@ -161,46 +154,46 @@ def test_video_form_errors_for_bad_url_negative_duration_and_duplicate_slug(clie
     assert video.slug != "taken"
 
 
-def test_same_youtube_video_twice_is_a_form_error(client, editor):
+def test_same_youtube_video_twice_is_a_form_error(reviewer_client):
     VideoFactory(title="Original", source_url="https://www.youtube.com/watch?v=dQw4w9WgXcQ")
     video = VideoFactory()
     url = reverse("admin:summaries_video_change", args=[video.pk])
-    data = form_fields(client.get(url), form_id="video_form")
+    data = form_fields(reviewer_client.get(url), form_id="video_form")
     data["source_url"] = "https://youtu.be/dQw4w9WgXcQ"
-    response = client.post(url, data)
+    response = reviewer_client.post(url, data)
     assert response.status_code == 200
     assert "already here as “Original”" in response.content.decode()
 
 
-def test_absurd_chapter_time_is_a_form_error_not_a_database_error(client, editor):
+def test_absurd_chapter_time_is_a_form_error_not_a_database_error(reviewer_client):
     summary = SummaryFactory()
     ChapterFactory(summary=summary)
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["chapters-0-start_time"] = "99999999999"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 200
     assert "longer than a week" in response.content.decode()
 
 
-def test_video_duration_accepts_clock_format(client, editor):
+def test_video_duration_accepts_clock_format(reviewer_client):
     video = VideoFactory()
     url = reverse("admin:summaries_video_change", args=[video.pk])
-    data = form_fields(client.get(url), form_id="video_form")
+    data = form_fields(reviewer_client.get(url), form_id="video_form")
     data["duration_seconds"] = "34:21"
-    assert client.post(url, data).status_code == 302
+    assert reviewer_client.post(url, data).status_code == 302
     video.refresh_from_db()
     assert video.duration_seconds == 2061
 
 
-def test_concurrent_edit_is_refused_and_keeps_the_second_editors_input(client, editor):
+def test_concurrent_edit_is_refused_and_keeps_the_second_editors_input(reviewer_client):
     summary = SummaryFactory(tldr="Original.")
-    first = open_form(client, summary)
-    second = open_form(client, summary)
+    first = open_form(reviewer_client, summary)
+    second = open_form(reviewer_client, summary)
     first["tldr"] = "First editor's text."
-    assert client.post(change_url(summary), first).status_code == 302
+    assert reviewer_client.post(change_url(summary), first).status_code == 302
 
     second["tldr"] = "Second editor's text."
-    response = client.post(change_url(summary), second)
+    response = reviewer_client.post(change_url(summary), second)
     assert response.status_code == 200
     content = response.content.decode()
     assert "after you opened it" in content
@@ -209,7 +202,7 @@ def test_concurrent_edit_is_refused_and_keeps_the_second_editors_input(client, e
     assert summary.tldr == "First editor's text."
 
 
-def test_warnings_are_shown_but_do_not_block_saving(client, editor):
+def test_warnings_are_shown_but_do_not_block_saving(reviewer_client):
     OrganisationFactory(name="Anthropic", domains="anthropic.com")
     summary = SummaryFactory(video__duration_seconds=600)
     ChapterFactory(summary=summary, start_time=300, title="Late")
@@ -220,45 +213,45 @@ def test_warnings_are_shown_but_do_not_block_saving(client, editor):
         body="[Anthropic says](https://example.com/post) it is 2.5 times faster.",
     )
     TakeawayFactory(summary=summary, text="It reached 1,000 tokens per second.")
-    data = open_form(client, summary)
-    response = client.post(change_url(summary), data, follow=True)
+    data = open_form(reviewer_client, summary)
+    response = reviewer_client.post(change_url(summary), data, follow=True)
     assert response.status_code == 200
     messages = [str(m) for m in response.context["messages"]]
     assert "3 other things to check — see Things to check." in messages
-    text = client.get(change_url(summary)).content.decode()  # details: "Things to check"
+    text = reviewer_client.get(change_url(summary)).content.decode()  # details: "Things to check"
     assert "1,000 tokens per second" in text
     assert "attributed to Anthropic" in text
     summary.refresh_from_db()
     assert summary.lock_version == 2  # saved despite the warnings
 
 
-def test_revision_history_records_who_and_restores_an_old_version(client, editor):
+def test_revision_history_records_who_and_restores_an_old_version(reviewer_client, reviewer):
     summary = SummaryFactory(tldr="Version one.")
     ChapterFactory(summary=summary, title="First title")
-    data = open_form(client, summary)
-    assert client.post(change_url(summary), data).status_code == 302
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
+    data = open_form(reviewer_client, summary)
     data["tldr"] = "Version two."
     data["chapters-0-title"] = "Second title"
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
 
     versions = Version.objects.get_for_object(summary)
     assert versions.count() == 2
-    assert versions[0].revision.user == editor
+    assert versions[0].revision.user == reviewer
     # What changed, in words: the admin's change message becomes the revision comment.
     assert versions[0].revision.get_comment() == (
         "Changed In 30 seconds. Changed Title for chapter “Second title”."
     )
-    history = client.get(reverse("admin:summaries_summary_history", args=[summary.pk]))
+    history = reviewer_client.get(reverse("admin:summaries_summary_history", args=[summary.pk]))
     assert history.status_code == 200
-    assert b"alice" in history.content
+    assert b"rita" in history.content
 
     oldest = versions.last()
     revert_url = reverse("admin:summaries_summary_revision", args=[summary.pk, oldest.pk])
-    form = client.get(revert_url)
+    form = reviewer_client.get(revert_url)
     assert form.status_code == 200
     assert "Restore this version" in form.content.decode()
-    assert client.post(revert_url, form_fields(form)).status_code == 302
+    assert reviewer_client.post(revert_url, form_fields(form)).status_code == 302
     summary.refresh_from_db()
     assert summary.tldr == "Version one."
     assert summary.chapters.get().title == "First title"
@@ -266,10 +259,10 @@ def test_revision_history_records_who_and_restores_an_old_version(client, editor
     assert Version.objects.get_for_object(summary).count() == 3
 
 
-def test_schedule_action_sets_a_future_publish_time(client, editor):
+def test_schedule_action_sets_a_future_publish_time(reviewer_client):
     summary = SummaryFactory()
     when = timezone.now() + datetime.timedelta(days=2)
-    response = client.post(
+    response = reviewer_client.post(
         reverse("admin:summaries_summary_changelist"),
         {
             "action": "schedule",
@@ -287,16 +280,16 @@ def test_schedule_action_sets_a_future_publish_time(client, editor):
     assert not Summary.objects.published().filter(pk=summary.pk).exists()
 
 
-def test_unpublish_and_publish_actions(client, editor):
+def test_unpublish_and_publish_actions(reviewer_client):
     live = SummaryFactory(live=True)
-    response = client.post(
+    response = reviewer_client.post(
         reverse("admin:summaries_summary_changelist"),
         {"action": "unpublish", "_selected_action": [live.pk]},
     )
     assert response.status_code == 302
     live.refresh_from_db()
     assert live.status == Summary.Status.DRAFT
-    client.post(
+    reviewer_client.post(
         reverse("admin:summaries_summary_changelist"),
         {"action": "publish_now", "_selected_action": [live.pk]},
     )
@@ -323,13 +316,13 @@ def test_staff_without_publish_permission_cannot_publish(client):
     assert response.status_code in (200, 302)
 
 
-def test_citations_are_listed_read_only_on_the_summary_page(client, editor):
+def test_citations_are_listed_read_only_on_the_summary_page(reviewer_client):
     summary = SummaryFactory()
     ChapterFactory(summary=summary, body=ANTHROPIC_CHAPTER)
     from summaries.editing.derived import sync_citations
 
     sync_citations(summary=summary)
-    response = client.get(change_url(summary))
+    response = reviewer_client.get(change_url(summary))
     content = response.content.decode()
     assert "Citations found in the text" in content
     assert "Anthropic says" in content
@@ -339,14 +332,14 @@ def test_citations_are_listed_read_only_on_the_summary_page(client, editor):
     assert Video.objects.count() == 1
 
 
-def test_changelist_shows_live_and_scheduled_states(client, editor):
+def test_changelist_shows_live_and_scheduled_states(reviewer_client):
     SummaryFactory(live=True, video__title="Live one")
     SummaryFactory(
         video__title="Later one",
         status="published",
         publish_at=timezone.now() + datetime.timedelta(days=1),
     )
-    response = client.get(reverse("admin:summaries_summary_changelist"))
+    response = reviewer_client.get(reverse("admin:summaries_summary_changelist"))
     content = response.content.decode()
     assert response.status_code == 200
     # The state in a word: the publish time is the next column.
@@ -380,11 +373,11 @@ def labels(summary, prefix):
 
 @pytest.mark.parametrize("prefix", list(NEW_ROWS))
 @pytest.mark.parametrize("positions", [("", ""), ("0", "0"), ("0", "1"), ("1", "1"), ("7", "7")])
-def test_several_new_rows_are_saved_together_in_the_order_shown(client, editor, prefix, positions):
-    data = form_fields(client.get(reverse("admin:summaries_summary_add")))
+def test_several_new_rows_are_saved_together_in_the_order_shown(reviewer_client, prefix, positions):
+    data = form_fields(reviewer_client.get(reverse("admin:summaries_summary_add")))
     data.update({"video": str(VideoFactory().pk), "tldr": "Thirty seconds."})
     add_rows(data, prefix, ["First", "Second"], positions)
-    response = client.post(reverse("admin:summaries_summary_add"), data)
+    response = reviewer_client.post(reverse("admin:summaries_summary_add"), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     summary = Summary.objects.get()
     expected = [("First", 1), ("Second", 2)]
@@ -394,13 +387,13 @@ def test_several_new_rows_are_saved_together_in_the_order_shown(client, editor, 
 
 
 @pytest.mark.parametrize("prefix", list(NEW_ROWS))
-def test_new_rows_go_after_the_existing_ones(client, editor, prefix):
+def test_new_rows_go_after_the_existing_ones(reviewer_client, prefix):
     summary = SummaryFactory()
-    add_rows(data := open_form(client, summary), prefix, ["Old one", "Old two"], ["", ""])
-    assert client.post(change_url(summary), data).status_code == 302
-    data = open_form(client, summary)
+    add_rows(data := open_form(reviewer_client, summary), prefix, ["Old one", "Old two"], ["", ""])
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
+    data = open_form(reviewer_client, summary)
     add_rows(data, prefix, ["New one", "New two"], ["0", "0"])
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert labels(summary, prefix) == [
         ("Old one", 1),
@@ -410,15 +403,15 @@ def test_new_rows_go_after_the_existing_ones(client, editor, prefix):
     ]
 
 
-def test_any_positions_posted_for_existing_rows_save_or_explain(client, editor):
+def test_any_positions_posted_for_existing_rows_save_or_explain(reviewer_client):
     summary = SummaryFactory()
     for title in ("One", "Two", "Three"):
         ChapterFactory(summary=summary, title=title)
     for positions in (("1", "1", "1"), ("3", "2", "1"), ("0", "-4", "99999"), ("", "x", "2")):
-        data = open_form(client, summary)
+        data = open_form(reviewer_client, summary)
         for index, position in enumerate(positions):
             data[f"chapters-{index}-position"] = position
-        response = client.post(change_url(summary), data)
+        response = reviewer_client.post(change_url(summary), data)
         assert response.status_code in (200, 302), positions
         numbers = list(summary.chapters.values_list("position", flat=True))
         assert sorted(numbers) == [1, 2, 3], (positions, numbers)
@@ -427,28 +420,33 @@ def test_any_positions_posted_for_existing_rows_save_or_explain(client, editor):
 # --- Restoring a revision brings back content, never publication -------------------------
 
 
-def test_restoring_an_old_version_of_a_live_summary_makes_unpublished_changes(client, editor):
+def test_restoring_an_old_version_of_a_live_summary_makes_unpublished_changes(reviewer_client):
     summary = SummaryFactory(tldr="Draft words.")
     ChapterFactory(summary=summary, title="Draft chapter")
-    assert client.post(change_url(summary), open_form(client, summary)).status_code == 302
+    assert (
+        reviewer_client.post(change_url(summary), open_form(reviewer_client, summary)).status_code
+        == 302
+    )
     draft_version = Version.objects.get_for_object(summary).first()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["tldr"] = "Published words."
     data["_publish"] = "Save and publish"
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
     summary.refresh_from_db()
     live_since = summary.publish_at
     assert summary.is_live()
 
     revert_url = reverse("admin:summaries_summary_revision", args=[summary.pk, draft_version.pk])
-    confirm = client.get(revert_url).content.decode()
+    confirm = reviewer_client.get(revert_url).content.decode()
     assert "unpublished changes" in confirm and "Readers see no change" in confirm
-    response = client.post(revert_url, form_fields(client.get(revert_url)), follow=True)
+    response = reviewer_client.post(
+        revert_url, form_fields(reviewer_client.get(revert_url)), follow=True
+    )
 
     summary.refresh_from_db()
     assert summary.tldr == "Published words."  # readers see no change
     assert summary.is_live() and summary.publish_at == live_since
-    assert "Published words." in client.get(summary.get_absolute_url()).content.decode()
+    assert "Published words." in reviewer_client.get(summary.get_absolute_url()).content.decode()
     copy = Summary.objects.get(working_copy_of=summary)
     assert copy.tldr == "Draft words."
     assert list(copy.chapters.values_list("title", flat=True)) == ["Draft chapter"]
@@ -458,22 +456,22 @@ def test_restoring_an_old_version_of_a_live_summary_makes_unpublished_changes(cl
     assert history[0].startswith("Restored the content of the version")
 
 
-def test_restoring_a_published_version_keeps_a_draft_a_draft(client, editor):
+def test_restoring_a_published_version_keeps_a_draft_a_draft(reviewer_client):
     summary = SummaryFactory(tldr="First words.")
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["_publish"] = "Save and publish"
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
     published_version = Version.objects.get_for_object(summary).first()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["tldr"] = "Second words."
     data["_unpublish"] = "Save and unpublish"
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
 
     revert_url = reverse(
         "admin:summaries_summary_revision", args=[summary.pk, published_version.pk]
     )
-    form = form_fields(client.get(revert_url))
-    response = client.post(revert_url, form, follow=True)
+    form = form_fields(reviewer_client.get(revert_url))
+    response = reviewer_client.post(revert_url, form, follow=True)
     summary.refresh_from_db()
     assert summary.tldr == "First words."
     assert summary.status == Summary.Status.DRAFT and summary.publish_at is None
@@ -485,35 +483,35 @@ def test_restoring_a_published_version_keeps_a_draft_a_draft(client, editor):
 
 
 @pytest.mark.parametrize("button", ["_publish", "_review"])
-def test_workflow_buttons_can_stay_on_the_page(client, editor, button):
+def test_workflow_buttons_can_stay_on_the_page(reviewer_client, button):
     summary = SummaryFactory()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data[button] = "go"
     data["_stay"] = "1"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302
     assert response["Location"] == change_url(summary)
     del data["_stay"]
-    data = {**open_form(client, summary), button: "go"}
-    response = client.post(change_url(summary), data)
+    data = {**open_form(reviewer_client, summary), button: "go"}
+    response = reviewer_client.post(change_url(summary), data)
     assert response["Location"] != change_url(summary)  # the list, as before
 
 
-def test_the_change_form_offers_staying(client, editor):
-    content = client.get(change_url(SummaryFactory())).content.decode()
+def test_the_change_form_offers_staying(reviewer_client):
+    content = reviewer_client.get(change_url(SummaryFactory())).content.decode()
     assert 'name="_stay"' in content
 
 
 # --- One rule for times, as in the API -----------------------------------------------------
 
 
-def test_a_time_after_the_video_ends_is_a_form_error(client, editor):
+def test_a_time_after_the_video_ends_is_a_form_error(reviewer_client):
     summary = SummaryFactory(video__duration_seconds=600)
     ChapterFactory(summary=summary, title="Kept", start_time=60)
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["chapters-0-start_time"] = "10:00"
     add_inline_row(data, "key_points", title="Late point", body="Text.", time="12:00")
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 200
     content = response.content.decode()
     assert "Chapter “Kept”: 10:00 is after the video ends (10:00)." in content
@@ -521,13 +519,13 @@ def test_a_time_after_the_video_ends_is_a_form_error(client, editor):
     assert summary.chapters.get().start_time == 60 and not summary.key_points.exists()
 
 
-def test_shortening_a_video_past_its_summary_times_is_a_form_error(client, editor):
+def test_shortening_a_video_past_its_summary_times_is_a_form_error(reviewer_client):
     summary = SummaryFactory(video__duration_seconds=3600)
     ChapterFactory(summary=summary, position=1, start_time=1900)
     url = reverse("admin:summaries_video_change", args=[summary.video.pk])
-    data = form_fields(client.get(url), form_id="video_form")
+    data = form_fields(reviewer_client.get(url), form_id="video_form")
     data["duration_seconds"] = "30:00"
-    response = client.post(url, data)
+    response = reviewer_client.post(url, data)
     assert response.status_code == 200
     assert "Chapter 1: 31:40 is after the video ends (30:00)." in response.content.decode()
     summary.video.refresh_from_db()
@@ -549,26 +547,28 @@ def cited_summary():
     return summary
 
 
-def test_an_editor_sets_a_citations_key_phrase_in_the_admin(client, editor):
+def test_an_editor_sets_a_citations_key_phrase_in_the_admin(reviewer_client):
     summary = cited_summary()
-    client.post(change_url(summary), open_form(client, summary))  # citations found on save
+    reviewer_client.post(
+        change_url(summary), open_form(reviewer_client, summary)
+    )  # citations found on save
     citation = summary.citations.get()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["citations-0-key_phrase"] = "250% faster"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     citation.refresh_from_db()
     assert citation.key_phrase == "250% faster" and citation.key_phrase_edited
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["citations-0-key_phrase"] = "x" * 201
-    assert client.post(change_url(summary), data).status_code == 200  # a form error
+    assert reviewer_client.post(change_url(summary), data).status_code == 200  # a form error
 
 
 def test_check_now_queues_checks_of_the_summarys_sources(
-    client, editor, django_capture_on_commit_callbacks
+    reviewer_client, django_capture_on_commit_callbacks
 ):
     summary = cited_summary()
-    client.post(change_url(summary), open_form(client, summary))
+    reviewer_client.post(change_url(summary), open_form(reviewer_client, summary))
     checked = timezone.now()  # the save's checks finished; the next one is not due yet
     Source.objects.update(
         check_token="",
@@ -577,43 +577,43 @@ def test_check_now_queues_checks_of_the_summarys_sources(
         next_check_at=checked + datetime.timedelta(days=7),
     )
     Citation.objects.update(verdict=Citation.Verdict.SUPPORTED)
-    data = {**open_form(client, summary), "_check_now": "Check the sources now"}
+    data = {**open_form(reviewer_client, summary), "_check_now": "Check the sources now"}
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client.post(change_url(summary), data, follow=True)
+        response = reviewer_client.post(change_url(summary), data, follow=True)
     messages = " ".join(str(m) for m in response.context["messages"])
     assert "Queued a check of 1 source" in messages
     assert Source.objects.exclude(check_token="").count() == 1
     assert any("check_source_batch" in getattr(c, "__qualname__", "") for c in callbacks)
 
 
-def test_each_citation_links_to_its_sources_check_history(client, editor):
+def test_each_citation_links_to_its_sources_check_history(reviewer_client):
     summary = cited_summary()
-    client.post(change_url(summary), open_form(client, summary))
+    reviewer_client.post(change_url(summary), open_form(reviewer_client, summary))
     source = Source.objects.get()
-    page = client.get(change_url(summary)).content.decode()
+    page = reviewer_client.get(change_url(summary)).content.decode()
     assert reverse("admin:summaries_source_change", args=[source.pk]) in page
 
 
-def test_the_summary_list_counts_failing_sources(client, editor):
+def test_the_summary_list_counts_failing_sources(reviewer_client):
     summary = cited_summary()
-    client.post(change_url(summary), open_form(client, summary))
+    reviewer_client.post(change_url(summary), open_form(reviewer_client, summary))
     Source.objects.update(state=Source.State.BROKEN)
-    page = client.get(reverse("admin:summaries_summary_changelist")).content.decode()
+    page = reviewer_client.get(reverse("admin:summaries_summary_changelist")).content.decode()
     assert "1 failing" in page
 
 
-def test_the_caveat_chooser_names_takeaways_briefly(client, editor):
+def test_the_caveat_chooser_names_takeaways_briefly(reviewer_client):
     summary = SummaryFactory()
     TakeawayFactory(summary=summary, position=1, text="A very long takeaway " * 20)
-    page = client.get(change_url(summary)).content.decode()
+    page = reviewer_client.get(change_url(summary)).content.decode()
     assert re.search(r"Takeaway 1: A very long takeaway A very l\w*…<", page)
 
 
-def test_the_language_filter_offers_the_languages_in_use(client, editor):
+def test_the_language_filter_offers_the_languages_in_use(reviewer_client):
     SummaryFactory(video__language="de")
     SummaryFactory(video__language="en")
-    page = client.get(reverse("admin:summaries_summary_changelist")).content.decode()
+    page = reviewer_client.get(reverse("admin:summaries_summary_changelist")).content.decode()
     assert "?language=de" in page and "?language=en" in page
     assert "Afrikaans" not in page
-    german = client.get(reverse("admin:summaries_summary_changelist"), {"language": "de"})
+    german = reviewer_client.get(reverse("admin:summaries_summary_changelist"), {"language": "de"})
     assert german.context["cl"].result_count == 1

@@ -15,7 +15,6 @@ from .factories import (
     ChapterFactory,
     EditorFactory,
     OrganisationFactory,
-    ReviewerFactory,
     SummaryFactory,
     TakeawayFactory,
 )
@@ -23,13 +22,6 @@ from .factories import (
 pytestmark = pytest.mark.django_db
 
 CHECKED = datetime.datetime(2026, 11, 2, 8, 30, tzinfo=datetime.UTC)
-
-
-@pytest.fixture
-def editor(client):
-    user = ReviewerFactory(username="alice")
-    client.force_login(user)
-    return user
 
 
 def change_url(summary):
@@ -54,20 +46,22 @@ def _unresolvable_sources(summary, count):
     )
 
 
-def test_a_save_says_once_how_many_sources_could_not_be_checked(client, editor):
+def test_a_save_says_once_how_many_sources_could_not_be_checked(reviewer_client):
     summary = SummaryFactory()
     _unresolvable_sources(summary, 3)
-    response = client.post(change_url(summary), open_form(client, summary), follow=True)
+    response = reviewer_client.post(
+        change_url(summary), open_form(reviewer_client, summary), follow=True
+    )
     shown = [str(m) for m in response.context["messages"]]
     warnings = [m for m in shown if "check" in m.lower() and "changed successfully" not in m]
     assert warnings == ["3 sources could not be checked — see Things to check."]
     assert not any("Errno" in m for m in shown)
 
 
-def test_things_to_check_use_the_readers_words_and_hide_the_reason(client, editor):
+def test_things_to_check_use_the_readers_words_and_hide_the_reason(reviewer_client):
     summary = SummaryFactory()
     _unresolvable_sources(summary, 2)
-    content = client.get(change_url(summary)).content.decode()
+    content = reviewer_client.get(change_url(summary)).content.decode()
     section = content[content.index('id="things-to-check"') :]
     section = section[: section.index("</div>")]
     assert "2 sources could not be checked." in section
@@ -93,16 +87,18 @@ def test_headline_counts_each_kind_of_warning():
     assert rules.warnings_headline([]) == ""
 
 
-def test_text_warnings_are_in_things_to_check_not_in_messages(client, editor):
+def test_text_warnings_are_in_things_to_check_not_in_messages(reviewer_client):
     OrganisationFactory(name="Anthropic", domains="anthropic.com")
     summary = SummaryFactory(video__duration_seconds=600)
     ChapterFactory(summary=summary, start_time=300, title="Late")
     ChapterFactory(summary=summary, start_time=100, title="Early")
     TakeawayFactory(summary=summary, text="It reached 1,000 tokens per second.")
-    response = client.post(change_url(summary), open_form(client, summary), follow=True)
+    response = reviewer_client.post(
+        change_url(summary), open_form(reviewer_client, summary), follow=True
+    )
     shown = [str(m) for m in response.context["messages"]]
     assert "2 other things to check — see Things to check." in shown
-    content = client.get(change_url(summary)).content.decode()
+    content = reviewer_client.get(change_url(summary)).content.decode()
     assert "not after the chapter before it" in content
     assert "1,000 tokens per second" in content
 
@@ -114,7 +110,7 @@ def test_text_warnings_are_in_things_to_check_not_in_messages(client, editor):
     "words",
     ["tokens per second", "benchmark caveat", "qualified claim", "Anthropic post", "x.example"],
 )
-def test_search_finds_words_in_chapters_caveats_and_citations_once(client, editor, words):
+def test_search_finds_words_in_chapters_caveats_and_citations_once(reviewer_client, words):
     summary = SummaryFactory(video__title="Found")
     SummaryFactory(video__title="Other")
     for n in range(2):  # two matching chapters must not list the summary twice
@@ -126,7 +122,7 @@ def test_search_finds_words_in_chapters_caveats_and_citations_once(client, edito
     Caveat.objects.create(
         summary=summary, position=1, text="A benchmark caveat.", claim="qualified claim"
     )
-    response = client.get(reverse("admin:summaries_summary_changelist"), {"q": words})
+    response = reviewer_client.get(reverse("admin:summaries_summary_changelist"), {"q": words})
     assert response.status_code == 200
     assert response.context["cl"].result_count == 1
     assert [s.pk for s in response.context["cl"].result_list] == [summary.pk]
@@ -144,29 +140,31 @@ def test_search_finds_words_in_chapters_caveats_and_citations_once(client, edito
         ("caveats", {"text": "New caveat."}),
     ],
 )
-def test_an_empty_extra_row_is_offered_and_fills_without_javascript(client, editor, prefix, fields):
+def test_an_empty_extra_row_is_offered_and_fills_without_javascript(
+    reviewer_client, prefix, fields
+):
     summary = SummaryFactory()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     assert data[f"{prefix}-TOTAL_FORMS"] == "1"  # one empty row, in the page itself
     untouched = dict(data)
-    response = client.post(change_url(summary), untouched)
+    response = reviewer_client.post(change_url(summary), untouched)
     assert response.status_code == 302  # the empty rows are neither saved nor errors
     assert getattr(summary, prefix).count() == 0
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data.update({f"{prefix}-0-{name}": value for name, value in fields.items()})
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert getattr(summary, prefix).count() == 1
 
 
-def test_more_empty_rows_are_asked_for_with_a_reload(client, editor):
+def test_more_empty_rows_are_asked_for_with_a_reload(reviewer_client):
     summary = SummaryFactory()
-    response = client.get(change_url(summary), {"rows": "3"})
+    response = reviewer_client.get(change_url(summary), {"rows": "3"})
     assert form_fields(response)["chapters-TOTAL_FORMS"] == "3"
     data = form_fields(response)
     assert 'name="_more_rows"' in response.content.decode()  # the "add rows" button
     data["_more_rows"] = "1"
-    response = client.post(change_url(summary) + "?rows=3", data)
+    response = reviewer_client.post(change_url(summary) + "?rows=3", data)
     assert response.status_code == 302
     assert response["Location"].endswith(change_url(summary) + "?rows=6")
 
@@ -174,23 +172,23 @@ def test_more_empty_rows_are_asked_for_with_a_reload(client, editor):
 # --- Smaller things ----------------------------------------------------------------------
 
 
-def test_the_dashboard_praises_sources_only_after_they_were_checked(client, editor):
+def test_the_dashboard_praises_sources_only_after_they_were_checked(reviewer_client):
     summary = SummaryFactory()
     ChapterFactory(summary=summary, body="[a](https://example.org/a)")
     derived.sync_citations(summary=summary)
-    content = client.get(reverse("admin:index")).content.decode()
+    content = reviewer_client.get(reverse("admin:index")).content.decode()
     assert "Every cited source checks out." not in content
     assert "No cited source has been checked yet." in content
     Source.objects.update(state=Source.State.OK, status_code=200, last_checked_at=CHECKED)
-    content = client.get(reverse("admin:index")).content.decode()
+    content = reviewer_client.get(reverse("admin:index")).content.decode()
     assert "Every cited source checks out." in content
 
 
-def test_send_back_without_a_note_stays_on_the_page_with_the_input(client, editor):
+def test_send_back_without_a_note_stays_on_the_page_with_the_input(reviewer_client):
     summary = SummaryFactory(status=Summary.Status.IN_REVIEW, tldr="Old words.")
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data.update({"tldr": "Reviewer's fix.", "_send_back": "1", "review_note": "  "})
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 200
     content = response.content.decode()
     assert "Say what the editor should change." in content
@@ -199,19 +197,19 @@ def test_send_back_without_a_note_stays_on_the_page_with_the_input(client, edito
     assert (summary.status, summary.tldr) == (Summary.Status.IN_REVIEW, "Old words.")
 
 
-def test_send_back_keeps_the_note_typed_when_the_form_has_errors(client, editor):
+def test_send_back_keeps_the_note_typed_when_the_form_has_errors(reviewer_client):
     summary = SummaryFactory(status=Summary.Status.IN_REVIEW)
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data.update({"tldr": "", "_send_back": "1", "review_note": "Fix the title."})
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 200
     assert "Fix the title.</textarea>" in response.content.decode()
 
 
-def test_the_list_state_is_short_and_names_sent_back_drafts(client, editor):
+def test_the_list_state_is_short_and_names_sent_back_drafts(reviewer_client):
     SummaryFactory(live=True, video__title="Live one")
     SummaryFactory(video__title="Back", review_note="Fix it.")
-    response = client.get(reverse("admin:summaries_summary_changelist"))
+    response = reviewer_client.get(reverse("admin:summaries_summary_changelist"))
     content = response.content.decode()
     cells = [
         c.split("</span>")[0]
@@ -220,24 +218,24 @@ def test_the_list_state_is_short_and_names_sent_back_drafts(client, editor):
     assert sorted(cells) == ["Draft (sent back)", "Live"]
 
 
-def test_last_edit_falls_back_to_the_creator(client, editor):
+def test_last_edit_falls_back_to_the_creator(reviewer_client):
     author = EditorFactory(username="bob")
     summary = SummaryFactory(created_by=author, updated_by=None)
-    content = client.get(reverse("admin:summaries_summary_changelist")).content.decode()
+    content = reviewer_client.get(reverse("admin:summaries_summary_changelist")).content.decode()
     assert ", bob</td>" in content
-    content = client.get(change_url(summary)).content.decode()
+    content = reviewer_client.get(change_url(summary)).content.decode()
     assert "unknown" not in content.split("field-edited")[1][:300]
 
 
-def test_publish_at_has_a_picker_and_a_format_hint(client, editor):
-    content = client.get(change_url(SummaryFactory())).content.decode()
+def test_publish_at_has_a_picker_and_a_format_hint(reviewer_client):
+    content = reviewer_client.get(change_url(SummaryFactory())).content.decode()
     field = content.split('class="form-row field-publish_at')[1][:3000]
     assert 'class="vDateField' in field and 'class="vTimeField' in field
     assert "YYYY-MM-DD" in field
 
 
-def test_the_key_point_body_box_is_four_rows_high(client, editor):
-    content = client.get(change_url(SummaryFactory())).content.decode()
+def test_the_key_point_body_box_is_four_rows_high(reviewer_client):
+    content = reviewer_client.get(change_url(SummaryFactory())).content.decode()
     assert (
         'name="key_points-__prefix__-body" rows="4"'
         in content.replace('cols="40" rows="4"', 'rows="4"')
@@ -245,9 +243,11 @@ def test_the_key_point_body_box_is_four_rows_high(client, editor):
     )
 
 
-def test_the_saved_message_does_not_nest_quotes(client, editor):
+def test_the_saved_message_does_not_nest_quotes(reviewer_client):
     summary = SummaryFactory(video__title="Speed")
-    response = client.post(change_url(summary), open_form(client, summary), follow=True)
+    response = reviewer_client.post(
+        change_url(summary), open_form(reviewer_client, summary), follow=True
+    )
     shown = " ".join(str(m) for m in response.context["messages"])
     assert "Summary of Speed</a>” was changed" in shown
     assert "““" not in shown and "””" not in shown
@@ -263,13 +263,13 @@ def test_a_restored_version_without_an_author_is_named_by_its_time():
 # --- A light page ------------------------------------------------------------------------
 
 
-def test_the_page_drops_indentation_but_keeps_texts_as_typed(client, editor):
+def test_the_page_drops_indentation_but_keeps_texts_as_typed(reviewer_client):
     summary = SummaryFactory()
     body = "    indented code\n\n  two spaces\n\n\n\nfour breaks"
     ChapterFactory(summary=summary, body=body)
-    content = client.get(change_url(summary)).content.decode()
+    content = reviewer_client.get(change_url(summary)).content.decode()
     assert "\n    <" not in content and ">\n\n" not in content
-    assert open_form(client, summary)["chapters-0-body"] == body
+    assert open_form(reviewer_client, summary)["chapters-0-body"] == body
 
 
 def test_compacting_leaves_textareas_and_pre_alone():

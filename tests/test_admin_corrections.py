@@ -8,16 +8,9 @@ from summaries.editing import copies, save, workflow
 from summaries.models import Correction, Summary
 
 from .admin_forms import form_fields
-from .factories import EditorFactory, ReviewerFactory, SummaryFactory
+from .factories import EditorFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def reviewer(client):
-    user = ReviewerFactory(username="rita")
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture
@@ -43,18 +36,20 @@ def correction_of(live, *, note="Wrong before.") -> Correction:
     return Correction.objects.get()
 
 
-def test_publishing_changes_asks_their_kind_and_records_a_correction(client, reviewer, live):
-    client.post(change_url(live), edit(client, live, tldr="Edited words."))
-    form = client.get(change_url(live)).content.decode()
+def test_publishing_changes_asks_their_kind_and_records_a_correction(
+    reviewer_client, reviewer, live
+):
+    reviewer_client.post(change_url(live), edit(reviewer_client, live, tldr="Edited words."))
+    form = reviewer_client.get(change_url(live)).content.decode()
     assert 'name="change_kind" value="update" checked' in form
     data = edit(
-        client,
+        reviewer_client,
         live,
         _publish="Publish",
         change_kind="correction",
         change_note="It said X; it is Y.",
     )
-    response = client.post(change_url(live), data)
+    response = reviewer_client.post(change_url(live), data)
     assert response.status_code == 302
     live.refresh_from_db()
     assert live.tldr == "Edited words."
@@ -64,10 +59,12 @@ def test_publishing_changes_asks_their_kind_and_records_a_correction(client, rev
 
 
 def test_a_correction_without_a_note_is_a_form_error_and_nothing_is_published(
-    client, reviewer, live
+    reviewer_client, live
 ):
-    data = edit(client, live, tldr="Edited words.", _publish="Publish", change_kind="correction")
-    response = client.post(change_url(live), data)
+    data = edit(
+        reviewer_client, live, tldr="Edited words.", _publish="Publish", change_kind="correction"
+    )
+    response = reviewer_client.post(change_url(live), data)
     assert response.status_code == 200
     assert "A correction needs a public note" in response.content.decode()
     live.refresh_from_db()
@@ -75,44 +72,46 @@ def test_a_correction_without_a_note_is_a_form_error_and_nothing_is_published(
     assert not Summary.objects.filter(working_copy_of=live).exists()
 
 
-def test_a_first_publication_asks_no_kind(client, reviewer):
+def test_a_first_publication_asks_no_kind(reviewer_client):
     draft = SummaryFactory(tldr="Draft words.")
-    assert 'name="change_kind"' not in client.get(change_url(draft)).content.decode()
-    response = client.post(change_url(draft), edit(client, draft, _publish="Publish"))
+    assert 'name="change_kind"' not in reviewer_client.get(change_url(draft)).content.decode()
+    response = reviewer_client.post(
+        change_url(draft), edit(reviewer_client, draft, _publish="Publish")
+    )
     assert response.status_code == 302
     draft.refresh_from_db()
     assert draft.is_live() and not Correction.objects.exists()
 
 
-def test_corrections_are_listed_and_shown_read_only(client, reviewer, live):
+def test_corrections_are_listed_and_shown_read_only(reviewer_client, live):
     correction = correction_of(live)
-    listing = client.get(reverse("admin:summaries_correction_changelist"))
+    listing = reviewer_client.get(reverse("admin:summaries_correction_changelist"))
     assert listing.status_code == 200 and "Wrong before." in listing.content.decode()
     SummaryFactory(live=True).corrections.create(
         kind="update", note="Elsewhere.", published_at=correction.published_at
     )
     own = f"?summary__id__exact={live.pk}"
     assert own in listing.content.decode()
-    per_summary = client.get(reverse("admin:summaries_correction_changelist") + own)
+    per_summary = reviewer_client.get(reverse("admin:summaries_correction_changelist") + own)
     assert per_summary.status_code == 200
     assert "Wrong before." in per_summary.content.decode()
     assert "Elsewhere." not in per_summary.content.decode()
-    page = client.get(reverse("admin:summaries_correction_change", args=[correction.pk]))
+    page = reviewer_client.get(reverse("admin:summaries_correction_change", args=[correction.pk]))
     content = page.content.decode()
     assert page.status_code == 200 and "<del>Live</del>" in content and "Withdraw…" in content
     assert 'name="note"' not in content  # read-only
-    assert client.get(reverse("admin:summaries_correction_add")).status_code == 403
+    assert reviewer_client.get(reverse("admin:summaries_correction_add")).status_code == 403
 
 
-def test_no_admin_road_deletes_a_correction(client, reviewer, live):
+def test_no_admin_road_deletes_a_correction(reviewer_client, live):
     correction = correction_of(live)
     delete = reverse("admin:summaries_correction_delete", args=[correction.pk])
-    assert client.get(delete).status_code == 403
-    assert client.post(delete, {"post": "yes"}).status_code == 403
+    assert reviewer_client.get(delete).status_code == 403
+    assert reviewer_client.post(delete, {"post": "yes"}).status_code == 403
     listing = reverse("admin:summaries_correction_changelist")
     bulk = {"action": "delete_selected", "_selected_action": [correction.pk], "post": "yes"}
-    client.post(listing, bulk)
-    assert "delete_selected" not in client.get(listing).content.decode()
+    reviewer_client.post(listing, bulk)
+    assert "delete_selected" not in reviewer_client.get(listing).content.decode()
     assert Correction.objects.filter(pk=correction.pk).exists()
 
 
@@ -155,16 +154,16 @@ def test_not_even_a_superuser_adds_changes_or_deletes_a_correction(admin_client,
     assert reverse("admin:summaries_correction_add") not in index
 
 
-def test_withdrawing_asks_a_reason_and_records_it(client, reviewer, live):
+def test_withdrawing_asks_a_reason_and_records_it(reviewer_client, reviewer, live):
     correction = correction_of(live)
     url = reverse("admin:summaries_correction_withdraw", args=[correction.pk])
-    asked = client.get(url)
+    asked = reviewer_client.get(url)
     assert asked.status_code == 200 and "Withdraw this correction?" in asked.content.decode()
-    refused = client.post(url, {"reason": ""})
+    refused = reviewer_client.post(url, {"reason": ""})
     assert refused.status_code == 200
     correction.refresh_from_db()
     assert not correction.is_withdrawn
-    assert client.post(url, {"reason": "It was right."}).status_code == 302
+    assert reviewer_client.post(url, {"reason": "It was right."}).status_code == 302
     correction.refresh_from_db()
     assert correction.withdrawal_note == "It was right." and correction.withdrawn_by == reviewer
 
@@ -182,7 +181,7 @@ def test_an_editor_who_may_not_publish_cannot_withdraw(client, live):
 
 @pytest.mark.parametrize("action", ["publish_now", "schedule"])
 def test_the_list_s_publish_actions_never_publish_changes_without_their_kind(
-    client, reviewer, live, action
+    reviewer_client, live, action
 ):
     """The list's actions cannot ask what kind changes are, so they leave them waiting and
     say where to publish them; a first publication in the same selection goes ahead."""
@@ -193,7 +192,9 @@ def test_the_list_s_publish_actions_never_publish_changes_without_their_kind(
     data = {"action": action, "_selected_action": [live.pk, draft.pk]}
     if action == "schedule":
         data.update(apply="1", publish_at="2030-01-01T10:00")
-    response = client.post(reverse("admin:summaries_summary_changelist"), data, follow=True)
+    response = reviewer_client.post(
+        reverse("admin:summaries_summary_changelist"), data, follow=True
+    )
 
     page = response.content.decode()
     assert "where you say what kind of change they are" in page

@@ -10,7 +10,7 @@ from django.utils import timezone
 from reversion.models import Version
 
 from .admin_forms import add_inline_row, form_fields
-from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory, UserFactory
+from .factories import ChapterFactory, EditorFactory, SummaryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -18,10 +18,11 @@ HOSTILE = "<script>alert(1)</script>"
 
 
 @pytest.fixture
-def editor(client):
-    user = ReviewerFactory(username="alice", first_name="Alice", last_name="Liddell")
-    client.force_login(user)
-    return user
+def reviewer(reviewer):
+    """The shared reviewer, with a full name: the history shows it beside the username."""
+    reviewer.first_name, reviewer.last_name = "Rita", "Hale"
+    reviewer.save()
+    return reviewer
 
 
 def change_url(summary):
@@ -52,15 +53,15 @@ def summary():
     return summary
 
 
-def test_compare_shows_two_admin_revisions_side_by_side(client, editor, summary):
-    older = save_in_admin(client, summary)
-    data = form_fields(client.get(change_url(summary)))
+def test_compare_shows_two_admin_revisions_side_by_side(reviewer_client, summary):
+    older = save_in_admin(reviewer_client, summary)
+    data = form_fields(reviewer_client.get(change_url(summary)))
     data["tldr"] = "Speed matters a lot for agents."
     add_inline_row(data, "chapters", title=HOSTILE, body=f"Says {HOSTILE} here.", position="2")
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
     newer = Version.objects.get_for_object(summary).first()
 
-    response = client.get(compare_url(summary, older, newer))
+    response = reviewer_client.get(compare_url(summary, older, newer))
 
     assert response.status_code == 200
     page = response.content.decode()
@@ -75,53 +76,53 @@ def test_compare_shows_two_admin_revisions_side_by_side(client, editor, summary)
     # Both revisions are named: when (to the second) and by whom.
     saved = timezone.localtime(newer.revision.date_created)
     assert f"{saved:%Y-%m-%d %H:%M:%S}" in page
-    assert "alice" in page
+    assert "rita" in page
 
 
-def test_compare_lists_parts_removed_and_moved(client, editor, summary):
+def test_compare_lists_parts_removed_and_moved(reviewer_client, summary):
     ChapterFactory(summary=summary, title="Second", body="More.")
     ChapterFactory(summary=summary, title="Third", body="Even more.")
-    older = save_in_admin(client, summary)
-    data = form_fields(client.get(change_url(summary)))
+    older = save_in_admin(reviewer_client, summary)
+    data = form_fields(reviewer_client.get(change_url(summary)))
     data["chapters-0-DELETE"] = "on"  # "Why speed matters" goes
     data["chapters-1-position"], data["chapters-2-position"] = "3", "2"  # Third before Second
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
     newer = Version.objects.get_for_object(summary).first()
 
-    page = client.get(compare_url(summary, older, newer)).content.decode()
+    page = reviewer_client.get(compare_url(summary, older, newer)).content.decode()
 
     assert re.search(r"Removed.*Why speed matters", page, re.S)
     assert re.search(r"Moved from 3 to 1", page)
 
 
-def test_two_versions_given_newest_first_are_compared_oldest_first(client, editor, summary):
-    older = save_in_admin(client, summary)
-    newer = save_in_admin(client, summary, tldr="Speed matters a lot for agents.")
+def test_two_versions_given_newest_first_are_compared_oldest_first(reviewer_client, summary):
+    older = save_in_admin(reviewer_client, summary)
+    newer = save_in_admin(reviewer_client, summary, tldr="Speed matters a lot for agents.")
 
-    page = client.get(compare_url(summary, newer, older)).content.decode()
+    page = reviewer_client.get(compare_url(summary, newer, older)).content.decode()
 
     assert "<ins>a lot </ins>" in page
 
 
-def test_compare_refuses_versions_of_another_summary_or_unknown_ones(client, editor, summary):
-    mine = save_in_admin(client, summary)
+def test_compare_refuses_versions_of_another_summary_or_unknown_ones(reviewer_client, summary):
+    mine = save_in_admin(reviewer_client, summary)
     other = SummaryFactory()
-    theirs = save_in_admin(client, other)
+    theirs = save_in_admin(reviewer_client, other)
     url = reverse("admin:summaries_summary_compare", args=[summary.pk])
 
-    assert client.get(compare_url(summary, mine, theirs)).status_code == 404
-    assert client.get(f"{url}?from={mine.pk}&to=999999").status_code == 404
+    assert reviewer_client.get(compare_url(summary, mine, theirs)).status_code == 404
+    assert reviewer_client.get(f"{url}?from={mine.pk}&to=999999").status_code == 404
     for nonsense in ("abc", "²", "1" * 30, "-1"):
-        assert client.get(url, {"from": mine.pk, "to": nonsense}).status_code == 404
+        assert reviewer_client.get(url, {"from": mine.pk, "to": nonsense}).status_code == 404
     missing = reverse("admin:summaries_summary_compare", args=[999999])
-    assert client.get(f"{missing}?from={mine.pk}&to={mine.pk}").status_code == 404
+    assert reviewer_client.get(f"{missing}?from={mine.pk}&to={mine.pk}").status_code == 404
 
 
-def test_compare_without_two_revisions_goes_back_to_the_history(client, editor, summary):
-    version = save_in_admin(client, summary)
+def test_compare_without_two_revisions_goes_back_to_the_history(reviewer_client, summary):
+    version = save_in_admin(reviewer_client, summary)
     url = reverse("admin:summaries_summary_compare", args=[summary.pk])
 
-    response = client.get(f"{url}?from={version.pk}", follow=True)
+    response = reviewer_client.get(f"{url}?from={version.pk}", follow=True)
 
     assert response.redirect_chain[-1][0] == history_url(summary)
     assert "Choose two revisions to compare" in response.content.decode()
@@ -145,13 +146,13 @@ def test_compare_is_for_staff_who_may_view_summaries(client, summary):
     assert client.get(url).status_code == 404  # allowed in; these versions do not exist
 
 
-def test_history_says_what_happened_by_whom_to_the_second(client, editor, summary):
-    save_in_admin(client, summary, tldr="Edited words.")
-    save_in_admin(client, summary, _review="Send to review")
-    save_in_admin(client, summary, _publish="Save and publish")
-    save_in_admin(client, summary, _unpublish="Save and unpublish")
+def test_history_says_what_happened_by_whom_to_the_second(reviewer_client, summary):
+    save_in_admin(reviewer_client, summary, tldr="Edited words.")
+    save_in_admin(reviewer_client, summary, _review="Send to review")
+    save_in_admin(reviewer_client, summary, _publish="Save and publish")
+    save_in_admin(reviewer_client, summary, _unpublish="Save and unpublish")
 
-    response = client.get(history_url(summary))
+    response = reviewer_client.get(history_url(summary))
 
     assert response.status_code == 200
     page = response.content.decode()
@@ -159,7 +160,7 @@ def test_history_says_what_happened_by_whom_to_the_second(client, editor, summar
     assert len(rows) == 4
     actions = [re.search(r'<td class="action">\s*(.*?)\s*</td>', row).group(1) for row in rows]
     assert actions == ["Unpublished", "Published", "Submitted for review", "Saved"]
-    assert all("alice" in row and "Alice Liddell" in row for row in rows)
+    assert all("rita" in row and "Rita Hale" in row for row in rows)
     for version, row in zip(Version.objects.get_for_object(summary), rows, strict=True):
         saved = timezone.localtime(version.revision.date_created)
         assert f"{saved:%Y-%m-%d %H:%M:%S}" in row
@@ -167,11 +168,11 @@ def test_history_says_what_happened_by_whom_to_the_second(client, editor, summar
     assert "Changed In 30 seconds." in page
 
 
-def test_history_offers_two_revisions_to_compare_without_javascript(client, editor, summary):
-    older = save_in_admin(client, summary)
-    newer = save_in_admin(client, summary, tldr="Edited words.")
+def test_history_offers_two_revisions_to_compare_without_javascript(reviewer_client, summary):
+    older = save_in_admin(reviewer_client, summary)
+    newer = save_in_admin(reviewer_client, summary, tldr="Edited words.")
 
-    page = client.get(history_url(summary)).content.decode()
+    page = reviewer_client.get(history_url(summary)).content.decode()
 
     form = re.search(r'<form[^>]*method="get"[^>]*>.*?</form>', page, re.S).group(0)
     action = re.search(r'action="([^"]+)"', form).group(1)
@@ -182,10 +183,10 @@ def test_history_offers_two_revisions_to_compare_without_javascript(client, edit
     assert re.search(r'<button type="submit"[^>]*>Compare', form)
 
 
-def test_history_keeps_the_restore_link_of_each_revision(client, editor, summary):
-    version = save_in_admin(client, summary)
+def test_history_keeps_the_restore_link_of_each_revision(reviewer_client, summary):
+    version = save_in_admin(reviewer_client, summary)
 
-    page = client.get(history_url(summary)).content.decode()
+    page = reviewer_client.get(history_url(summary)).content.decode()
 
     restore = reverse("admin:summaries_summary_revision", args=[summary.pk, version.pk])
     assert f'href="{restore}"' in page
@@ -203,13 +204,15 @@ def test_a_hostile_comment_or_name_is_text_on_the_history_page(client, summary):
 
 
 def test_a_workflow_button_and_an_edit_in_one_save_keep_both_in_the_history(
-    client, editor, summary
+    reviewer_client, summary
 ):
-    version = save_in_admin(client, summary, tldr="New words.", _publish="Save and publish")
+    version = save_in_admin(
+        reviewer_client, summary, tldr="New words.", _publish="Save and publish"
+    )
 
     # Two events, in the order they happened: the edit was saved, then published.
     saved, published = Version.objects.get_for_object(summary)[1], version
     assert saved.revision.get_comment() == "Changed In 30 seconds."
     assert published.revision.get_comment() == "Published"
-    page = client.get(history_url(summary)).content.decode()
+    page = reviewer_client.get(history_url(summary)).content.decode()
     assert re.search(r'<td class="action">\s*Published\s*</td>', page)

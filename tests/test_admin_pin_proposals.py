@@ -6,12 +6,13 @@ import pytest
 from summaries.editing import pinning
 
 from . import test_admin_receipts
+from .clients import logged_in
 from .receipts_factories import SPEECH, fresh, pin_best, vtt
-from .test_admin_receipts import change_url, page, panel, pin_url, point, signed_in
+from .test_admin_receipts import change_url, page, panel, pin_url, point
 
 pytestmark = pytest.mark.django_db
 
-editor, draft = test_admin_receipts.editor, test_admin_receipts.draft  # fixtures
+draft = test_admin_receipts.draft  # a fixture
 
 # The talk with a greeting before it: every word five words on, half a second later.
 SHIFTED = [
@@ -32,7 +33,7 @@ def shifted(summary, editor):
 def test_the_panel_shows_a_proposal_and_pins_there(editor, draft):
     price = shifted(draft, editor)
     proposal = price.pin["proposal"]
-    client = signed_in(editor)
+    client = logged_in(editor)
 
     shown = page(client.get(change_url(draft)))
     assert "The new transcript no longer says these words here" in shown
@@ -47,7 +48,7 @@ def test_the_panel_shows_a_proposal_and_pins_there(editor, draft):
 def test_the_panel_keeps_a_pin_where_it_is(editor, draft):
     price = shifted(draft, editor)
     first = price.pin["first"]
-    client = signed_in(editor)
+    client = logged_in(editor)
 
     response = client.post(pin_url(draft), panel("keep_pin", price))
 

@@ -28,13 +28,6 @@ HOSTILE = (
 )
 
 
-@pytest.fixture
-def editor(client):
-    user = EditorFactory()
-    client.force_login(user)
-    return user
-
-
 def preview_url():
     return reverse("admin:summaries_summary_markdown_preview")
 
@@ -43,8 +36,8 @@ def preview(client, field, text, **extra):
     return client.post(preview_url(), {"field": field, "text": text}, **extra)
 
 
-def test_a_chapter_body_is_rendered_as_markdown(client, editor):
-    response = preview(client, "chapters-body", "# Title\n\nSome **bold** text.")
+def test_a_chapter_body_is_rendered_as_markdown(editor_client):
+    response = preview(editor_client, "chapters-body", "# Title\n\nSome **bold** text.")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
     assert response.json() == {
@@ -53,8 +46,8 @@ def test_a_chapter_body_is_rendered_as_markdown(client, editor):
     }
 
 
-def test_the_preview_is_sanitised_like_the_page(client, editor):
-    html = preview(client, "chapters-body", HOSTILE).json()["html"]
+def test_the_preview_is_sanitised_like_the_page(editor_client):
+    html = preview(editor_client, "chapters-body", HOSTILE).json()["html"]
     assert "<strong>Bold</strong>" in html
     assert "<script" not in html and "alert(1)" not in html
     assert "javascript:" not in html
@@ -62,8 +55,8 @@ def test_the_preview_is_sanitised_like_the_page(client, editor):
     assert '<a href="https://ok.example/" rel="nofollow noopener">ok</a>' in html
 
 
-def test_plain_text_is_escaped(client, editor):
-    html = preview(client, "takeaways-text", "5 < 6 & \"quotes\" > 'x'").json()["html"]
+def test_plain_text_is_escaped(editor_client):
+    html = preview(editor_client, "takeaways-text", "5 < 6 & \"quotes\" > 'x'").json()["html"]
     assert "<" not in html.replace("&lt;", "")
     assert "5 &lt; 6 &amp;" in html
 
@@ -81,15 +74,15 @@ def test_plain_text_is_escaped(client, editor):
         ),
     ],
 )
-def test_the_preview_is_what_saving_stores(client, editor, field, make, attribute):
+def test_the_preview_is_what_saving_stores(editor_client, field, make, attribute):
     """Chapters are block Markdown; key points, takeaways and caveats one-line (no <p>)."""
     text = "It is *2.5 times* faster, [says Anthropic](https://www.anthropic.com/x) <b>now</b>."
     saved = make(text)
-    assert preview(client, field, text).json()["html"] == getattr(saved, attribute)
+    assert preview(editor_client, field, text).json()["html"] == getattr(saved, attribute)
 
 
-def test_empty_text_previews_as_nothing(client, editor):
-    assert preview(client, "chapters-body", "  \n").json() == {"html": "", "problems": []}
+def test_empty_text_previews_as_nothing(editor_client):
+    assert preview(editor_client, "chapters-body", "  \n").json() == {"html": "", "problems": []}
 
 
 @pytest.mark.parametrize(
@@ -101,27 +94,29 @@ def test_empty_text_previews_as_nothing(client, editor):
         ("caveats-text", Caveat, "text"),
     ],
 )
-def test_the_cap_is_the_models_max_length(client, editor, field, model, name):
+def test_the_cap_is_the_models_max_length(editor_client, field, model, name):
     cap = model._meta.get_field(name).max_length
     assert cap in (SHORT_TEXT, MAX_SOURCE_CHARS)
-    assert preview(client, field, "a" * cap).status_code == 200
-    response = preview(client, field, "a" * (cap + 1))
+    assert preview(editor_client, field, "a" * cap).status_code == 200
+    response = preview(editor_client, field, "a" * (cap + 1))
     assert response.status_code == 400
     message = response.json()["error"]
     assert f"{cap:,}" in message and f"{cap + 1:,}" in message
 
 
-def test_an_unknown_field_or_missing_text_is_a_400_with_a_message(client, editor):
-    unknown = preview(client, "video-title", "x")
+def test_an_unknown_field_or_missing_text_is_a_400_with_a_message(editor_client):
+    unknown = preview(editor_client, "video-title", "x")
     assert unknown.status_code == 400
     assert "video-title" in unknown.json()["error"]
-    missing = client.post(preview_url(), {"field": "chapters-body"})
+    missing = editor_client.post(preview_url(), {"field": "chapters-body"})
     assert missing.status_code == 400
     assert "text" in missing.json()["error"]
 
 
-def test_get_is_not_allowed(client, editor):
-    assert client.get(preview_url(), {"field": "chapters-body", "text": "x"}).status_code == 405
+def test_get_is_not_allowed(editor_client):
+    assert (
+        editor_client.get(preview_url(), {"field": "chapters-body", "text": "x"}).status_code == 405
+    )
 
 
 def test_anonymous_and_non_staff_users_are_sent_to_the_login_page(client):
@@ -159,10 +154,10 @@ def test_csrf_is_enforced():
     assert response.json() == {"html": "<p><strong>x</strong></p>", "problems": []}
 
 
-def test_the_summary_page_loads_the_preview_script_with_its_endpoint(client, editor):
+def test_the_summary_page_loads_the_preview_script_with_its_endpoint(editor_client):
     summary = SummaryFactory()
     ChapterFactory(summary=summary)
-    page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
+    page = editor_client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
     script = re.search(r"<script[^>]*markdown-preview\.js[^>]*>", page)
     assert script is not None
     assert f'data-preview-url="{preview_url()}"' in script.group(0)
@@ -173,9 +168,11 @@ def test_the_summary_page_loads_the_preview_script_with_its_endpoint(client, edi
     assert 'name="_preview"' in page
 
 
-def test_the_preview_names_links_the_save_would_refuse(client, editor):
+def test_the_preview_names_links_the_save_would_refuse(editor_client):
     response = preview(
-        client, "chapters-body", "[click](javascript:alert(1)) and [ok](https://example.org/)"
+        editor_client,
+        "chapters-body",
+        "[click](javascript:alert(1)) and [ok](https://example.org/)",
     )
     problems = response.json()["problems"]
     assert len(problems) == 1 and "javascript: links cannot be cited" in problems[0]

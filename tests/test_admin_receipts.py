@@ -20,9 +20,9 @@ from summaries.editing import copies, pinning, receipts
 from summaries.models import Chapter, KeyPoint, Summary, Takeaway, Transcript
 from summaries.text import pins as pin_text
 
+from .clients import logged_in
 from .factories import (
     ChapterFactory,
-    EditorFactory,
     KeyPointFactory,
     SummaryFactory,
     TakeawayFactory,
@@ -50,12 +50,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def editor():
-    """In the Editors group only: writes, pins and approves, never publishes or overrides."""
-    return EditorFactory(username="eddie")
-
-
-@pytest.fixture
 def reviewer():
     """In the Reviewers group only."""
     user = UserFactory(username="rosa", is_staff=True)
@@ -70,12 +64,6 @@ def outsider():
     user = UserFactory(username="olga", is_staff=True)
     user.save()  # with the password the factory set
     return user
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -154,7 +142,7 @@ def upload(data: bytes, name: str = "talk.vtt"):
 
 def test_an_editor_imports_a_file_from_the_video_page(editor):
     summary = SummaryFactory(video__duration_seconds=60, video__language="en")
-    client = signed_in(editor)
+    client = logged_in(editor)
     video_page = client.get(reverse("admin:summaries_video_change", args=[summary.video.pk]))
     assert video_import_url(summary.video) in page(video_page)
 
@@ -175,7 +163,7 @@ def test_an_editor_imports_a_file_from_the_video_page(editor):
 
 def test_pasted_text_is_imported_from_the_summary_page_in_the_language_chosen(editor):
     summary = SummaryFactory(video__duration_seconds=60, video__language="en")
-    client = signed_in(editor)
+    client = logged_in(editor)
     assert summary_import_url(summary) in page(client.get(change_url(summary)))
 
     response = client.post(
@@ -192,7 +180,7 @@ def test_a_bad_timestamp_is_a_form_error_naming_its_line_and_the_paste_stays(edi
         "WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nHello there.\n\n"
         "00:00:xx.000 --> 00:00:09.000\nAgain.\n"
     )
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"pasted": broken, "language": "en"}
     )
     assert response.status_code == 200
@@ -213,7 +201,7 @@ def test_a_bad_timestamp_is_a_form_error_naming_its_line_and_the_paste_stays(edi
 )
 def test_a_file_that_is_not_a_transcript_is_a_form_error(editor, data):
     summary = SummaryFactory(video__duration_seconds=60)
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"transcript_file": upload(data, "x.vtt"), "language": "en"}
     )
     assert response.status_code == 200
@@ -223,7 +211,7 @@ def test_a_file_that_is_not_a_transcript_is_a_form_error(editor, data):
 
 def test_an_empty_file_is_a_form_error(editor):
     summary = SummaryFactory()
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"transcript_file": upload(b""), "language": "en"}
     )
     assert response.status_code == 200
@@ -232,7 +220,7 @@ def test_an_empty_file_is_a_form_error(editor):
 
 def test_neither_file_nor_text_is_a_form_error(editor):
     summary = SummaryFactory()
-    response = signed_in(editor).post(summary_import_url(summary), {"language": "en"})
+    response = logged_in(editor).post(summary_import_url(summary), {"language": "en"})
     assert response.status_code == 200
     assert "Choose a transcript file or paste its text" in page(response)
 
@@ -240,7 +228,7 @@ def test_neither_file_nor_text_is_a_form_error(editor):
 @override_settings(TRANSCRIPT_MAX_BYTES=300)
 def test_a_file_over_the_cap_is_answered_413_naming_the_cap(editor):
     summary = SummaryFactory(video__duration_seconds=60)
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"transcript_file": upload(vtt(SPEECH)), "language": "en"}
     )
     assert response.status_code == 413
@@ -252,7 +240,7 @@ def test_a_file_of_millions_of_words_is_a_form_error_naming_its_words(editor):
     summary = SummaryFactory(video__duration_seconds=60)
     data = one_cue_of_words(9_500_000)  # 19 MB, under TRANSCRIPT_MAX_BYTES
     started = monotonic()
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"transcript_file": upload(data), "language": "en"}
     )
     assert monotonic() - started < 5
@@ -271,7 +259,7 @@ def test_a_file_of_millions_of_words_is_a_form_error_naming_its_words(editor):
 def test_a_paste_over_the_cap_is_answered_413_and_stays_in_the_form(editor):
     summary = SummaryFactory(video__duration_seconds=60)
     text = vtt(SPEECH).decode()
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"pasted": text, "language": "en"}
     )
     assert response.status_code == 413
@@ -282,7 +270,7 @@ def test_a_paste_over_the_cap_is_answered_413_and_stays_in_the_form(editor):
 @override_settings(TRANSCRIPT_MAX_BYTES=100, DATA_UPLOAD_MAX_MEMORY_SIZE=100)
 def test_a_request_larger_than_any_import_is_refused_unread(editor):
     summary = SummaryFactory()
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"transcript_file": upload(vtt(SPEECH)), "language": "en"}
     )
     assert response.status_code == 413
@@ -323,7 +311,7 @@ def test_an_import_with_its_csrf_token_passes(editor):
 
 def test_a_transcript_longer_than_the_video_is_imported_with_a_warning(editor):
     summary = SummaryFactory(video__duration_seconds=20)
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"transcript_file": upload(vtt(SPEECH)), "language": "en"}
     )
     assert response.status_code == 302
@@ -335,7 +323,7 @@ def test_a_transcript_longer_than_the_video_is_imported_with_a_warning(editor):
 def test_a_transcript_cut_short_is_imported_with_a_warning_on_its_pages(editor):
     data, length = cut_short_talk()
     summary = SummaryFactory(video__duration_seconds=length)
-    client = signed_in(editor)
+    client = logged_in(editor)
     response = client.post(
         summary_import_url(summary), {"transcript_file": upload(data), "language": "en"}
     )
@@ -357,7 +345,7 @@ def test_a_transcript_cut_short_is_imported_with_a_warning_on_its_pages(editor):
 
 def test_a_reviewer_imports_too(reviewer):
     summary = SummaryFactory(video__duration_seconds=60)
-    response = signed_in(reviewer).post(
+    response = logged_in(reviewer).post(
         summary_import_url(summary), {"transcript_file": upload(vtt(SPEECH)), "language": "en"}
     )
     assert response["Location"] == change_url(summary) + "#receipts"
@@ -366,7 +354,7 @@ def test_a_reviewer_imports_too(reviewer):
 
 def test_who_may_not_change_summaries_may_not_import(outsider):
     summary = SummaryFactory(video__duration_seconds=60)
-    client = signed_in(outsider)
+    client = logged_in(outsider)
     data = {"transcript_file": upload(vtt(SPEECH)), "language": "en"}
     assert client.get(summary_import_url(summary)).status_code == 403
     assert client.post(summary_import_url(summary), data).status_code == 403
@@ -387,7 +375,7 @@ def test_an_import_without_its_csrf_token_is_refused(editor):
 
 def test_importing_for_a_published_summary_goes_to_its_changes(editor):
     summary = SummaryFactory(live=True, video__duration_seconds=60)
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         summary_import_url(summary), {"pasted": vtt(SPEECH).decode(), "language": "en"}
     )
     assert response.status_code == 302
@@ -401,7 +389,7 @@ def test_importing_for_a_published_summary_goes_to_its_changes(editor):
 def test_the_panel_shows_each_statement_with_its_status_words_time_and_reason(editor, draft):
     pin_best(draft, point(draft, "Price"))
     pin_best(draft, point(draft, "Faster"))
-    response = signed_in(editor).get(change_url(draft))
+    response = logged_in(editor).get(change_url(draft))
     assert response.status_code == 200
     shown = page(response).split('id="receipts"', 1)[1]
 
@@ -427,7 +415,7 @@ def test_the_change_page_reads_no_transcript_text_and_suggests_nothing(editor, d
     monkeypatch.setattr(pin_text, "suggest", refuse)
     monkeypatch.setattr(receipts, "words_of", refuse)
     monkeypatch.setattr(Transcript, "words", refuse)
-    client = signed_in(editor)
+    client = logged_in(editor)
     with CaptureQueriesContext(connection) as queries:
         response = client.get(change_url(draft))
     assert response.status_code == 200
@@ -439,7 +427,7 @@ def test_the_change_page_reads_no_transcript_text_and_suggests_nothing(editor, d
 
 
 def test_the_panel_costs_the_same_queries_for_two_statements_or_twelve(editor, draft):
-    client = signed_in(editor)
+    client = logged_in(editor)
     client.get(change_url(draft))  # the session and the content types, once
 
     def queries_of_the_page() -> int:
@@ -459,7 +447,7 @@ def test_the_panel_costs_the_same_queries_for_two_statements_or_twelve(editor, d
 def test_a_summary_without_transcript_offers_the_import(editor):
     summary = SummaryFactory()
     KeyPointFactory(summary=summary, title="Alone")
-    response = signed_in(editor).get(change_url(summary))
+    response = logged_in(editor).get(change_url(summary))
     assert "This video has no transcript yet" in page(response)
     assert summary_import_url(summary) in page(response)
     assert "Not pinned" not in page(response)  # nothing to pin to: no list of statements
@@ -470,7 +458,7 @@ def test_a_summary_without_transcript_offers_the_import(editor):
 
 def test_the_statement_page_offers_suggestions_with_words_and_time(editor, draft):
     price = point(draft, "Price")
-    response = signed_in(editor).get(part_url(draft, price))
+    response = logged_in(editor).get(part_url(draft, price))
     assert response.status_code == 200
     suggestions = response.context["suggestions"]
     assert 1 <= len(suggestions) <= 3
@@ -481,7 +469,7 @@ def test_the_statement_page_offers_suggestions_with_words_and_time(editor, draft
 
 def test_accepting_a_suggestion_pins_the_statement(editor, draft):
     price = point(draft, "Price")
-    client = signed_in(editor)
+    client = logged_in(editor)
     best = client.get(part_url(draft, price)).context["suggestions"][0]
     response = client.post(
         pin_url(draft),
@@ -497,7 +485,7 @@ def test_accepting_a_suggestion_pins_the_statement(editor, draft):
 def test_moving_a_pin_by_word_numbers(editor, draft):
     price = point(draft, "Price")
     pin_best(draft, price)
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         pin_url(draft),
         {"part": key(price), "action": "move", "from_word": 1, "to_word": 5, "back": "part"},
     )
@@ -513,7 +501,7 @@ def test_moving_a_pin_by_word_numbers(editor, draft):
 def test_a_word_range_that_is_not_in_the_transcript_is_an_error_message(editor, draft, words):
     price = point(draft, "Price")
     pinned = pin_best(draft, price)
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         pin_url(draft), {"part": key(price), "action": "move", "back": "part", **words}
     )
     assert response.status_code == 302
@@ -535,7 +523,7 @@ def panel(action: str, part, quote: int | None = None, **fields) -> dict:
 def test_rejecting_removes_the_pin(editor, draft):
     price = point(draft, "Price")
     pin_best(draft, price)
-    client = signed_in(editor)
+    client = logged_in(editor)
     assert f'value="reject pin-{key(price)}"' in page(client.get(change_url(draft)))
     response = client.post(pin_url(draft), panel("reject", price))
     assert response.status_code == 302
@@ -546,19 +534,19 @@ def test_an_editor_approves_a_paraphrase(editor, draft):
     speed = point(draft, "Speed")
     pin_best(draft, speed)
     assert fresh(speed).pin["status"] == "paraphrase"
-    client = signed_in(editor)
+    client = logged_in(editor)
     assert f'value="approve pin-{key(speed)}"' in page(client.get(change_url(draft)))
     response = client.post(pin_url(draft), panel("approve", speed))
     assert response.status_code == 302
-    assert fresh(speed).pin["approved"]["by"] == "eddie"
-    assert "approved by eddie" in page(client.get(change_url(draft)))
+    assert fresh(speed).pin["approved"]["by"] == "eve"
+    assert "approved by eve" in page(client.get(change_url(draft)))
 
 
 def test_an_editor_sees_no_override_button_and_is_refused_one(editor, draft):
     faster = point(draft, "Faster")
     pin_best(draft, faster)
     pinned = fresh(faster).pin
-    client = signed_in(editor)
+    client = logged_in(editor)
     assert "Override with this note" not in page(client.get(change_url(draft)))
     assert "Override with this note" not in page(client.get(part_url(draft, faster)))
     response = client.post(pin_url(draft), panel("override", faster, note="I say so."))
@@ -573,7 +561,7 @@ def test_an_editor_sees_no_override_button_and_is_refused_one(editor, draft):
 def test_a_reviewer_overrides_with_a_note_that_history_shows(reviewer, draft):
     faster = point(draft, "Faster")
     pin_best(draft, faster)
-    client = signed_in(reviewer)
+    client = logged_in(reviewer)
     form = page(client.get(change_url(draft)))
     assert f'name="note-pin-{key(faster)}"' in form and "Override with this note" in form
     response = client.post(
@@ -591,7 +579,7 @@ def test_a_reviewer_overrides_with_a_note_that_history_shows(reviewer, draft):
 def test_an_override_without_a_note_is_refused_with_a_message(reviewer, draft):
     faster = point(draft, "Faster")
     pinned = pin_best(draft, faster)
-    response = signed_in(reviewer).post(
+    response = logged_in(reviewer).post(
         pin_url(draft), {"part": key(faster), "action": "override", "note": "  "}
     )
     assert response.status_code == 302
@@ -610,17 +598,17 @@ def quote_fields(chapter, index=0) -> dict:
 def test_an_editor_approves_a_paraphrased_quotation(editor, draft):
     chapter = Chapter.objects.get(summary=draft)
     assert chapter.quote_pins[0]["status"] == "paraphrase"
-    client = signed_in(editor)
+    client = logged_in(editor)
     assert 'value="approve_quote pin-' in page(client.get(change_url(draft)))
     response = client.post(pin_url(draft), panel("approve_quote", chapter, quote=0))
     assert response.status_code == 302, said(response)
-    assert fresh(chapter).quote_pins[0]["approved"]["by"] == "eddie"
+    assert fresh(chapter).quote_pins[0]["approved"]["by"] == "eve"
     assert all(problem.quote is None for problem in receipts.publication_problems(draft))
 
 
 def test_a_reviewer_overrides_a_quotation_the_page_still_names(reviewer, draft):
     chapter = Chapter.objects.get(summary=draft)
-    client = signed_in(reviewer)
+    client = logged_in(reviewer)
     # A page older than the chapter's last save names another quotation: refused.
     stale = {**quote_fields(chapter), "quote_text": "Something else"}
     response = client.post(
@@ -637,7 +625,7 @@ def test_a_reviewer_overrides_a_quotation_the_page_still_names(reviewer, draft):
 
 def test_an_editor_may_not_override_a_quotation(editor, draft):
     chapter = Chapter.objects.get(summary=draft)
-    response = signed_in(editor).post(
+    response = logged_in(editor).post(
         pin_url(draft), {**quote_fields(chapter), "action": "override_quote", "note": "Fine."}
     )
     assert response.status_code == 403
@@ -648,7 +636,7 @@ def test_an_editor_may_not_override_a_quotation(editor, draft):
 def test_who_may_not_change_summaries_is_refused_every_pin_button(outsider, draft, action):
     speed = point(draft, "Speed")
     pinned = pin_best(draft, speed)
-    client = signed_in(outsider)
+    client = logged_in(outsider)
     assert client.get(change_url(draft)).status_code == 403
     assert client.get(part_url(draft, speed)).status_code == 403
     response = client.post(
@@ -670,7 +658,7 @@ def test_a_pin_button_without_its_csrf_token_is_refused(editor, draft):
 
 
 def test_pin_buttons_answer_only_posts_and_only_for_this_summarys_parts(editor, draft):
-    client = signed_in(editor)
+    client = logged_in(editor)
     assert client.get(pin_url(draft)).status_code == 405
     other = KeyPointFactory(title="Elsewhere")
     response = client.post(pin_url(draft), {"part": key(other), "action": "reject"})
@@ -687,7 +675,7 @@ def test_pinning_a_published_summary_pins_its_changes(editor, draft):
     )
     Transcript.objects.update(state=Transcript.State.LIVE)
     draft.refresh_from_db()
-    client = signed_in(editor)
+    client = logged_in(editor)
     best = client.get(part_url(draft, price)).context["suggestions"][0]
     response = client.post(
         pin_url(draft),
@@ -705,7 +693,7 @@ def test_pinning_a_published_summary_pins_its_changes(editor, draft):
 
 def test_things_to_check_lists_what_publishing_refuses(editor, draft):
     pin_best(draft, point(draft, "Faster"))
-    response = signed_in(editor).get(change_url(draft))
+    response = logged_in(editor).get(change_url(draft))
     things = page(response).split('id="things-to-check"', 1)[1].split("</div>", 1)[0]
     assert "Publishing is refused" in things
     for problem in receipts.publication_problems(draft):
@@ -716,7 +704,7 @@ def test_things_to_check_lists_what_publishing_refuses(editor, draft):
 def test_the_publish_refusal_names_the_statement_until_a_reviewer_overrides_it(reviewer, draft):
     faster = point(draft, "Faster")
     pin_best(draft, faster)
-    client = signed_in(reviewer)
+    client = logged_in(reviewer)
     from .admin_forms import form_fields
 
     data = form_fields(client.get(change_url(draft)))
@@ -753,7 +741,7 @@ def test_the_publish_refusal_names_the_statement_until_a_reviewer_overrides_it(r
 
 def test_history_lists_each_pin_action_with_its_words(editor, draft):
     price, speed = point(draft, "Price"), point(draft, "Speed")
-    client = signed_in(editor)
+    client = logged_in(editor)
     pin_best(draft, price, user=editor)
     pin_best(draft, speed, user=editor)
     client.post(pin_url(draft), {"part": key(speed), "action": "approve"})
@@ -777,7 +765,7 @@ def imported(editor):
 
 @pytest.mark.parametrize("who", ["editor", "reviewer"])
 def test_transcripts_are_listed_and_shown_read_only(request, who, imported):
-    client = signed_in(request.getfixturevalue(who))
+    client = logged_in(request.getfixturevalue(who))
     listing = client.get(reverse("admin:summaries_transcript_changelist"))
     assert listing.status_code == 200
     assert "Model release" in page(listing) and "Add transcript" not in page(listing)
@@ -789,7 +777,7 @@ def test_transcripts_are_listed_and_shown_read_only(request, who, imported):
 
 
 def test_the_transcript_list_reads_no_text(editor, imported):
-    client = signed_in(editor)
+    client = logged_in(editor)
     with CaptureQueriesContext(connection) as queries:
         client.get(reverse("admin:summaries_transcript_changelist"))
         client.get(reverse("admin:summaries_transcript_change", args=[imported.pk]))
@@ -798,7 +786,7 @@ def test_the_transcript_list_reads_no_text(editor, imported):
 
 
 def test_transcripts_are_not_added_changed_or_deleted_through_their_pages(editor, imported):
-    client = signed_in(editor)
+    client = logged_in(editor)
     assert client.get(reverse("admin:summaries_transcript_add")).status_code == 403
     change = reverse("admin:summaries_transcript_change", args=[imported.pk])
     assert client.post(change, {"language": "fr", "state": "live"}).status_code == 403
@@ -812,7 +800,7 @@ def test_a_transcripts_history_lists_its_imports_and_restores_nothing(editor, im
     pinning.import_transcript(
         video=imported.video, data=vtt(SPEECH[:3]), user=editor, filename="shorter.vtt"
     )
-    client = signed_in(editor)
+    client = logged_in(editor)
     history = client.get(reverse("admin:summaries_transcript_history", args=[imported.pk]))
     assert history.status_code == 200
     assert "release.vtt" in page(history) and "shorter.vtt" in page(history)
@@ -824,14 +812,14 @@ def test_a_transcripts_history_lists_its_imports_and_restores_nothing(editor, im
 
 
 def test_who_may_not_read_summaries_does_not_see_transcripts(outsider, imported):
-    client = signed_in(outsider)
+    client = logged_in(outsider)
     assert client.get(reverse("admin:summaries_transcript_changelist")).status_code == 403
     detail = reverse("admin:summaries_transcript_change", args=[imported.pk])
     assert client.get(detail).status_code == 403
 
 
 def test_the_video_page_lists_its_transcripts(editor, imported):
-    response = signed_in(editor).get(
+    response = logged_in(editor).get(
         reverse("admin:summaries_video_change", args=[imported.video.pk])
     )
     assert reverse("admin:summaries_transcript_change", args=[imported.pk]) in page(response)
@@ -840,7 +828,7 @@ def test_the_video_page_lists_its_transcripts(editor, imported):
 
 def test_takeaways_are_pinned_like_key_points(editor, draft):
     takeaway = Takeaway.objects.get(summary=draft)
-    client = signed_in(editor)
+    client = logged_in(editor)
     suggestions = client.get(part_url(draft, takeaway)).context["suggestions"]
     assert suggestions
     best = suggestions[0]

@@ -7,18 +7,11 @@ from django.urls import reverse
 from summaries.editing import copies, derived
 from summaries.models import Citation, Source
 
-from .factories import ChapterFactory, EditorFactory, SummaryFactory, TakeawayFactory
+from .factories import ChapterFactory, SummaryFactory, TakeawayFactory
 
 pytestmark = pytest.mark.django_db
 
 URL = "https://example.org/report"
-
-
-@pytest.fixture
-def editor(client):
-    user = EditorFactory()
-    client.force_login(user)
-    return user
 
 
 def cite(summary, text, *, where="chapter"):
@@ -35,7 +28,7 @@ def source_page(client, source):
     return response.text
 
 
-def test_a_source_lists_the_summaries_citing_it_with_claim_and_verdict(client, editor):
+def test_a_source_lists_the_summaries_citing_it_with_claim_and_verdict(editor_client):
     first = SummaryFactory(video__title="Fast models")
     second = SummaryFactory(video__title="Agents at work")
     elsewhere = SummaryFactory(video__title="Not citing it")
@@ -45,7 +38,7 @@ def test_a_source_lists_the_summaries_citing_it_with_claim_and_verdict(client, e
     Citation.objects.filter(summary=first).update(verdict=Citation.Verdict.NOT_FOUND)
     source = Source.objects.get(url=URL)
 
-    page = source_page(client, source)
+    page = source_page(editor_client, source)
 
     assert "Cited by" in page
     for summary in (first, second):
@@ -60,44 +53,44 @@ def test_a_source_lists_the_summaries_citing_it_with_claim_and_verdict(client, e
     assert "Not citing it" not in page
 
 
-def test_claims_on_the_source_page_are_escaped(client, editor):
+def test_claims_on_the_source_page_are_escaped(editor_client):
     summary = SummaryFactory(video__title="<b>Bold title</b>")
     cite(summary, f"A claim with a &lt;script&gt; tag in it, [see]({URL}).")
-    page = source_page(client, Source.objects.get(url=URL))
+    page = source_page(editor_client, Source.objects.get(url=URL))
     assert "<b>Bold title</b>" not in page
     assert "&lt;b&gt;Bold title&lt;/b&gt;" in page
     assert "<script>" not in page
 
 
-def test_pending_changes_that_cite_the_source_are_named_as_such(client, editor):
+def test_pending_changes_that_cite_the_source_are_named_as_such(editor_client):
     live = SummaryFactory(live=True, video__title="Live one")
     cite(live, f"Still [cited]({URL}) here.")
     copies.start_working_copy(summary=live)
-    page = source_page(client, Source.objects.get(url=URL))
+    page = source_page(editor_client, Source.objects.get(url=URL))
     link = reverse("admin:summaries_summary_change", args=[live.pk])
     assert page.count(f'href="{link}"') == 2
     assert "unpublished changes" in page
 
 
-def test_the_source_page_shows_citations_without_editing_them(client, editor):
+def test_the_source_page_shows_citations_without_editing_them(editor_client):
     summary = SummaryFactory()
     cite(summary, f"[see]({URL}) 5 times.")
-    page = source_page(client, Source.objects.get(url=URL))
+    page = source_page(editor_client, Source.objects.get(url=URL))
     assert "Cited by" in page
     for field in ("claim", "key_phrase", "link_text", "DELETE"):
         assert f'name="citations-0-{field}"' not in page  # shown, never edited here
 
 
-def test_things_to_check_names_a_broken_source(client, editor):
+def test_things_to_check_names_a_broken_source(editor_client):
     summary = SummaryFactory()
     cite(summary, f"It is [2.5 times faster]({URL}).")
     Source.objects.filter(url=URL).update(state=Source.State.BROKEN, status_code=410)
-    page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
+    page = editor_client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
     assert "Link “2.5 times faster”</strong>: Unavailable when last checked." in page
     assert f"<summary>Technical reason</summary>{URL} is broken (HTTP 410)" in page
 
 
-def test_editors_see_each_cited_page_title_and_description_beside_the_link(client, editor):
+def test_editors_see_each_cited_page_title_and_description_beside_the_link(editor_client):
     summary = SummaryFactory()
     cite(summary, f"It is [2.5 times faster]({URL}).")
     Source.objects.filter(url=URL).update(
@@ -105,15 +98,15 @@ def test_editors_see_each_cited_page_title_and_description_beside_the_link(clien
         title="Pricing <b>page</b>",
         description="Plans & prices for teams.",
     )
-    page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
+    page = editor_client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
     assert "<cite>Pricing &lt;b&gt;page&lt;/b&gt;</cite>" in page  # a wrong link shows
     assert "<small>Plans &amp; prices for teams.</small>" in page
-    listing = client.get(reverse("admin:summaries_source_changelist")).text
+    listing = editor_client.get(reverse("admin:summaries_source_changelist")).text
     assert "<cite>Pricing &lt;b&gt;page&lt;/b&gt;</cite>" in listing
 
 
-def test_a_source_not_yet_read_says_it_has_no_title(client, editor):
+def test_a_source_not_yet_read_says_it_has_no_title(editor_client):
     summary = SummaryFactory()
     cite(summary, f"It is [2.5 times faster]({URL}).")
-    page = client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
+    page = editor_client.get(reverse("admin:summaries_summary_change", args=[summary.pk])).text
     assert '<span class="source-page-unknown">no title</span>' in page

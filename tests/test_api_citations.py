@@ -3,15 +3,14 @@ phrase (what its source page must still say), as the admin's editors can."""
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 from reversion.models import Version
 
 from summaries.editing import derived
 from summaries.models import Citation, Source
 from summaries.pagecache.generation import current_generation
 
-from .factories import ChapterFactory, EditorFactory, SummaryFactory, UserFactory
+from .clients import token_client
+from .factories import ChapterFactory, SummaryFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -19,23 +18,6 @@ CHAPTER = (
     "[Anthropic says](https://www.anthropic.com/research/x) that this mode generates "
     "output 2.5 times faster than regular Opus 4.6."
 )
-
-
-def client_for(user):
-    client = APIClient()
-    if user is not None:
-        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return client
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="carol")
-
-
-@pytest.fixture
-def api(editor):
-    return client_for(editor)
 
 
 @pytest.fixture
@@ -71,11 +53,11 @@ def error_fields(response):
     return response.json()["error"]["fields"]
 
 
-def test_an_editor_sets_the_key_phrase(api, cited, editor):
+def test_an_editor_sets_the_key_phrase(editor_api, cited, editor):
     assert cited.key_phrase != "2.5 times"
-    before = etag(api, cited)
+    before = etag(editor_api, cited)
 
-    response = set_phrase(api, cited, "  2.5   times ", HTTP_IF_MATCH=before)
+    response = set_phrase(editor_api, cited, "  2.5   times ", HTTP_IF_MATCH=before)
 
     assert response.status_code == 200, response.json()
     body = response.json()
@@ -85,20 +67,20 @@ def test_an_editor_sets_the_key_phrase(api, cited, editor):
     assert shown["key_phrase_edited"] is True
     assert "warnings" in body
     assert response["ETag"] != before
-    assert response["ETag"] == etag(api, cited)
+    assert response["ETag"] == etag(editor_api, cited)
     cited.refresh_from_db()
     assert (cited.key_phrase, cited.key_phrase_edited) == ("2.5 times", True)
 
 
-def test_the_summary_read_lists_each_citation_with_its_id(api, cited):
-    (shown,) = api.get(summary_url(cited)).json()["citations"]
+def test_the_summary_read_lists_each_citation_with_its_id(editor_api, cited):
+    (shown,) = editor_api.get(summary_url(cited)).json()["citations"]
     assert shown["id"] == cited.pk
     assert shown["key_phrase_edited"] is False
 
 
-def test_the_change_is_a_revision_and_makes_pages_stale(api, cited, editor):
+def test_the_change_is_a_revision_and_makes_pages_stale(editor_api, cited, editor):
     generation = current_generation()
-    assert set_phrase(api, cited, "2.5 times").status_code == 200
+    assert set_phrase(editor_api, cited, "2.5 times").status_code == 200
     assert current_generation() != generation
     latest = Version.objects.get_for_object(cited.summary).first()
     assert latest.revision.user == editor
@@ -106,12 +88,12 @@ def test_the_change_is_a_revision_and_makes_pages_stale(api, cited, editor):
     assert "2.5 times" in latest.revision.get_comment()
 
 
-def test_the_edited_phrase_survives_a_later_edit_of_the_text(api, cited):
-    set_phrase(api, cited, "2.5 times")
+def test_the_edited_phrase_survives_a_later_edit_of_the_text(editor_api, cited):
+    set_phrase(editor_api, cited, "2.5 times")
     summary = cited.summary
-    tag = etag(api, cited)
+    tag = etag(editor_api, cited)
     chapter = summary.chapters.get()
-    response = api.patch(
+    response = editor_api.patch(
         summary_url(cited),
         {"chapters": [{"id": chapter.pk, "title": chapter.title, "body": CHAPTER + " Fast."}]},
         format="json",
@@ -122,18 +104,18 @@ def test_the_edited_phrase_survives_a_later_edit_of_the_text(api, cited):
     assert (shown["key_phrase"], shown["key_phrase_edited"]) == ("2.5 times", True)
 
 
-def test_an_empty_phrase_goes_back_to_the_extracted_one(api, cited):
+def test_an_empty_phrase_goes_back_to_the_extracted_one(editor_api, cited):
     extracted = cited.key_phrase
-    set_phrase(api, cited, "2.5 times")
+    set_phrase(editor_api, cited, "2.5 times")
 
-    response = set_phrase(api, cited, "")
+    response = set_phrase(editor_api, cited, "")
 
     assert response.status_code == 200
     (shown,) = response.json()["citations"]
     assert (shown["key_phrase"], shown["key_phrase_edited"]) == (extracted, False)
 
 
-def test_a_new_phrase_waits_for_the_next_check_which_is_queued(api, cited, monkeypatch):
+def test_a_new_phrase_waits_for_the_next_check_which_is_queued(editor_api, cited, monkeypatch):
     Source.objects.filter(pk=cited.source_id).update(state="ok", fingerprint="f")
     Citation.objects.filter(pk=cited.pk).update(
         verdict=Citation.Verdict.NOT_FOUND, verdict_excerpt="old"
@@ -143,18 +125,18 @@ def test_a_new_phrase_waits_for_the_next_check_which_is_queued(api, cited, monke
         "summaries.checking.request_checks", lambda *, sources: queued.extend(sources) or []
     )
 
-    (shown,) = set_phrase(api, cited, "2.5 times").json()["citations"]
+    (shown,) = set_phrase(editor_api, cited, "2.5 times").json()["citations"]
 
     assert shown["verdict"] == Citation.Verdict.UNCHECKED
     assert shown["verdict_excerpt"] == ""
     assert [source.pk for source in queued] == [cited.source_id]
 
 
-def test_the_same_phrase_again_changes_nothing(api, cited):
-    set_phrase(api, cited, "2.5 times")
+def test_the_same_phrase_again_changes_nothing(editor_api, cited):
+    set_phrase(editor_api, cited, "2.5 times")
     revisions = Version.objects.get_for_object(cited.summary).count()
-    tag = etag(api, cited)
-    response = set_phrase(api, cited, "2.5 times", HTTP_IF_MATCH=tag)
+    tag = etag(editor_api, cited)
+    response = set_phrase(editor_api, cited, "2.5 times", HTTP_IF_MATCH=tag)
     assert response.status_code == 200
     assert response["ETag"] == tag
     assert Version.objects.get_for_object(cited.summary).count() == revisions
@@ -168,9 +150,9 @@ def test_the_same_phrase_again_changes_nothing(api, cited):
         ({"key_phrase": ["2.5"]}, "string"),
     ],
 )
-def test_a_bad_phrase_is_a_400_naming_the_field(api, cited, payload, message):
-    response = api.patch(
-        citation_url(cited), payload, format="json", HTTP_IF_MATCH=etag(api, cited)
+def test_a_bad_phrase_is_a_400_naming_the_field(editor_api, cited, payload, message):
+    response = editor_api.patch(
+        citation_url(cited), payload, format="json", HTTP_IF_MATCH=etag(editor_api, cited)
     )
     assert response.status_code == 400
     assert message in " ".join(error_fields(response)["key_phrase"])
@@ -178,37 +160,39 @@ def test_a_bad_phrase_is_a_400_naming_the_field(api, cited, payload, message):
     assert not cited.key_phrase_edited
 
 
-def test_an_unknown_field_is_a_400_naming_it_and_no_field_changes_nothing(api, cited):
-    tag = etag(api, cited)
-    response = api.patch(citation_url(cited), {"keyphrase": "x"}, format="json", HTTP_IF_MATCH=tag)
+def test_an_unknown_field_is_a_400_naming_it_and_no_field_changes_nothing(editor_api, cited):
+    tag = etag(editor_api, cited)
+    response = editor_api.patch(
+        citation_url(cited), {"keyphrase": "x"}, format="json", HTTP_IF_MATCH=tag
+    )
     assert response.status_code == 400
     assert error_fields(response) == {"keyphrase": ["Unknown field."]}
-    response = api.patch(citation_url(cited), {}, format="json", HTTP_IF_MATCH=tag)
+    response = editor_api.patch(citation_url(cited), {}, format="json", HTTP_IF_MATCH=tag)
     assert response.status_code == 200
     assert response["ETag"] == tag
 
 
-def test_a_phrase_of_200_characters_is_accepted(api, cited):
-    assert set_phrase(api, cited, "x" * 200).status_code == 200
+def test_a_phrase_of_200_characters_is_accepted(editor_api, cited):
+    assert set_phrase(editor_api, cited, "x" * 200).status_code == 200
 
 
-def test_without_if_match_it_is_428_and_with_a_stale_one_412(api, cited):
-    old = etag(api, cited)
-    response = api.patch(citation_url(cited), {"key_phrase": "2.5 times"}, format="json")
+def test_without_if_match_it_is_428_and_with_a_stale_one_412(editor_api, cited):
+    old = etag(editor_api, cited)
+    response = editor_api.patch(citation_url(cited), {"key_phrase": "2.5 times"}, format="json")
     assert response.status_code == 428
-    assert set_phrase(api, cited, "faster").status_code == 200
-    assert set_phrase(api, cited, "2.5 times", HTTP_IF_MATCH=old).status_code == 412
+    assert set_phrase(editor_api, cited, "faster").status_code == 200
+    assert set_phrase(editor_api, cited, "2.5 times", HTTP_IF_MATCH=old).status_code == 412
     cited.refresh_from_db()
     assert cited.key_phrase == "faster"
 
 
-def test_a_citation_of_another_summary_or_none_is_a_404(api, cited):
+def test_a_citation_of_another_summary_or_none_is_a_404(editor_api, cited):
     other = SummaryFactory()
     url = f"/api/v1/summaries/{other.video.slug}/citations/{cited.pk}/"
-    response = api.patch(url, {"key_phrase": "x"}, format="json", HTTP_IF_MATCH="*")
+    response = editor_api.patch(url, {"key_phrase": "x"}, format="json", HTTP_IF_MATCH="*")
     assert response.status_code == 404
     missing = f"{summary_url(cited)}citations/999999/"
-    response = api.patch(missing, {"key_phrase": "x"}, format="json", HTTP_IF_MATCH="*")
+    response = editor_api.patch(missing, {"key_phrase": "x"}, format="json", HTTP_IF_MATCH="*")
     assert response.status_code == 404
 
 
@@ -219,7 +203,7 @@ def test_only_editors_may_change_a_key_phrase(cited, who):
         "reader": lambda: UserFactory(),
         "staff without permission": lambda: UserFactory(is_staff=True),
     }[who]()
-    client = client_for(user)
+    client = token_client(user)
     response = client.patch(
         citation_url(cited), {"key_phrase": "x"}, format="json", HTTP_IF_MATCH="*"
     )
@@ -228,14 +212,14 @@ def test_only_editors_may_change_a_key_phrase(cited, who):
     assert not cited.key_phrase_edited
 
 
-def test_other_methods_are_not_allowed(api, cited):
-    assert api.get(citation_url(cited)).status_code == 405
-    assert api.delete(citation_url(cited), HTTP_IF_MATCH="*").status_code == 405
+def test_other_methods_are_not_allowed(editor_api, cited):
+    assert editor_api.get(citation_url(cited)).status_code == 405
+    assert editor_api.delete(citation_url(cited), HTTP_IF_MATCH="*").status_code == 405
 
 
-def test_a_broken_source_is_among_the_warnings_of_the_answer(api, cited):
+def test_a_broken_source_is_among_the_warnings_of_the_answer(editor_api, cited):
     Source.objects.filter(pk=cited.source_id).update(state="broken", status_code=404)
-    response = set_phrase(api, cited, "2.5 times")
+    response = set_phrase(editor_api, cited, "2.5 times")
     (warning,) = [w for w in response.json()["warnings"] if "Anthropic says" in w["where"]]
     assert "is broken (HTTP 404)" in warning["message"]
 

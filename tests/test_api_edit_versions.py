@@ -27,11 +27,6 @@ def client_for(user):
 
 
 @pytest.fixture
-def api():
-    return client_for(ReviewerFactory())
-
-
-@pytest.fixture
 def other():
     """A second editor's tool, editing the same summaries."""
     return client_for(ReviewerFactory())
@@ -73,65 +68,65 @@ def patch(client, summary, tag, tldr, path=""):
 # --- Summaries ---------------------------------------------------------------------------
 
 
-def test_a_check_recorded_after_the_read_does_not_make_its_etag_stale(api):
+def test_a_check_recorded_after_the_read_does_not_make_its_etag_stale(reviewer_api):
     summary = cited()
-    read = api.get(url(summary))
+    read = reviewer_api.get(url(summary))
     record_check(response_ms=120)
-    again = api.get(url(summary))
+    again = reviewer_api.get(url(summary))
     # Reads show the check: their strong ETag (for caching) moves with it.
     assert again.json()["citations"][0]["source"]["response_ms"] == 120
     assert again["ETag"] != read["ETag"] and not again["ETag"].startswith("W/")
-    response = patch(api, summary, read["ETag"], "Edited after the check.")
+    response = patch(reviewer_api, summary, read["ETag"], "Edited after the check.")
     assert response.status_code == 200, response.json()
     assert Summary.objects.get(pk=summary.pk).tldr == "Edited after the check."
 
 
-def test_an_edit_after_the_read_makes_its_etag_stale_whatever_checks_follow(api, other):
+def test_an_edit_after_the_read_makes_its_etag_stale_whatever_checks_follow(reviewer_api, other):
     summary = cited()
-    read = api.get(url(summary))
+    read = reviewer_api.get(url(summary))
     assert patch(other, summary, read["ETag"], "Theirs.").status_code == 200
     record_check(response_ms=80)
-    response = patch(api, summary, read["ETag"], "Mine.")
+    response = patch(reviewer_api, summary, read["ETag"], "Mine.")
     assert response.status_code == 412
     assert response.json()["error"]["code"] == "precondition_failed"
     assert Summary.objects.get(pk=summary.pk).tldr == "Theirs."
 
 
-def test_the_edit_version_header_names_what_if_match_guards(api, other):
+def test_the_edit_version_header_names_what_if_match_guards(reviewer_api, other):
     summary = cited()
-    read = api.get(url(summary))
+    read = reviewer_api.get(url(summary))
     version = read["Edit-Version"]
     assert version.startswith('"') and version.endswith('"')
     # The read ETag starts with the edit version (so sending either back works).
     assert read["ETag"].startswith(version[:-1] + "-")
     record_check(response_ms=90)
-    checked = api.get(url(summary))
+    checked = reviewer_api.get(url(summary))
     assert checked["Edit-Version"] == version and checked["ETag"] != read["ETag"]
-    not_modified = api.get(url(summary), HTTP_IF_NONE_MATCH=checked["ETag"])
+    not_modified = reviewer_api.get(url(summary), HTTP_IF_NONE_MATCH=checked["ETag"])
     assert not_modified.status_code == 304
     assert not_modified["Edit-Version"] == version
-    written = patch(api, summary, version, "With the edit version.")
+    written = patch(reviewer_api, summary, version, "With the edit version.")
     assert written.status_code == 200
     assert written["Edit-Version"] != version
-    assert written["Edit-Version"] == api.get(url(summary))["Edit-Version"]
+    assert written["Edit-Version"] == reviewer_api.get(url(summary))["Edit-Version"]
     assert patch(other, summary, version, "Stale.").status_code == 412
 
 
-def test_an_edit_of_the_video_fields_through_the_summary_makes_the_etag_stale(api, other):
+def test_an_edit_of_the_video_fields_through_the_summary_makes_the_etag_stale(reviewer_api, other):
     summary = cited()
-    read = api.get(url(summary))
+    read = reviewer_api.get(url(summary))
     edit = {"video": {"title": "A better title"}}
     assert (
         other.patch(url(summary), edit, format="json", HTTP_IF_MATCH=read["ETag"]).status_code
         == 200
     )
-    assert patch(api, summary, read["ETag"], "Mine.").status_code == 412
+    assert patch(reviewer_api, summary, read["ETag"], "Mine.").status_code == 412
 
 
-def test_a_key_phrase_edit_makes_the_etag_stale(api, other):
+def test_a_key_phrase_edit_makes_the_etag_stale(reviewer_api, other):
     summary = cited()
     citation = Citation.objects.get(summary=summary)
-    read = api.get(url(summary))
+    read = reviewer_api.get(url(summary))
     phrase = other.patch(
         url(summary, f"citations/{citation.pk}"),
         {"key_phrase": "2.5 times"},
@@ -139,15 +134,15 @@ def test_a_key_phrase_edit_makes_the_etag_stale(api, other):
         HTTP_IF_MATCH=read["ETag"],
     )
     assert phrase.status_code == 200
-    assert patch(api, summary, read["ETag"], "Mine.").status_code == 412
+    assert patch(reviewer_api, summary, read["ETag"], "Mine.").status_code == 412
 
 
-def test_a_key_phrase_edit_keeps_its_etag_valid_across_a_recorded_check(api):
+def test_a_key_phrase_edit_keeps_its_etag_valid_across_a_recorded_check(reviewer_api):
     summary = cited()
     citation = Citation.objects.get(summary=summary)
-    read = api.get(url(summary))
+    read = reviewer_api.get(url(summary))
     record_check(response_ms=70)
-    response = api.patch(
+    response = reviewer_api.patch(
         url(summary, f"citations/{citation.pk}"),
         {"key_phrase": "2.5 times"},
         format="json",
@@ -156,59 +151,68 @@ def test_a_key_phrase_edit_keeps_its_etag_valid_across_a_recorded_check(api):
     assert response.status_code == 200, response.json()
 
 
-def test_a_tag_of_another_summary_at_the_same_version_does_not_match(api):
+def test_a_tag_of_another_summary_at_the_same_version_does_not_match(reviewer_api):
     first, second = cited(), cited()
     assert first.lock_version == second.lock_version
-    tag = api.get(url(first))["ETag"]
-    assert patch(api, second, tag, "Not this one.").status_code == 412
+    tag = reviewer_api.get(url(first))["ETag"]
+    assert patch(reviewer_api, second, tag, "Not this one.").status_code == 412
 
 
 # --- Working copies ----------------------------------------------------------------------
 
 
-def test_the_working_copys_etag_survives_a_recorded_check(api, other):
+def test_the_working_copys_etag_survives_a_recorded_check(reviewer_api, other):
     live = cited(live=True)
-    first = patch(api, live, api.get(url(live))["ETag"], "Changed.")
+    first = patch(reviewer_api, live, reviewer_api.get(url(live))["ETag"], "Changed.")
     assert first.status_code == 200
-    read = api.get(url(live, "working-copy"))
+    read = reviewer_api.get(url(live, "working-copy"))
     record_check(response_ms=110)
-    assert api.get(url(live, "working-copy"))["ETag"] != read["ETag"]
-    response = patch(api, live, read["ETag"], "Changed after the check.")
+    assert reviewer_api.get(url(live, "working-copy"))["ETag"] != read["ETag"]
+    response = patch(reviewer_api, live, read["ETag"], "Changed after the check.")
     assert response.status_code == 200, response.json()
     # Another edit of the changes in between is still a conflict.
     assert patch(other, live, read["ETag"], "Stale.").status_code == 412
 
 
-def test_a_discarded_copys_tag_does_not_match_the_next_copy(api, other):
+def test_a_discarded_copys_tag_does_not_match_the_next_copy(reviewer_api, other):
     live = cited(live=True)
-    assert patch(api, live, api.get(url(live))["ETag"], "First changes.").status_code == 200
-    old = api.get(url(live, "working-copy"))
+    assert (
+        patch(reviewer_api, live, reviewer_api.get(url(live))["ETag"], "First changes.").status_code
+        == 200
+    )
+    old = reviewer_api.get(url(live, "working-copy"))
     discarded = other.post(url(live, "discard-changes"), HTTP_IF_MATCH=old["ETag"])
     assert discarded.status_code == 200
     assert patch(other, live, discarded["ETag"], "Other changes.").status_code == 200
     new = other.get(url(live, "working-copy"))
     # Both copies started from the live summary: the same lock version, another copy.
     assert new.json()["lock_version"] == old.json()["lock_version"]
-    assert patch(api, live, old["ETag"], "Mine.").status_code == 412
+    assert patch(reviewer_api, live, old["ETag"], "Mine.").status_code == 412
     assert Summary.objects.get(working_copy_of=live).tldr == "Other changes."
 
 
-def test_a_video_edit_through_a_published_summary_makes_its_copys_tag_stale(api, other):
+def test_a_video_edit_through_a_published_summary_makes_its_copys_tag_stale(reviewer_api, other):
     live = cited(live=True)
-    assert patch(api, live, api.get(url(live))["ETag"], "Changed.").status_code == 200
-    read = api.get(url(live, "working-copy"))
+    assert (
+        patch(reviewer_api, live, reviewer_api.get(url(live))["ETag"], "Changed.").status_code
+        == 200
+    )
+    read = reviewer_api.get(url(live, "working-copy"))
     edit = {"video": {"title": "A better title"}}
     assert (
         other.patch(url(live), edit, format="json", HTTP_IF_MATCH=read["ETag"]).status_code == 200
     )
-    assert patch(api, live, read["ETag"], "Mine.").status_code == 412
+    assert patch(reviewer_api, live, read["ETag"], "Mine.").status_code == 412
 
 
-def test_a_key_phrase_edit_of_a_published_summary_makes_its_copys_tag_stale(api, other):
+def test_a_key_phrase_edit_of_a_published_summary_makes_its_copys_tag_stale(reviewer_api, other):
     live = cited(live=True)
-    assert patch(api, live, api.get(url(live))["ETag"], "Changed.").status_code == 200
+    assert (
+        patch(reviewer_api, live, reviewer_api.get(url(live))["ETag"], "Changed.").status_code
+        == 200
+    )
     citation = Citation.objects.get(summary=live)
-    read = api.get(url(live, "working-copy"))
+    read = reviewer_api.get(url(live, "working-copy"))
     edit = other.patch(
         url(live, f"citations/{citation.pk}"),
         {"key_phrase": "2.5 times"},
@@ -216,7 +220,7 @@ def test_a_key_phrase_edit_of_a_published_summary_makes_its_copys_tag_stale(api,
         HTTP_IF_MATCH=read["ETag"],
     )
     assert edit.status_code == 200, edit.json()
-    assert patch(api, live, read["ETag"], "Mine.").status_code == 412
+    assert patch(reviewer_api, live, read["ETag"], "Mine.").status_code == 412
 
 
 # --- Workflow actions --------------------------------------------------------------------
@@ -240,11 +244,11 @@ ACTIONS = ["submit-for-review", "publish", "send-back", "unpublish", "discard-ch
 
 
 @pytest.mark.parametrize("action", ACTIONS)
-def test_a_workflow_action_after_a_recorded_check_succeeds(api, action):
+def test_a_workflow_action_after_a_recorded_check_succeeds(reviewer_api, action):
     summary, read_path = _ready(action)
-    read = api.get(url(summary, read_path))
+    read = reviewer_api.get(url(summary, read_path))
     record_check(response_ms=60)
-    response = api.post(
+    response = reviewer_api.post(
         url(summary, action),
         {"note": "Say who measured it."},
         format="json",
@@ -254,13 +258,13 @@ def test_a_workflow_action_after_a_recorded_check_succeeds(api, action):
 
 
 @pytest.mark.parametrize("action", ACTIONS)
-def test_a_workflow_action_after_an_edit_is_412(api, other, action):
+def test_a_workflow_action_after_an_edit_is_412(reviewer_api, other, action):
     summary, read_path = _ready(action)
-    read = api.get(url(summary, read_path))
+    read = reviewer_api.get(url(summary, read_path))
     assert patch(other, summary, read["ETag"], "Theirs.").status_code == 200
     record_check(response_ms=60)
     before = Summary.objects.get(pk=summary.pk).status
-    response = api.post(
+    response = reviewer_api.post(
         url(summary, action),
         {"note": "Say who measured it."},
         format="json",

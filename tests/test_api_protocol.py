@@ -9,7 +9,6 @@ from django.core.exceptions import DisallowedRedirect, RequestDataTooBig, TooMan
 from django.test import override_settings
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
-from rest_framework.authtoken.models import Token
 from rest_framework.settings import api_settings
 from rest_framework.test import APIClient
 
@@ -19,13 +18,6 @@ from summaries.api.parsers import json_depth_exceeds
 from .factories import EditorFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def editor_client():
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=EditorFactory()).key}")
-    return client
 
 
 def error_of(response, status):
@@ -57,39 +49,39 @@ def test_unsupported_method_is_405():
     assert error["code"] == "method_not_allowed"
 
 
-def test_non_json_body_is_415(editor_client):
-    response = editor_client.post("/api/v1/summaries/", "tldr=x", content_type="text/plain")
+def test_non_json_body_is_415(editor_api):
+    response = editor_api.post("/api/v1/summaries/", "tldr=x", content_type="text/plain")
     assert error_of(response, 415)["code"] == "unsupported_media_type"
 
 
-def test_malformed_json_is_400(editor_client):
-    response = editor_client.post("/api/v1/summaries/", "{", content_type="application/json")
+def test_malformed_json_is_400(editor_api):
+    response = editor_api.post("/api/v1/summaries/", "{", content_type="application/json")
     assert error_of(response, 400)["code"] == "parse_error"
-    response = editor_client.post(
+    response = editor_api.post(
         "/api/v1/summaries/", '{"tldr": NaN}', content_type="application/json"
     )
     assert error_of(response, 400)["code"] == "parse_error"
 
 
 @pytest.mark.parametrize("depth", [30, 100_000])
-def test_deeply_nested_json_is_400_not_500(editor_client, depth):
+def test_deeply_nested_json_is_400_not_500(editor_api, depth):
     body = "[" * depth + "]" * depth
-    response = editor_client.post("/api/v1/summaries/", body, content_type="application/json")
+    response = editor_api.post("/api/v1/summaries/", body, content_type="application/json")
     error = error_of(response, 400)
     assert error["code"] == "parse_error" and "nested" in error["message"]
 
 
-def test_lone_surrogates_are_400(editor_client):
-    response = editor_client.post(
+def test_lone_surrogates_are_400(editor_api):
+    response = editor_api.post(
         "/api/v1/summaries/", '{"tldr": "\\ud800"}', content_type="application/json"
     )
     assert error_of(response, 400)["code"] == "parse_error"
 
 
 @override_settings(API_MAX_BODY_BYTES=1000)
-def test_oversized_body_is_413(editor_client):
+def test_oversized_body_is_413(editor_api):
     body = json.dumps({"tldr": "x" * 2000})
-    response = editor_client.post("/api/v1/summaries/", body, content_type="application/json")
+    response = editor_api.post("/api/v1/summaries/", body, content_type="application/json")
     assert error_of(response, 413)["code"] == "payload_too_large"
 
 
@@ -129,9 +121,9 @@ def test_too_many_query_parameters_is_a_json_400(path):
     assert "1000" in error["message"]
 
 
-def test_too_many_query_parameters_on_a_write_is_a_json_400(editor_client):
-    editor_client.raise_request_exception = False
-    response = editor_client.post(f"/api/v1/summaries/?{TOO_MANY_PARAMETERS}", {}, format="json")
+def test_too_many_query_parameters_on_a_write_is_a_json_400(editor_api):
+    editor_api.raise_request_exception = False
+    response = editor_api.post(f"/api/v1/summaries/?{TOO_MANY_PARAMETERS}", {}, format="json")
     assert error_of(response, 400)["code"] == "too_many_parameters"
 
 
@@ -247,11 +239,11 @@ def test_an_anonymous_client_is_counted_by_the_anonymous_rate_alone():
         error_of(client.get("/api/v1/channels/", {"search": "a9"}), 429)
 
 
-def test_signed_in_clients_have_their_own_rate(editor_client):
+def test_signed_in_clients_have_their_own_rate(editor_api):
     with rates("1/minute", "2/minute"):
-        assert editor_client.get("/api/v1/channels/").status_code == 200
-        assert editor_client.get("/api/v1/channels/").status_code == 200
-        assert editor_client.get("/api/v1/channels/").status_code == 429
+        assert editor_api.get("/api/v1/channels/").status_code == 200
+        assert editor_api.get("/api/v1/channels/").status_code == 200
+        assert editor_api.get("/api/v1/channels/").status_code == 429
 
 
 # --- CORS -------------------------------------------------------------------------------

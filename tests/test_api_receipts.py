@@ -69,16 +69,6 @@ def client_for(kind: str) -> APIClient:
     return client
 
 
-@pytest.fixture
-def editor():
-    return client_for("editor")
-
-
-@pytest.fixture
-def reviewer():
-    return client_for("reviewer")
-
-
 def build(*, publish: bool) -> Summary:
     """A summary of each kind of part, pinned against the video's transcript: the key point
     said word for word, the takeaway a paraphrase an editor approved, the chapter quoting
@@ -237,11 +227,11 @@ def put_vtt(client, summary, data: bytes, **headers):
     return client.generic("PUT", transcript_url(summary), data, content_type="text/vtt", **headers)
 
 
-def test_an_editor_imports_a_webvtt_body_and_the_drafts_pins_are_verified(editor, draft):
+def test_an_editor_imports_a_webvtt_body_and_the_drafts_pins_are_verified(editor_api, draft):
     before = point_of(draft).pin
     Transcript.objects.all().delete()
     Video.objects.filter(pk=draft.video_id).update(duration_seconds=60)  # as long as SPEECH
-    response = put_vtt(editor, draft, vtt(SPEECH_CORRECTED))
+    response = put_vtt(editor_api, draft, vtt(SPEECH_CORRECTED))
     assert response.status_code == 201, response.json()
     data = response.json()
     assert data["state"] == "draft" and data["format"] == "vtt"
@@ -252,41 +242,45 @@ def test_an_editor_imports_a_webvtt_body_and_the_drafts_pins_are_verified(editor
     assert after["transcript"] != before["transcript"] and after["status"] == "contradicted"
 
 
-def test_a_transcript_cut_short_is_imported_with_the_warning_in_the_answer(editor, draft):
+def test_a_transcript_cut_short_is_imported_with_the_warning_in_the_answer(editor_api, draft):
     Transcript.objects.all().delete()
     data, length = cut_short_talk()
     Video.objects.filter(pk=draft.video_id).update(duration_seconds=length)
-    response = put_vtt(editor, draft, data)
+    response = put_vtt(editor_api, draft, data)
     assert response.status_code == 201, response.json()
     [warning] = response.json()["warnings"]
     assert re.fullmatch(
         r"the transcript ends at 5:1\d of a 16:23 video \(32 %\): it may be cut short", warning
     )
     assert Transcript.objects.get(video=draft.video).warnings == [warning]
-    again = editor.get(transcript_url(draft), {"state": "draft"})
+    again = editor_api.get(transcript_url(draft), {"state": "draft"})
     assert again.json()["warnings"] == [warning]
 
 
-def test_a_multipart_form_file_keeps_its_name(editor, draft):
+def test_a_multipart_form_file_keeps_its_name(editor_api, draft):
     Transcript.objects.all().delete()
     upload = SimpleUploadedFile("lecture.srt", (FILES / "lecture.srt").read_bytes())
-    response = editor.put(transcript_url(draft), {"file": upload}, format="multipart")
+    response = editor_api.put(transcript_url(draft), {"file": upload}, format="multipart")
     assert response.status_code == 201, response.json()
     assert response.json()["format"] == "srt"
     assert Transcript.objects.get(video=draft.video).original_name == "lecture.srt"
 
 
-def test_a_json_transcript_over_the_api_body_cap_is_accepted_up_to_its_own(editor, draft, settings):
+def test_a_json_transcript_over_the_api_body_cap_is_accepted_up_to_its_own(
+    editor_api, draft, settings
+):
     Transcript.objects.all().delete()
     data = (FILES / "whisper.json").read_bytes()
     settings.API_MAX_BODY_BYTES = 1000
     assert len(data) > settings.API_MAX_BODY_BYTES
-    response = editor.generic("PUT", transcript_url(draft), data, content_type="application/json")
+    response = editor_api.generic(
+        "PUT", transcript_url(draft), data, content_type="application/json"
+    )
     assert response.status_code == 201, response.json()
     assert response.json()["format"] == "whisper"
     # Other bodies keep the general cap.
     slug = draft.video.slug
-    big = editor.patch(
+    big = editor_api.patch(
         f"/api/v1/summaries/{slug}/", {"tldr": "x" * 2000}, format="json", HTTP_IF_MATCH="*"
     )
     assert big.status_code == 413
@@ -294,7 +288,7 @@ def test_a_json_transcript_over_the_api_body_cap_is_accepted_up_to_its_own(edito
 
 @pytest.mark.parametrize("how", ["body", "declared", "form"])
 def test_a_file_over_transcript_max_bytes_is_a_413_and_nothing_is_written(
-    editor, draft, settings, how
+    editor_api, draft, settings, how
 ):
     Transcript.objects.all().delete()
     settings.TRANSCRIPT_MAX_BYTES = 2000
@@ -302,22 +296,24 @@ def test_a_file_over_transcript_max_bytes_is_a_413_and_nothing_is_written(
     assert len(data) > 2000
     if how == "form":
         upload = SimpleUploadedFile("big.vtt", data)
-        response = editor.put(transcript_url(draft), {"file": upload}, format="multipart")
+        response = editor_api.put(transcript_url(draft), {"file": upload}, format="multipart")
     elif how == "declared":
-        response = put_vtt(editor, draft, data[:100], CONTENT_LENGTH="5000000")
+        response = put_vtt(editor_api, draft, data[:100], CONTENT_LENGTH="5000000")
     else:
-        response = put_vtt(editor, draft, data)
+        response = put_vtt(editor_api, draft, data)
     assert response.status_code == 413
     assert "2000" in response.json()["error"]["message"]
     assert not Transcript.objects.exists()
 
 
-def test_a_file_of_millions_of_words_is_a_400_naming_the_file_and_nothing_is_written(editor, draft):
+def test_a_file_of_millions_of_words_is_a_400_naming_the_file_and_nothing_is_written(
+    editor_api, draft
+):
     Transcript.objects.all().delete()
     pins = revisions()
     data = one_cue_of_words(9_500_000)  # 19 MB, under TRANSCRIPT_MAX_BYTES
     started = time.monotonic()
-    response = put_vtt(editor, draft, data)
+    response = put_vtt(editor_api, draft, data)
     assert time.monotonic() - started < 5
     assert response.status_code == 400
     error = response.json()["error"]
@@ -327,11 +323,11 @@ def test_a_file_of_millions_of_words_is_a_400_naming_the_file_and_nothing_is_wri
     assert not Transcript.objects.exists() and revisions() == pins
 
 
-def test_a_file_that_cannot_be_read_is_a_400_naming_the_line(editor, draft):
+def test_a_file_that_cannot_be_read_is_a_400_naming_the_line(editor_api, draft):
     Transcript.objects.all().delete()
     pins = revisions()
     broken = b"WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nHello.\n\n00:00:04.000 -> 50%\nBye.\n"
-    response = put_vtt(editor, draft, broken)
+    response = put_vtt(editor_api, draft, broken)
     assert response.status_code == 400
     error = response.json()["error"]
     assert list(error["fields"]) == ["file"]
@@ -344,42 +340,47 @@ def test_a_file_that_cannot_be_read_is_a_400_naming_the_line(editor, draft):
     ("body", "content_type", "status"),
     [(b"", "text/vtt", 400), (b"\x89PNG", "image/png", 415), (b"{}", "application/json", 400)],
 )
-def test_an_empty_body_or_another_media_type_is_refused(editor, draft, body, content_type, status):
+def test_an_empty_body_or_another_media_type_is_refused(
+    editor_api, draft, body, content_type, status
+):
     Transcript.objects.all().delete()
-    response = editor.generic("PUT", transcript_url(draft), body, content_type=content_type)
+    response = editor_api.generic("PUT", transcript_url(draft), body, content_type=content_type)
     assert response.status_code == status
     if status == 400:
         assert list(response.json()["error"]["fields"]) == ["file"]
     assert not Transcript.objects.exists()
 
 
-def test_a_form_without_its_file_names_the_field(editor, draft):
-    response = editor.put(transcript_url(draft), {"other": "x"}, format="multipart")
+def test_a_form_without_its_file_names_the_field(editor_api, draft):
+    response = editor_api.put(transcript_url(draft), {"other": "x"}, format="multipart")
     assert response.status_code == 400
     assert list(response.json()["error"]["fields"]) == ["file"]
 
 
-def test_a_bad_language_is_a_400_naming_it(editor, draft):
-    response = put_vtt(editor, draft, vtt(SPEECH))
-    response = editor.generic(
+def test_a_bad_language_is_a_400_naming_it(editor_api, draft):
+    response = put_vtt(editor_api, draft, vtt(SPEECH))
+    response = editor_api.generic(
         "PUT", transcript_url(draft) + "?language=xx-nope", vtt(SPEECH), content_type="text/vtt"
     )
     assert response.status_code == 400
     assert list(response.json()["error"]["fields"]) == ["language"]
 
 
-def test_replacing_a_draft_needs_its_etag(editor, draft):
-    current = editor.get(transcript_url(draft) + "?state=draft")["ETag"]
-    assert put_vtt(editor, draft, vtt(SPEECH_CORRECTED)).status_code == 428
-    assert put_vtt(editor, draft, vtt(SPEECH_CORRECTED), HTTP_IF_MATCH='"1-2-x"').status_code == 412
+def test_replacing_a_draft_needs_its_etag(editor_api, draft):
+    current = editor_api.get(transcript_url(draft) + "?state=draft")["ETag"]
+    assert put_vtt(editor_api, draft, vtt(SPEECH_CORRECTED)).status_code == 428
+    assert (
+        put_vtt(editor_api, draft, vtt(SPEECH_CORRECTED), HTTP_IF_MATCH='"1-2-x"').status_code
+        == 412
+    )
     assert Transcript.objects.get(video=draft.video).digest == point_of(draft).pin["transcript"]
-    response = put_vtt(editor, draft, vtt(SPEECH_CORRECTED), HTTP_IF_MATCH=current)
+    response = put_vtt(editor_api, draft, vtt(SPEECH_CORRECTED), HTTP_IF_MATCH=current)
     assert response.status_code == 200
     assert response["ETag"] != current
 
 
-def test_an_import_for_a_live_summary_goes_to_its_changes(editor, live):
-    response = put_vtt(editor, live, vtt(SPEECH_CORRECTED))
+def test_an_import_for_a_live_summary_goes_to_its_changes(editor_api, live):
+    response = put_vtt(editor_api, live, vtt(SPEECH_CORRECTED))
     assert response.status_code == 201
     assert response.json()["summary"].endswith(f"/api/v1/summaries/{live.video.slug}/working-copy/")
     copy = copies.working_copy_of(live)
@@ -399,9 +400,11 @@ def test_who_may_import_a_transcript(draft, kind, status):
     assert Transcript.objects.exists() is (status == 201)
 
 
-def test_post_imports_as_put_does(editor, draft):
+def test_post_imports_as_put_does(editor_api, draft):
     Transcript.objects.all().delete()
-    response = editor.generic("POST", transcript_url(draft), vtt(SPEECH), content_type="text/vtt")
+    response = editor_api.generic(
+        "POST", transcript_url(draft), vtt(SPEECH), content_type="text/vtt"
+    )
     assert response.status_code == 201
 
 
@@ -472,14 +475,14 @@ def suggestion(client, summary, part) -> dict:
     return response.json()[0]
 
 
-def test_an_editor_moves_a_pin_to_a_suggestion(editor, draft):
+def test_an_editor_moves_a_pin_to_a_suggestion(editor_api, draft):
     point = point_of(draft)
-    best = suggestion(editor, draft, point)
+    best = suggestion(editor_api, draft, point)
     assert best["words"].startswith("Pricing starts at twenty") and best["score"] > 0
     before = revisions()
     body = {"first": 0, "end": 5}
-    response = editor.put(
-        pin_url(draft, point), body, format="json", HTTP_IF_MATCH=version_of(editor, draft)
+    response = editor_api.put(
+        pin_url(draft, point), body, format="json", HTTP_IF_MATCH=version_of(editor_api, draft)
     )
     assert response.status_code == 200, response.json()
     data = response.json()
@@ -495,45 +498,47 @@ def test_an_editor_moves_a_pin_to_a_suggestion(editor, draft):
     }
     assert revisions() > before
     body = {"first": best["first"], "end": best["end"]}
-    response = editor.put(
-        pin_url(draft, point), body, format="json", HTTP_IF_MATCH=version_of(editor, draft)
+    response = editor_api.put(
+        pin_url(draft, point), body, format="json", HTTP_IF_MATCH=version_of(editor_api, draft)
     )
     assert response.json()["pin"]["status"] == "verbatim" and response.json()["problems"] == []
     assert point_of(draft).pin["status"] == "verbatim"
 
 
-def test_a_pin_write_needs_if_match(editor, draft):
+def test_a_pin_write_needs_if_match(editor_api, draft):
     point = point_of(draft)
     body = {"first": 0, "end": 5}
-    assert editor.put(pin_url(draft, point), body, format="json").status_code == 428
-    old = version_of(editor, draft)
+    assert editor_api.put(pin_url(draft, point), body, format="json").status_code == 428
+    old = version_of(editor_api, draft)
     save.save_summary(summary=draft, parts={}, user=None)  # someone edits the text
-    response = editor.put(pin_url(draft, point), body, format="json", HTTP_IF_MATCH=old)
+    response = editor_api.put(pin_url(draft, point), body, format="json", HTTP_IF_MATCH=old)
     assert response.status_code == 412
     assert point_of(draft).pin["status"] == "verbatim"
 
 
-def test_a_pin_write_moves_the_edit_version_so_a_second_writer_is_stopped(editor, draft):
+def test_a_pin_write_moves_the_edit_version_so_a_second_writer_is_stopped(editor_api, draft):
     # Two editors read the same version; the first moves the pin, the second (who has not
     # seen that) must not approve or move it over the first one's change.
     point = point_of(draft)
-    read = version_of(editor, draft)
-    first = editor.put(
+    read = version_of(editor_api, draft)
+    first = editor_api.put(
         pin_url(draft, point), {"first": 0, "end": 5}, format="json", HTTP_IF_MATCH=read
     )
     assert first.status_code == 200, first.json()
     assert first["Edit-Version"] != read
-    assert first["Edit-Version"] == version_of(editor, draft)
-    second = editor.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=read)
+    assert first["Edit-Version"] == version_of(editor_api, draft)
+    second = editor_api.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=read)
     assert second.status_code == 412
     assert point_of(draft).pin.get("approved") is None
-    again = editor.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=first["Edit-Version"])
+    again = editor_api.post(
+        pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=first["Edit-Version"]
+    )
     assert again.status_code == 200, again.json()
 
 
-def test_a_pin_of_a_live_summary_is_changed_in_its_changes(editor, live):
+def test_a_pin_of_a_live_summary_is_changed_in_its_changes(editor_api, live):
     point = point_of(live)
-    response = editor.delete(pin_url(live, point), HTTP_IF_MATCH=version_of(editor, live))
+    response = editor_api.delete(pin_url(live, point), HTTP_IF_MATCH=version_of(editor_api, live))
     assert response.status_code == 200, response.json()
     data = response.json()
     copy = copies.working_copy_of(live)
@@ -542,50 +547,50 @@ def test_a_pin_of_a_live_summary_is_changed_in_its_changes(editor, live):
     assert response["Edit-Version"] == f'"{copy.lock_version}-{copy.pk}"'
     assert point_of(copy).pin is None and point_of(live).pin["status"] == "verbatim"
     # The live part's id still reaches its copy in the changes.
-    best = suggestion(editor, live, point)
+    best = suggestion(editor_api, live, point)
     body = {"first": best["first"], "end": best["end"]}
-    response = editor.put(
+    response = editor_api.put(
         pin_url(live, point), body, format="json", HTTP_IF_MATCH=response["Edit-Version"]
     )
     assert response.status_code == 200 and response.json()["pin"]["status"] == "verbatim"
     assert point_of(copy).pin["status"] == "verbatim"
-    changes = editor.get(f"/api/v1/summaries/{live.video.slug}/working-copy/?expand=pins")
+    changes = editor_api.get(f"/api/v1/summaries/{live.video.slug}/working-copy/?expand=pins")
     assert changes.json()["key_points"][0]["pin"]["status"] == "verbatim"
     assert changes.json()["key_points"][0]["id"] == point_of(copy).pk
 
 
-def test_an_editor_approves_a_paraphrase_and_nothing_else(editor, draft):
+def test_an_editor_approves_a_paraphrase_and_nothing_else(editor_api, draft):
     takeaway = Takeaway.objects.get(summary=draft)
-    best = suggestion(editor, draft, takeaway)
-    version = version_of(editor, draft)
+    best = suggestion(editor_api, draft, takeaway)
+    version = version_of(editor_api, draft)
     body = {"first": best["first"], "end": best["end"]}
-    moved = editor.put(pin_url(draft, takeaway), body, format="json", HTTP_IF_MATCH=version)
+    moved = editor_api.put(pin_url(draft, takeaway), body, format="json", HTTP_IF_MATCH=version)
     assert not Takeaway.objects.get(pk=takeaway.pk).pin["approved"]
     version = moved["Edit-Version"]
-    response = editor.post(pin_url(draft, takeaway, "approve"), {}, HTTP_IF_MATCH=version)
+    response = editor_api.post(pin_url(draft, takeaway, "approve"), {}, HTTP_IF_MATCH=version)
     assert response.status_code == 200 and response.json()["pin"]["approved"]
     assert response.json()["pin"]["approval"]["by"]
     version = response["Edit-Version"]
     before = revisions()
     point = point_of(draft)
-    response = editor.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=version)
+    response = editor_api.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=version)
     assert response.status_code == 400
     assert "paraphrase" in response.json()["error"]["message"]
     assert revisions() == before and not point_of(draft).pin["approved"]
 
 
-def test_a_reviewer_overrides_a_refused_pin_with_a_note(reviewer, draft):
+def test_a_reviewer_overrides_a_refused_pin_with_a_note(reviewer_api, draft):
     point = refuse(draft)
-    version = version_of(reviewer, draft)
-    problems = reviewer.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=version)
+    version = version_of(reviewer_api, draft)
+    problems = reviewer_api.post(pin_url(draft, point, "approve"), {}, HTTP_IF_MATCH=version)
     assert problems.status_code == 400  # not a paraphrase: nothing for an editor to approve
     url = pin_url(draft, point, "override")
     for note in ("", "   "):
-        response = reviewer.post(url, {"note": note}, format="json", HTTP_IF_MATCH=version)
+        response = reviewer_api.post(url, {"note": note}, format="json", HTTP_IF_MATCH=version)
         assert response.status_code == 400
         assert list(response.json()["error"]["fields"]) == ["note"]
     assert not point_of(draft).pin["override"]
-    response = reviewer.post(
+    response = reviewer_api.post(
         url, {"note": "Said off camera."}, format="json", HTTP_IF_MATCH=version
     )
     assert response.status_code == 200, response.json()
@@ -594,19 +599,19 @@ def test_a_reviewer_overrides_a_refused_pin_with_a_note(reviewer, draft):
     assert response.json()["problems"] == []
 
 
-def test_overriding_a_pin_that_refuses_nothing_is_a_400(reviewer, draft):
+def test_overriding_a_pin_that_refuses_nothing_is_a_400(reviewer_api, draft):
     point = point_of(draft)
     url = pin_url(draft, point, "override")
-    response = reviewer.post(
-        url, {"note": "Why not."}, format="json", HTTP_IF_MATCH=version_of(reviewer, draft)
+    response = reviewer_api.post(
+        url, {"note": "Why not."}, format="json", HTTP_IF_MATCH=version_of(reviewer_api, draft)
     )
     assert response.status_code == 400 and not point_of(draft).pin["override"]
 
 
-def test_a_quotation_is_addressed_by_its_index(editor, draft):
+def test_a_quotation_is_addressed_by_its_index(editor_api, draft):
     chapter = Chapter.objects.get(summary=draft)
-    version = version_of(editor, draft)
-    response = editor.put(
+    version = version_of(editor_api, draft)
+    response = editor_api.put(
         pin_url(draft, chapter),
         {"first": 0, "end": 4, "quote": 0},
         format="json",
@@ -634,11 +639,11 @@ def test_a_quotation_is_addressed_by_its_index(editor, draft):
         ([1, 2], "non_field_errors"),
     ],
 )
-def test_bad_pin_input_is_a_400_naming_the_field_and_writes_nothing(editor, live, body, field):
+def test_bad_pin_input_is_a_400_naming_the_field_and_writes_nothing(editor_api, live, body, field):
     point = point_of(live)
     before = revisions()
-    response = editor.put(
-        pin_url(live, point), body, format="json", HTTP_IF_MATCH=version_of(editor, live)
+    response = editor_api.put(
+        pin_url(live, point), body, format="json", HTTP_IF_MATCH=version_of(editor_api, live)
     )
     assert response.status_code == 400
     assert field in response.json()["error"]["fields"]
@@ -646,47 +651,47 @@ def test_bad_pin_input_is_a_400_naming_the_field_and_writes_nothing(editor, live
     assert copies.working_copy_of(live) is None  # no changes made behind the error
 
 
-def test_a_body_that_is_not_json_is_a_400(editor, draft):
-    response = editor.generic(
+def test_a_body_that_is_not_json_is_a_400(editor_api, draft):
+    response = editor_api.generic(
         "PUT",
         pin_url(draft, point_of(draft)),
         b"{first: 1",
         content_type="application/json",
-        HTTP_IF_MATCH=version_of(editor, draft),
+        HTTP_IF_MATCH=version_of(editor_api, draft),
     )
     assert response.status_code == 400
 
 
-def test_unknown_parts_and_summaries_are_404(editor, draft, live):
-    version = version_of(editor, draft)
+def test_unknown_parts_and_summaries_are_404(editor_api, draft, live):
+    version = version_of(editor_api, draft)
     other = point_of(live)
     body = {"first": 0, "end": 3}
     url = pin_url(draft, other)  # a part of another summary
-    assert editor.put(url, body, format="json", HTTP_IF_MATCH=version).status_code == 404
+    assert editor_api.put(url, body, format="json", HTTP_IF_MATCH=version).status_code == 404
     url = f"/api/v1/summaries/{draft.video.slug}/key-points/999999/pin/"
-    assert editor.put(url, body, format="json", HTTP_IF_MATCH=version).status_code == 404
+    assert editor_api.put(url, body, format="json", HTTP_IF_MATCH=version).status_code == 404
     url = "/api/v1/summaries/no-such/key-points/1/pin/"
-    assert editor.put(url, body, format="json", HTTP_IF_MATCH=version).status_code == 404
+    assert editor_api.put(url, body, format="json", HTTP_IF_MATCH=version).status_code == 404
     url = f"/api/v1/summaries/{draft.video.slug}/sources/1/pin/"
-    assert editor.put(url, body, format="json", HTTP_IF_MATCH=version).status_code == 404
+    assert editor_api.put(url, body, format="json", HTTP_IF_MATCH=version).status_code == 404
 
 
-def test_a_pin_without_a_transcript_is_a_400(editor, draft):
+def test_a_pin_without_a_transcript_is_a_400(editor_api, draft):
     Transcript.objects.all().delete()
-    response = editor.put(
+    response = editor_api.put(
         pin_url(draft, point_of(draft)),
         {"first": 0, "end": 3},
         format="json",
-        HTTP_IF_MATCH=version_of(editor, draft),
+        HTTP_IF_MATCH=version_of(editor_api, draft),
     )
     assert response.status_code == 400
     assert "no transcript" in response.json()["error"]["message"]
 
 
-def test_suggestions_take_a_bounded_limit(editor, draft):
+def test_suggestions_take_a_bounded_limit(editor_api, draft):
     url = pin_url(draft, point_of(draft), "suggestions")
-    assert len(editor.get(url + "?limit=1").json()) == 1
-    response = editor.get(url + "?limit=0")
+    assert len(editor_api.get(url + "?limit=1").json()) == 1
+    response = editor_api.get(url + "?limit=0")
     assert response.status_code == 400 and list(response.json()["error"]["fields"]) == ["limit"]
 
 

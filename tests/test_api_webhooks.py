@@ -24,18 +24,6 @@ def webhook_settings(settings):
     settings.WEBHOOK_DEADLINE = 1.0
 
 
-@pytest.fixture
-def editor():
-    return EditorFactory()
-
-
-@pytest.fixture
-def editor_client(editor):
-    client = APIClient()
-    client.force_authenticate(editor)
-    return client
-
-
 def test_anonymous_clients_and_staff_without_the_permission_see_nothing():
     WebhookEndpoint.objects.create(url="https://hooks.example.com/", events=["summary.published"])
     assert APIClient().get(LIST).status_code == 401
@@ -48,8 +36,8 @@ def test_anonymous_clients_and_staff_without_the_permission_see_nothing():
     assert outsider.get(LIST).status_code == 403
 
 
-def test_an_editor_registers_an_endpoint_and_gets_its_secret_once(editor_client):
-    answer = editor_client.post(
+def test_an_editor_registers_an_endpoint_and_gets_its_secret_once(editor_api):
+    answer = editor_api.post(
         LIST,
         {"url": "https://hooks.example.com/curation", "events": ["summary.published"]},
         format="json",
@@ -59,9 +47,9 @@ def test_an_editor_registers_an_endpoint_and_gets_its_secret_once(editor_client)
     endpoint = WebhookEndpoint.objects.get(pk=created["id"])
     assert created["secret"] == endpoint.secret and endpoint.secret.startswith("whsec_")
     assert endpoint.events == ["summary.published"] and endpoint.owner is not None
-    shown = editor_client.get(f"{LIST}{endpoint.pk}/").json()
+    shown = editor_api.get(f"{LIST}{endpoint.pk}/").json()
     assert "secret" not in shown and shown["is_active"] is True
-    assert editor_client.get(LIST).json()["results"][0]["id"] == endpoint.pk
+    assert editor_api.get(LIST).json()["results"][0]["id"] == endpoint.pk
 
 
 @pytest.mark.parametrize(
@@ -78,14 +66,14 @@ def test_an_editor_registers_an_endpoint_and_gets_its_secret_once(editor_client)
         ({"events": ["summary.published"]}, "url"),
     ],
 )
-def test_bad_registrations_are_a_400_naming_the_field(editor_client, payload, field):
-    answer = editor_client.post(LIST, payload, format="json")
+def test_bad_registrations_are_a_400_naming_the_field(editor_api, payload, field):
+    answer = editor_api.post(LIST, payload, format="json")
     assert answer.status_code == 400
     assert field in answer.json()["errors"] if "errors" in answer.json() else answer.json()
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_turning_a_disabled_endpoint_on_again_clears_its_failures(editor_client, editor):
+def test_turning_a_disabled_endpoint_on_again_clears_its_failures(editor_api, editor):
     endpoint = WebhookEndpoint.objects.create(
         url="https://hooks.example.com/", events=["summary.published"], owner=editor
     )
@@ -93,12 +81,12 @@ def test_turning_a_disabled_endpoint_on_again_clears_its_failures(editor_client,
         is_active=False, failures_in_a_row=10, disabled_reason="10 deliveries in a row failed"
     )
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(disabled_at="2026-12-01T00:00Z")
-    answer = editor_client.patch(f"{LIST}{endpoint.pk}/", {"is_active": True}, format="json")
+    answer = editor_api.patch(f"{LIST}{endpoint.pk}/", {"is_active": True}, format="json")
     assert answer.status_code == 200
     assert answer.json()["failures_in_a_row"] == 0 and answer.json()["disabled_reason"] == ""
 
 
-def test_the_delivery_log_shows_each_attempt(editor_client, editor):
+def test_the_delivery_log_shows_each_attempt(editor_api, editor):
     receiver = Receiver().start()
     try:
         receiver.answers = [500, 200]
@@ -112,7 +100,7 @@ def test_the_delivery_log_shows_each_attempt(editor_client, editor):
         delivery.deliver(delivery_id=sent.pk, now=sent.next_attempt_at)
     finally:
         receiver.stop()
-    answer = editor_client.get(f"{LIST}{endpoint.pk}/deliveries/")
+    answer = editor_api.get(f"{LIST}{endpoint.pk}/deliveries/")
     assert answer.status_code == 200
     (shown,) = answer.json()["results"]
     assert shown["event_type"] == "summary.published" and shown["state"] == "delivered"
@@ -120,11 +108,11 @@ def test_the_delivery_log_shows_each_attempt(editor_client, editor):
     assert [entry["status_code"] for entry in shown["log"]] == [500, 200]
 
 
-def test_an_editor_removes_an_endpoint_with_its_log(editor_client, editor):
+def test_an_editor_removes_an_endpoint_with_its_log(editor_api, editor):
     endpoint = WebhookEndpoint.objects.create(
         url="https://hooks.example.com/", events=["summary.published"], owner=editor
     )
-    assert editor_client.delete(f"{LIST}{endpoint.pk}/").status_code == 204
+    assert editor_api.delete(f"{LIST}{endpoint.pk}/").status_code == 204
     assert not WebhookEndpoint.objects.exists()
 
 
@@ -158,24 +146,24 @@ def someone_elses():
     return endpoint
 
 
-def test_the_list_shows_only_the_editors_own_endpoints(editor_client, editor, someone_elses):
+def test_the_list_shows_only_the_editors_own_endpoints(editor_api, editor, someone_elses):
     mine = WebhookEndpoint.objects.create(
         url="https://mine.example.org/", events=["summary.published"], owner=editor
     )
-    assert [e["id"] for e in editor_client.get(LIST).json()["results"]] == [mine.pk]
+    assert [e["id"] for e in editor_api.get(LIST).json()["results"]] == [mine.pk]
 
 
-def test_another_editors_endpoint_is_a_404(editor_client, someone_elses):
-    assert editor_client.get(f"{LIST}{someone_elses.pk}/").status_code == 404
+def test_another_editors_endpoint_is_a_404(editor_api, someone_elses):
+    assert editor_api.get(f"{LIST}{someone_elses.pk}/").status_code == 404
 
 
-def test_another_editors_endpoint_cannot_be_re_pointed(editor_client, someone_elses):
+def test_another_editors_endpoint_cannot_be_re_pointed(editor_api, someone_elses):
     """The attack: PATCH the URL to one's own receiver, then read the signed deliveries."""
-    answer = editor_client.patch(
+    answer = editor_api.patch(
         f"{LIST}{someone_elses.pk}/", {"url": "https://attacker.example.net/"}, format="json"
     )
     assert answer.status_code == 404
-    answer = editor_client.put(
+    answer = editor_api.put(
         f"{LIST}{someone_elses.pk}/",
         {"url": "https://attacker.example.net/", "events": ["summary.published"]},
         format="json",
@@ -185,22 +173,22 @@ def test_another_editors_endpoint_cannot_be_re_pointed(editor_client, someone_el
     assert someone_elses.url == "https://victim.example.org/hook"
 
 
-def test_another_editors_endpoint_cannot_be_deleted(editor_client, someone_elses):
-    assert editor_client.delete(f"{LIST}{someone_elses.pk}/").status_code == 404
+def test_another_editors_endpoint_cannot_be_deleted(editor_api, someone_elses):
+    assert editor_api.delete(f"{LIST}{someone_elses.pk}/").status_code == 404
     assert WebhookEndpoint.objects.filter(pk=someone_elses.pk).exists()
 
 
-def test_another_editors_delivery_log_is_a_404(editor_client, someone_elses):
-    answer = editor_client.get(f"{LIST}{someone_elses.pk}/deliveries/")
+def test_another_editors_delivery_log_is_a_404(editor_api, someone_elses):
+    answer = editor_api.get(f"{LIST}{someone_elses.pk}/deliveries/")
     assert answer.status_code == 404 and "victim-error-text" not in answer.text
 
 
-def test_an_endpoint_without_an_owner_is_only_for_those_who_manage_all(editor_client, editor):
+def test_an_endpoint_without_an_owner_is_only_for_those_who_manage_all(editor_api, editor):
     unowned = WebhookEndpoint.objects.create(
         url="https://orphan.example.org/", events=["summary.published"]
     )
-    assert editor_client.get(LIST).json()["results"] == []
-    assert editor_client.get(f"{LIST}{unowned.pk}/").status_code == 404
+    assert editor_api.get(LIST).json()["results"] == []
+    assert editor_api.get(f"{LIST}{unowned.pk}/").status_code == 404
     editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
     manager = APIClient()
     manager.force_authenticate(type(editor).objects.get(pk=editor.pk))  # permissions afresh
@@ -235,10 +223,10 @@ def mine(editor):
 
 
 def test_posting_test_sends_a_ping_after_commit(
-    editor_client, mine, django_capture_on_commit_callbacks
+    editor_api, mine, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        answer = editor_client.post(f"{LIST}{mine.pk}/test/")
+        answer = editor_api.post(f"{LIST}{mine.pk}/test/")
     assert answer.status_code == 202, answer.json()
     sent = WebhookDelivery.objects.get(endpoint=mine)
     assert answer.json() == {
@@ -259,19 +247,19 @@ def test_posting_test_sends_a_ping_after_commit(
     assert queued(callbacks) == [("summaries.tasks.deliver_webhook", (sent.pk,))]
 
 
-def test_a_test_event_to_a_turned_off_endpoint_is_a_409(editor_client, mine):
+def test_a_test_event_to_a_turned_off_endpoint_is_a_409(editor_api, mine):
     WebhookEndpoint.objects.filter(pk=mine.pk).update(is_active=False)
-    answer = editor_client.post(f"{LIST}{mine.pk}/test/")
+    answer = editor_api.post(f"{LIST}{mine.pk}/test/")
     assert answer.status_code == 409
     assert not WebhookDelivery.objects.exists()
 
 
 def test_rotating_answers_the_new_secret_and_until_when_the_old_one_signs(
-    editor_client, mine, settings
+    editor_api, mine, settings
 ):
     settings.WEBHOOK_SECRET_OVERLAP = 3600
     old = mine.secret
-    answer = editor_client.post(f"{LIST}{mine.pk}/rotate-secret/")
+    answer = editor_api.post(f"{LIST}{mine.pk}/rotate-secret/")
     assert answer.status_code == 200
     mine.refresh_from_db()
     assert answer.json() == {
@@ -285,34 +273,34 @@ def test_rotating_answers_the_new_secret_and_until_when_the_old_one_signs(
     )
 
 
-def test_redelivering_a_finished_delivery(editor_client, mine, django_capture_on_commit_callbacks):
+def test_redelivering_a_finished_delivery(editor_api, mine, django_capture_on_commit_callbacks):
     sent = _delivery(mine, state=WebhookDelivery.State.FAILED, attempts=8)
     url = f"{LIST}{mine.pk}/deliveries/{sent.pk}/redeliver/"
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        answer = editor_client.post(url)
+        answer = editor_api.post(url)
     assert answer.status_code == 202
     assert answer.json()["state"] == "pending" and answer.json()["attempts"] == 0
     assert queued(callbacks) == [("summaries.tasks.deliver_webhook", (sent.pk,))]
-    assert editor_client.post(url).status_code == 409  # on its way now
+    assert editor_api.post(url).status_code == 409  # on its way now
 
 
-def test_a_delivery_is_redelivered_only_under_its_own_endpoint(editor_client, editor, mine):
+def test_a_delivery_is_redelivered_only_under_its_own_endpoint(editor_api, editor, mine):
     other_of_mine = WebhookEndpoint.objects.create(
         url="https://two.example.org/", events=["summary.updated"], owner=editor
     )
     sent = _delivery(other_of_mine, state=WebhookDelivery.State.FAILED)
-    answer = editor_client.post(f"{LIST}{mine.pk}/deliveries/{sent.pk}/redeliver/")
+    answer = editor_api.post(f"{LIST}{mine.pk}/deliveries/{sent.pk}/redeliver/")
     assert answer.status_code == 404
 
 
-def test_the_tools_do_not_reach_another_editors_endpoint(editor_client, someone_elses):
+def test_the_tools_do_not_reach_another_editors_endpoint(editor_api, someone_elses):
     secret = someone_elses.secret
     delivery = someone_elses.deliveries.get()
     WebhookDelivery.objects.filter(pk=delivery.pk).update(state=WebhookDelivery.State.FAILED)
     base = f"{LIST}{someone_elses.pk}/"
-    assert editor_client.post(f"{base}test/").status_code == 404
-    assert editor_client.post(f"{base}rotate-secret/").status_code == 404
-    assert editor_client.post(f"{base}deliveries/{delivery.pk}/redeliver/").status_code == 404
+    assert editor_api.post(f"{base}test/").status_code == 404
+    assert editor_api.post(f"{base}rotate-secret/").status_code == 404
+    assert editor_api.post(f"{base}deliveries/{delivery.pk}/redeliver/").status_code == 404
     someone_elses.refresh_from_db()
     delivery.refresh_from_db()
     assert someone_elses.secret == secret and someone_elses.deliveries.count() == 1
@@ -333,13 +321,13 @@ def test_the_tools_need_the_change_permission(mine):
     assert client.post(f"{LIST}{mine.pk}/rotate-secret/").status_code == 403
 
 
-def test_the_delivery_log_names_the_summary(editor_client, editor):
+def test_the_delivery_log_names_the_summary(editor_api, editor):
     endpoint = WebhookEndpoint.objects.create(
         url="https://hooks.example.com/", events=["summary.published"], owner=editor
     )
     summary = SummaryFactory()
     workflow.publish_summary(summary=summary)
-    (shown,) = editor_client.get(f"{LIST}{endpoint.pk}/deliveries/").json()["results"]
+    (shown,) = editor_api.get(f"{LIST}{endpoint.pk}/deliveries/").json()["results"]
     assert shown["summaries"] == [
         {"id": summary.pk, "slug": summary.video.slug, "title": summary.video.title}
     ]
@@ -353,10 +341,10 @@ def _delivery(endpoint, **values):
     )
 
 
-def test_the_delivery_log_costs_as_many_queries_for_many_deliveries(editor_client, mine):
+def test_the_delivery_log_costs_as_many_queries_for_many_deliveries(editor_api, mine):
     def count() -> int:
         with CaptureQueriesContext(connection) as queries:
-            assert editor_client.get(f"{LIST}{mine.pk}/deliveries/").status_code == 200
+            assert editor_api.get(f"{LIST}{mine.pk}/deliveries/").status_code == 200
         return len(queries)
 
     _delivery(mine)
@@ -380,18 +368,18 @@ def test_the_delivery_log_costs_as_many_queries_for_many_deliveries(editor_clien
         "https://intranet/hook",
     ],
 )
-def test_local_and_cloud_metadata_names_are_refused_at_registration(editor_client, url):
-    answer = editor_client.post(LIST, {"url": url, "events": ["summary.published"]}, format="json")
+def test_local_and_cloud_metadata_names_are_refused_at_registration(editor_api, url):
+    answer = editor_api.post(LIST, {"url": url, "events": ["summary.published"]}, format="json")
     assert answer.status_code == 400
     (message, *_) = answer.json()["error"]["fields"]["url"]
     assert message.startswith("Deliveries cannot be sent to this URL")
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_a_name_in_an_allowed_network_may_be_registered(editor_client, settings):
+def test_a_name_in_an_allowed_network_may_be_registered(editor_api, settings):
     """The delivery's rules: localhost resolves to loopback, which an allowed network opens."""
     settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
-    answer = editor_client.post(
+    answer = editor_api.post(
         LIST, {"url": "http://localhost:8123/hook", "events": ["summary.published"]}, format="json"
     )
     assert answer.status_code == 201, answer.json()

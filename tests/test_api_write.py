@@ -11,7 +11,6 @@ import nh3
 import pytest
 from django.db import connection
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from reversion.models import Version
 
@@ -37,7 +36,6 @@ from .counting import calls_made
 from .factories import (
     ChapterFactory,
     EditorFactory,
-    ReviewerFactory,
     SummaryFactory,
     UserFactory,
     VideoFactory,
@@ -52,12 +50,6 @@ def detail_url(slug):
     return f"/api/v1/summaries/{slug}/"
 
 
-@pytest.fixture
-def editor():
-    """An editor who may also publish (a reviewer): most tests here go all the way."""
-    return ReviewerFactory()
-
-
 def current_tag(client, slug):
     """The ETag a workflow action expects: of the unpublished changes, if any."""
     changes = client.get(f"{detail_url(slug)}working-copy/")
@@ -70,14 +62,6 @@ def act(client, slug, action, data=None, **headers):
     """POST a workflow action with the If-Match it needs (unless one is given)."""
     headers.setdefault("HTTP_IF_MATCH", current_tag(client, slug))
     return client.post(f"{detail_url(slug)}{action}/", data or {}, format="json", **headers)
-
-
-@pytest.fixture
-def api(editor):
-    """An editor's tool: token authentication, JSON bodies."""
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=editor).key}")
-    return client
 
 
 @pytest.fixture
@@ -136,8 +120,8 @@ def fields_of(response):
 # --- Create -----------------------------------------------------------------------------
 
 
-def test_create_writes_the_whole_summary_in_one_request(api, catalogue, editor):
-    response = create_example(api)
+def test_create_writes_the_whole_summary_in_one_request(reviewer_api, catalogue, reviewer):
+    response = create_example(reviewer_api)
     body = response.json()
     slug = demo_data.MAIN_VIDEO["slug"]
     assert response["Location"].endswith(detail_url(slug))
@@ -165,18 +149,18 @@ def test_create_writes_the_whole_summary_in_one_request(api, catalogue, editor):
     assert body["citations"][0]["source"]["state"] == "unchecked"
 
     summary = Summary.objects.get(video__slug=slug)
-    assert summary.created_by == editor and summary.updated_by == editor
+    assert summary.created_by == reviewer and summary.updated_by == reviewer
     assert "Why speed matters" in summary.search_document
     assert Citation.objects.filter(summary=summary).count() == 2
 
 
-def test_create_records_one_revision_with_the_parts(api, catalogue, editor):
-    create_example(api)
+def test_create_records_one_revision_with_the_parts(reviewer_api, catalogue, reviewer):
+    create_example(reviewer_api)
     summary = Summary.objects.get(video__slug=demo_data.MAIN_VIDEO["slug"])
     versions = Version.objects.get_for_object(summary)
     assert versions.count() == 1
     revision = versions[0].revision
-    assert revision.user == editor
+    assert revision.user == reviewer
     assert "API" in revision.get_comment()
     models = {v.content_type.model for v in revision.version_set.all()}
     assert {"summary", "keypoint", "takeaway", "chapter", "caveat", "video"} <= models
@@ -184,17 +168,17 @@ def test_create_records_one_revision_with_the_parts(api, catalogue, editor):
     assert sorted(v.field_dict["position"] for v in chapter_versions) == [1, 2]
 
 
-def test_create_uses_an_existing_video_without_a_summary(api, catalogue):
+def test_create_uses_an_existing_video_without_a_summary(reviewer_api, catalogue):
     video = VideoFactory(slug=demo_data.MAIN_VIDEO["slug"], channel=Channel.objects.get())
-    create_example(api)
+    create_example(reviewer_api)
     video.refresh_from_db()
     assert video.title == demo_data.MAIN_VIDEO["title"]
     assert video.summary.tldr == demo_data.MAIN_SUMMARY["tldr"]
 
 
-def test_create_refuses_a_video_that_already_has_a_summary(api, catalogue):
+def test_create_refuses_a_video_that_already_has_a_summary(reviewer_api, catalogue):
     SummaryFactory(video__slug=demo_data.MAIN_VIDEO["slug"])
-    response = api.post(LIST_URL, example_payload(), format="json")
+    response = reviewer_api.post(LIST_URL, example_payload(), format="json")
     assert response.status_code == 400
     assert "already has a summary" in fields_of(response)["video.slug"][0]
 
@@ -237,10 +221,10 @@ def test_create_needs_an_editor(catalogue):
         (lambda p: p["chapters"][0].update(body_html="<p>"), "chapters[0].body_html", "Read-only"),
     ],
 )
-def test_invalid_input_names_the_field(api, catalogue, change, field, message):
+def test_invalid_input_names_the_field(reviewer_api, catalogue, change, field, message):
     payload = example_payload()
     change(payload)
-    response = api.post(LIST_URL, payload, format="json")
+    response = reviewer_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 400, response.json()
     fields = fields_of(response)
     assert field in fields, fields
@@ -268,30 +252,30 @@ def test_invalid_input_names_the_field(api, catalogue, change, field, message):
         ("http://intranet/", "not a public host"),
     ],
 )
-def test_cited_links_follow_the_address_policy(api, catalogue, url, why):
+def test_cited_links_follow_the_address_policy(reviewer_api, catalogue, url, why):
     payload = example_payload()
     payload["chapters"][0]["body"] += f" See [this]({url})."
-    response = api.post(LIST_URL, payload, format="json")
+    response = reviewer_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 400
     messages = " ".join(fields_of(response)["chapters[0].body"])
     assert why in messages
 
 
-def test_a_time_after_the_video_ends_is_an_error_naming_the_item(api, catalogue):
+def test_a_time_after_the_video_ends_is_an_error_naming_the_item(reviewer_api, catalogue):
     payload = example_payload()
     payload["takeaways"][0]["time"] = "13:00"
     payload["chapters"][1]["start_time"] = "12:40"
-    fields = fields_of(api.post(LIST_URL, payload, format="json"))
+    fields = fields_of(reviewer_api.post(LIST_URL, payload, format="json"))
     assert "13:00 is after the video ends (12:40)" in fields["takeaways[0].time"][0]
     assert "12:40 is after the video ends (12:40)" in fields["chapters[1].start_time"][0]
 
 
-def test_chapters_out_of_time_order_are_a_warning_in_the_answer(api, catalogue):
+def test_chapters_out_of_time_order_are_a_warning_in_the_answer(reviewer_api, catalogue):
     """The same rule as the admin's: a warning, not an error (chapters may go by theme)."""
     payload = example_payload()
     payload["chapters"][0]["start_time"] = "2:00"
     payload["chapters"][1]["start_time"] = "1:00"
-    response = api.post(LIST_URL, payload, format="json")
+    response = reviewer_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 201, response.json()
     warnings = response.json()["warnings"]
     assert {
@@ -299,34 +283,34 @@ def test_chapters_out_of_time_order_are_a_warning_in_the_answer(api, catalogue):
         "message": "starts at 1:00, not after the chapter before it (2:00).",
     } in warnings
     # The warnings are not part of the representation a GET answers with, nor its ETag.
-    detail = api.get(detail_url(response.json()["slug"]))
+    detail = reviewer_api.get(detail_url(response.json()["slug"]))
     assert "warnings" not in detail.json() and detail["ETag"] == response["ETag"]
 
 
-def test_caveat_targets_must_exist(api, catalogue):
+def test_caveat_targets_must_exist(reviewer_api, catalogue):
     payload = example_payload()
     payload["caveats"][0]["chapter"] = 3
     payload["caveats"][1]["takeaway"] = 1
-    fields = fields_of(api.post(LIST_URL, payload, format="json"))
+    fields = fields_of(reviewer_api.post(LIST_URL, payload, format="json"))
     assert fields["caveats[0].chapter"] == ["There is no chapter 3."]
     assert "not several" in fields["caveats[1]"][0]
 
 
-def test_duplicate_platform_video_is_a_field_error(api, catalogue):
+def test_duplicate_platform_video_is_a_field_error(reviewer_api, catalogue):
     VideoFactory(title="Twin", source_url="https://youtu.be/DEMOspeed01")
-    fields = fields_of(api.post(LIST_URL, example_payload(), format="json"))
+    fields = fields_of(reviewer_api.post(LIST_URL, example_payload(), format="json"))
     assert "already here as “Twin”" in fields["video.source_url"][0]
 
 
-def test_a_failure_after_validation_saves_nothing(api, catalogue, monkeypatch):
+def test_a_failure_after_validation_saves_nothing(reviewer_api, catalogue, monkeypatch):
     from summaries.editing import save
 
     def explode(**kwargs):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(save, "refresh_derived_data", explode)
-    api.raise_request_exception = False
-    response = api.post(LIST_URL, example_payload(), format="json")
+    reviewer_api.raise_request_exception = False
+    response = reviewer_api.post(LIST_URL, example_payload(), format="json")
     assert response.status_code == 500
     assert response.json()["error"]["code"] == "server_error"
     assert not Summary.objects.exists()
@@ -339,26 +323,28 @@ def explode(*args, **kwargs):
     raise RuntimeError("boom")
 
 
-def test_a_failure_while_answering_a_create_saves_nothing(api, catalogue, monkeypatch):
+def test_a_failure_while_answering_a_create_saves_nothing(reviewer_api, catalogue, monkeypatch):
     """The answer is built before the write commits: an error instead of the answer (a crash,
     or a worker killed for taking too long) means nothing was saved."""
     monkeypatch.setattr(rules, "summary_warnings", explode)
-    api.raise_request_exception = False
+    reviewer_api.raise_request_exception = False
 
-    response = api.post(LIST_URL, example_payload(), format="json")
+    response = reviewer_api.post(LIST_URL, example_payload(), format="json")
 
     assert response.status_code == 500
     assert not Summary.objects.exists()
     assert not Video.objects.exists()
 
 
-def test_a_failure_while_answering_an_update_changes_nothing(api, catalogue, monkeypatch):
+def test_a_failure_while_answering_an_update_changes_nothing(reviewer_api, catalogue, monkeypatch):
     slug = demo_data.MAIN_VIDEO["slug"]
-    tag = create_example(api)["ETag"]
+    tag = create_example(reviewer_api)["ETag"]
     monkeypatch.setattr(rules, "summary_warnings", explode)
-    api.raise_request_exception = False
+    reviewer_api.raise_request_exception = False
 
-    response = api.patch(detail_url(slug), {"tldr": "Changed."}, format="json", HTTP_IF_MATCH=tag)
+    response = reviewer_api.patch(
+        detail_url(slug), {"tldr": "Changed."}, format="json", HTTP_IF_MATCH=tag
+    )
 
     assert response.status_code == 500
     assert Summary.objects.get(video__slug=slug).tldr == demo_data.MAIN_SUMMARY["tldr"]
@@ -373,9 +359,9 @@ def payload_with_links(count: int, slug: str) -> dict:
     return payload
 
 
-def test_saving_work_grows_in_proportion_to_the_number_of_links(api, catalogue):
+def test_saving_work_grows_in_proportion_to_the_number_of_links(reviewer_api, catalogue):
     def save(count, slug):
-        response = api.post(LIST_URL, payload_with_links(count, slug), format="json")
+        response = reviewer_api.post(LIST_URL, payload_with_links(count, slug), format="json")
         assert response.status_code == 201, response.json()
 
     few = calls_made(save, 100, "links00100")
@@ -386,7 +372,7 @@ def test_saving_work_grows_in_proportion_to_the_number_of_links(api, catalogue):
     assert many < 8 * few, (few, many)
 
 
-def test_a_save_converts_each_text_once(api, catalogue, monkeypatch):
+def test_a_save_converts_each_text_once(reviewer_api, catalogue, monkeypatch):
     """Rendering, link checks, citations, the search text and the answer's warnings all
     read each text, however many texts the summary has; each is converted once."""
     converted, sanitised = Counter(), Counter()
@@ -409,7 +395,7 @@ def test_a_save_converts_each_text_once(api, catalogue, monkeypatch):
         for n in range(80)
     ]
 
-    response = api.post(LIST_URL, payload, format="json")
+    response = reviewer_api.post(LIST_URL, payload, format="json")
 
     assert response.status_code == 201, response.json()
     assert len(converted) > 80
@@ -420,8 +406,8 @@ def test_a_save_converts_each_text_once(api, catalogue, monkeypatch):
 # --- Update -----------------------------------------------------------------------------
 
 
-def test_patch_with_if_match_replaces_the_lists_it_sends(api, catalogue, editor):
-    created = create_example(api)
+def test_patch_with_if_match_replaces_the_lists_it_sends(reviewer_api, catalogue, reviewer):
+    created = create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
     body = created.json()
     first, second = body["chapters"]
@@ -435,7 +421,9 @@ def test_patch_with_if_match_replaces_the_lists_it_sends(api, catalogue, editor)
         ],
         "caveats": [{"chapter": 1, "claim": "2.5 times faster", "text": "Still careful."}],
     }
-    response = api.patch(detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"])
+    response = reviewer_api.patch(
+        detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
     assert response.status_code == 200, response.json()
     updated = response.json()
     assert updated["tldr"] == "Shorter."
@@ -462,44 +450,46 @@ def test_patch_with_if_match_replaces_the_lists_it_sends(api, catalogue, editor)
     summary = Summary.objects.get(video__slug=slug)
     assert Version.objects.get_for_object(summary).count() == 2
     latest = Version.objects.get_for_object(summary).first().revision
-    assert latest.user == editor
+    assert latest.user == reviewer
     chapter_titles = {
         v.field_dict["title"] for v in latest.version_set.all() if v.content_type.model == "chapter"
     }
     assert chapter_titles == {"Renamed", second["title"], "New"}
 
 
-def test_put_replaces_everything(api, catalogue):
-    created = create_example(api)
+def test_put_replaces_everything(reviewer_api, catalogue):
+    created = create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
     payload = example_payload()
     payload["key_points"] = []
     payload["caveats"] = []
     payload["video"]["topics"] = ["agents"]
-    response = api.put(detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"])
+    response = reviewer_api.put(
+        detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
     assert response.status_code == 200, response.json()
     assert response.json()["key_points"] == []
     assert [t["slug"] for t in response.json()["video"]["topics"]] == ["agents"]
     assert not KeyPoint.objects.exists()
 
 
-def test_update_without_if_match_is_428_and_changes_nothing(api, catalogue):
-    create_example(api)
+def test_update_without_if_match_is_428_and_changes_nothing(reviewer_api, catalogue):
+    create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
-    response = api.patch(detail_url(slug), {"tldr": "Changed."}, format="json")
+    response = reviewer_api.patch(detail_url(slug), {"tldr": "Changed."}, format="json")
     assert response.status_code == 428
     assert response.json()["error"]["code"] == "precondition_required"
     assert Summary.objects.get().tldr == demo_data.MAIN_SUMMARY["tldr"]
 
 
-def test_update_with_a_stale_etag_is_412_and_changes_nothing(api, catalogue):
-    created = create_example(api)
+def test_update_with_a_stale_etag_is_412_and_changes_nothing(reviewer_api, catalogue):
+    created = create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
-    first = api.patch(
+    first = reviewer_api.patch(
         detail_url(slug), {"tldr": "One."}, format="json", HTTP_IF_MATCH=created["ETag"]
     )
     assert first.status_code == 200
-    stale = api.patch(
+    stale = reviewer_api.patch(
         detail_url(slug), {"tldr": "Two."}, format="json", HTTP_IF_MATCH=created["ETag"]
     )
     assert stale.status_code == 412
@@ -509,33 +499,33 @@ def test_update_with_a_stale_etag_is_412_and_changes_nothing(api, catalogue):
     assert Version.objects.get_for_object(summary).count() == 2
 
 
-def test_if_match_star_and_a_weak_copy_match(api, catalogue):
-    created = create_example(api)
+def test_if_match_star_and_a_weak_copy_match(reviewer_api, catalogue):
+    created = create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
-    weak = api.patch(
+    weak = reviewer_api.patch(
         detail_url(slug), {"tldr": "Weak."}, format="json", HTTP_IF_MATCH="W/" + created["ETag"]
     )
     assert weak.status_code == 200
-    star = api.patch(detail_url(slug), {"tldr": "Star."}, format="json", HTTP_IF_MATCH="*")
+    star = reviewer_api.patch(detail_url(slug), {"tldr": "Star."}, format="json", HTTP_IF_MATCH="*")
     assert star.status_code == 200
 
 
-def test_the_etag_of_a_read_is_the_one_updates_expect(api, catalogue):
-    create_example(api)
+def test_the_etag_of_a_read_is_the_one_updates_expect(reviewer_api, catalogue):
+    create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
-    read = api.get(detail_url(slug))
-    response = api.patch(
+    read = reviewer_api.get(detail_url(slug))
+    response = reviewer_api.patch(
         detail_url(slug), {"tldr": "Ok."}, format="json", HTTP_IF_MATCH=read["ETag"]
     )
     assert response.status_code == 200
 
 
-def test_an_admin_edit_in_between_makes_the_etag_stale(api, catalogue):
-    created = create_example(api)
+def test_an_admin_edit_in_between_makes_the_etag_stale(reviewer_api, catalogue):
+    created = create_example(reviewer_api)
     summary = Summary.objects.get()
     summary.tldr = "Edited in the admin."
     summary.save()
-    response = api.patch(
+    response = reviewer_api.patch(
         detail_url(summary.video.slug),
         {"tldr": "API"},
         format="json",
@@ -546,8 +536,8 @@ def test_an_admin_edit_in_between_makes_the_etag_stale(api, catalogue):
     assert summary.tldr == "Edited in the admin."
 
 
-def test_invalid_update_is_atomic(api, catalogue):
-    created = create_example(api)
+def test_invalid_update_is_atomic(reviewer_api, catalogue):
+    created = create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
     payload = {
         "tldr": "Would change.",
@@ -555,7 +545,9 @@ def test_invalid_update_is_atomic(api, catalogue):
         "chapters": [{"title": "Only", "body": "x", "start_time": "99:00"}],
         "caveats": [],
     }
-    response = api.patch(detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"])
+    response = reviewer_api.patch(
+        detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
     assert response.status_code == 400
     assert "chapters[0].start_time" in fields_of(response)
     summary = Summary.objects.get()
@@ -565,10 +557,10 @@ def test_invalid_update_is_atomic(api, catalogue):
     assert Caveat.objects.count() == 3
 
 
-def test_replacing_chapters_without_their_caveats_is_refused(api, catalogue):
-    created = create_example(api)
+def test_replacing_chapters_without_their_caveats_is_refused(reviewer_api, catalogue):
+    created = create_example(reviewer_api)
     payload = {"chapters": [{"title": "Only", "body": "x"}]}
-    response = api.patch(
+    response = reviewer_api.patch(
         detail_url(demo_data.MAIN_VIDEO["slug"]),
         payload,
         format="json",
@@ -578,11 +570,11 @@ def test_replacing_chapters_without_their_caveats_is_refused(api, catalogue):
     assert "send the caveats too" in fields_of(response)["caveats"][0]
 
 
-def test_item_ids_must_belong_to_the_summary(api, catalogue):
-    created = create_example(api)
+def test_item_ids_must_belong_to_the_summary(reviewer_api, catalogue):
+    created = create_example(reviewer_api)
     other = ChapterFactory()
     payload = {"chapters": [{"id": other.pk, "title": "Stolen", "body": "x"}], "caveats": []}
-    response = api.patch(
+    response = reviewer_api.patch(
         detail_url(demo_data.MAIN_VIDEO["slug"]),
         payload,
         format="json",
@@ -593,9 +585,9 @@ def test_item_ids_must_belong_to_the_summary(api, catalogue):
     assert other.title != "Stolen"
 
 
-def test_the_video_slug_cannot_change(api, catalogue):
-    created = create_example(api)
-    response = api.patch(
+def test_the_video_slug_cannot_change(reviewer_api, catalogue):
+    created = create_example(reviewer_api)
+    response = reviewer_api.patch(
         detail_url(demo_data.MAIN_VIDEO["slug"]),
         {"video": {"slug": "other"}},
         format="json",
@@ -605,41 +597,43 @@ def test_the_video_slug_cannot_change(api, catalogue):
     assert "cannot change" in fields_of(response)["video.slug"][0]
 
 
-def test_update_of_an_unknown_summary_is_404(api):
-    response = api.patch(detail_url("nope"), {"tldr": "x"}, format="json", HTTP_IF_MATCH="*")
+def test_update_of_an_unknown_summary_is_404(reviewer_api):
+    response = reviewer_api.patch(
+        detail_url("nope"), {"tldr": "x"}, format="json", HTTP_IF_MATCH="*"
+    )
     assert response.status_code == 404
 
 
 # --- Workflow ---------------------------------------------------------------------------
 
 
-def test_publish_schedule_unpublish_and_review(api, catalogue, editor):
-    create_example(api)
+def test_publish_schedule_unpublish_and_review(reviewer_api, catalogue, reviewer):
+    create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
     summary = Summary.objects.get()
     anonymous = APIClient()
 
-    review = act(api, slug, "submit-for-review")
+    review = act(reviewer_api, slug, "submit-for-review")
     assert review.status_code == 200 and review.json()["status"] == "review"
 
     tomorrow = timezone.now() + datetime.timedelta(days=1)
-    scheduled = act(api, slug, "publish", {"publish_at": tomorrow.isoformat()})
+    scheduled = act(reviewer_api, slug, "publish", {"publish_at": tomorrow.isoformat()})
     assert scheduled.status_code == 200
     assert scheduled.json()["status"] == "published"
     assert anonymous.get(detail_url(slug)).status_code == 404
 
-    live = act(api, slug, "publish")
+    live = act(reviewer_api, slug, "publish")
     assert live.status_code == 200
     assert anonymous.get(detail_url(slug)).status_code == 200
 
-    down = act(api, slug, "unpublish")
+    down = act(reviewer_api, slug, "unpublish")
     assert down.status_code == 200 and down.json()["publish_at"] is None
     assert anonymous.get(detail_url(slug)).status_code == 404
 
     comments = [v.revision.get_comment() for v in Version.objects.get_for_object(summary)]
     assert comments[:4] == ["Unpublished", "Published", comments[2], "Sent for review"]
     assert comments[2].startswith("Scheduled for")
-    assert all(v.revision.user == editor for v in Version.objects.get_for_object(summary))
+    assert all(v.revision.user == reviewer for v in Version.objects.get_for_object(summary))
 
 
 def test_publish_needs_the_publish_permission(catalogue):
@@ -660,16 +654,16 @@ def test_publish_needs_the_publish_permission(catalogue):
     assert summary.status == "review"
 
 
-def test_publishing_a_summary_without_its_text_is_a_field_error(api):
+def test_publishing_a_summary_without_its_text_is_a_field_error(reviewer_api):
     summary = SummaryFactory(tldr=" ")
-    response = act(api, summary.video.slug, "publish")
+    response = act(reviewer_api, summary.video.slug, "publish")
     assert response.status_code == 400
     assert "tldr" in fields_of(response)
 
 
-def test_sending_a_published_summary_without_changes_to_review_is_refused(api):
+def test_sending_a_published_summary_without_changes_to_review_is_refused(reviewer_api):
     summary = SummaryFactory(live=True)
-    response = act(api, summary.video.slug, "submit-for-review")
+    response = act(reviewer_api, summary.video.slug, "submit-for-review")
     assert response.status_code == 400
     assert "no unpublished changes to review" in fields_of(response)["status"][0]
 
@@ -677,46 +671,48 @@ def test_sending_a_published_summary_without_changes_to_review_is_refused(api):
 @pytest.mark.parametrize(
     "action", ["publish", "unpublish", "submit-for-review", "send-back", "discard-changes"]
 )
-def test_every_workflow_action_needs_a_current_if_match(api, action):
+def test_every_workflow_action_needs_a_current_if_match(reviewer_api, action):
     summary = SummaryFactory(status=Summary.Status.IN_REVIEW)
     url = f"{detail_url(summary.video.slug)}{action}/"
     body = {"note": "Fix it."}
-    assert api.post(url, body, format="json").status_code == 428
-    assert api.post(url, body, format="json", HTTP_IF_MATCH='"stale"').status_code == 412
+    assert reviewer_api.post(url, body, format="json").status_code == 428
+    assert reviewer_api.post(url, body, format="json", HTTP_IF_MATCH='"stale"').status_code == 412
     summary.refresh_from_db()
     assert summary.status == Summary.Status.IN_REVIEW
 
 
-def test_saving_queues_checks_and_recheck_queues_them_again(api, catalogue):
-    create_example(api)
+def test_saving_queues_checks_and_recheck_queues_them_again(reviewer_api, catalogue):
+    create_example(reviewer_api)
     # The save itself claimed both sources for a check (queued when the write commits).
     assert Source.objects.exclude(check_token="").count() == 2
-    response = api.post(f"{detail_url(demo_data.MAIN_VIDEO['slug'])}recheck-sources/")
+    response = reviewer_api.post(f"{detail_url(demo_data.MAIN_VIDEO['slug'])}recheck-sources/")
     assert response.status_code == 202
     assert response.json() == {"sources": 2, "queued": 0}  # already under way
     Source.objects.update(check_token="", claimed_until=None)  # those checks finished
-    response = api.post(f"{detail_url(demo_data.MAIN_VIDEO['slug'])}recheck-sources/")
+    response = reviewer_api.post(f"{detail_url(demo_data.MAIN_VIDEO['slug'])}recheck-sources/")
     assert response.json() == {"sources": 2, "queued": 2}
 
 
-def test_session_authentication_enforces_csrf(catalogue, editor):
+def test_session_authentication_enforces_csrf(catalogue, reviewer):
     client = APIClient(enforce_csrf_checks=True)
-    client.force_login(editor)
+    client.force_login(reviewer)
     response = client.post(LIST_URL, example_payload(), format="json")
     assert response.status_code == 403
     assert "CSRF" in response.json()["error"]["message"]
     assert client.get(LIST_URL).status_code == 200
 
 
-def test_the_example_round_trip_through_the_api_alone(api, catalogue):
+def test_the_example_round_trip_through_the_api_alone(reviewer_api, catalogue):
     """Create, update with If-Match, publish: then anyone reads it and its page is live."""
-    created = create_example(api)
+    created = create_example(reviewer_api)
     slug = demo_data.MAIN_VIDEO["slug"]
     payload = copy.deepcopy(example_payload())
     payload["tldr"] += " Revised."
-    updated = api.put(detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"])
+    updated = reviewer_api.put(
+        detail_url(slug), payload, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
     assert updated.status_code == 200
-    published = api.post(f"{detail_url(slug)}publish/", HTTP_IF_MATCH=updated["ETag"])
+    published = reviewer_api.post(f"{detail_url(slug)}publish/", HTTP_IF_MATCH=updated["ETag"])
     assert published.status_code == 200
     public = APIClient().get(detail_url(slug))
     assert public.status_code == 200
@@ -730,16 +726,18 @@ def test_the_example_round_trip_through_the_api_alone(api, catalogue):
     "value",
     ["9999-12-31T23:59:59-20:00", "0001-01-01T00:00:00+20:00", "2026-13-01T00:00", "soon", 5],
 )
-def test_publish_times_out_of_range_are_400(api, value):
+def test_publish_times_out_of_range_are_400(reviewer_api, value):
     summary = SummaryFactory()
-    response = act(api, summary.video.slug, "publish", {"publish_at": value})
+    response = act(reviewer_api, summary.video.slug, "publish", {"publish_at": value})
     assert response.status_code == 400
     assert "publish_at" in fields_of(response)
 
 
-def test_publish_time_with_a_large_offset_is_stored_in_utc(api):
+def test_publish_time_with_a_large_offset_is_stored_in_utc(reviewer_api):
     summary = SummaryFactory()
-    response = act(api, summary.video.slug, "publish", {"publish_at": "2030-01-01T00:00:00+20:00"})
+    response = act(
+        reviewer_api, summary.video.slug, "publish", {"publish_at": "2030-01-01T00:00:00+20:00"}
+    )
     assert response.status_code == 200
     summary.refresh_from_db()
     assert summary.publish_at == datetime.datetime(2029, 12, 31, 4, 0, tzinfo=datetime.UTC)
@@ -776,12 +774,17 @@ CREATE_QUERIES = {"sqlite": 97, "postgresql": 96}
 
 @pytest.mark.parametrize("links", [20, 40])
 def test_a_create_citing_new_sources_takes_a_fixed_number_of_queries(
-    api, catalogue, settings, django_assert_num_queries, django_capture_on_commit_callbacks, links
+    reviewer_api,
+    catalogue,
+    settings,
+    django_assert_num_queries,
+    django_capture_on_commit_callbacks,
+    links,
 ):
     """The new sources are inserted claimed for their checks, in batches of
     FETCH_BATCH_SIZE queued on commit: no UPDATE per batch to claim them after."""
     settings.FETCH_BATCH_SIZE = 10
-    warm = api.post(LIST_URL, payload_with_links(3, "warm-up"), format="json")
+    warm = reviewer_api.post(LIST_URL, payload_with_links(3, "warm-up"), format="json")
     assert warm.status_code == 201, warm.json()
     slug = f"links{links}"
 
@@ -789,7 +792,7 @@ def test_a_create_citing_new_sources_takes_a_fixed_number_of_queries(
         django_capture_on_commit_callbacks() as callbacks,
         django_assert_num_queries(CREATE_QUERIES[connection.vendor]),
     ):
-        response = api.post(LIST_URL, payload_with_links(links, slug), format="json")
+        response = reviewer_api.post(LIST_URL, payload_with_links(links, slug), format="json")
 
     assert response.status_code == 201, response.json()
     checks = check_source_batch.name
@@ -814,7 +817,7 @@ def assert_answered_as_read(api, answer, url):
     assert (answer["ETag"], answer["Last-Modified"]) == (read["ETag"], read["Last-Modified"])
 
 
-def test_the_citations_of_a_write_answer_are_those_a_get_reads(api, catalogue):
+def test_the_citations_of_a_write_answer_are_those_a_get_reads(reviewer_api, catalogue):
     """Created, kept and rebuilt citations, in chapters, key points and takeaways, of new
     and of checked sources, with verdicts and confirmations: shown as written (not read
     back), exactly as a GET shows them, on a draft and on a published summary's changes."""
@@ -822,8 +825,8 @@ def test_the_citations_of_a_write_answer_are_those_a_get_reads(api, catalogue):
     payload = example_payload()
     payload["takeaways"][0]["text"] += " [Shared](https://example.org/shared)"
     payload["key_points"][0]["body"] += " [Shared too](https://example.org/shared)"
-    created = api.post(LIST_URL, payload, format="json")
-    assert_answered_as_read(api, created, detail_url(slug))
+    created = reviewer_api.post(LIST_URL, payload, format="json")
+    assert_answered_as_read(reviewer_api, created, detail_url(slug))
     assert {c["key_point"] for c in created.json()["citations"]} > {None}
 
     checked = timezone.now() - datetime.timedelta(hours=1)
@@ -845,19 +848,19 @@ def test_the_citations_of_a_write_answer_are_those_a_get_reads(api, catalogue):
     chapters = created.json()["chapters"]
     sent = [{"id": c["id"], "title": c["title"], "body": c["body"]} for c in chapters]
     sent[0]["body"] = "New [link](https://example.org/new) first. " + sent[0]["body"]
-    patched = api.patch(
+    patched = reviewer_api.patch(
         detail_url(slug), {"chapters": sent}, format="json", HTTP_IF_MATCH=created["ETag"]
     )
-    assert_answered_as_read(api, patched, detail_url(slug))
+    assert_answered_as_read(reviewer_api, patched, detail_url(slug))
 
-    act(api, slug, "publish")  # the next write goes to the summary's unpublished changes
+    act(reviewer_api, slug, "publish")  # the next write goes to the summary's unpublished changes
     sent[1]["body"] += " [Another](https://example.org/another)"
     rewritten = [{"title": c["title"], "body": c["body"]} for c in sent[::-1]]
-    changed = api.patch(
+    changed = reviewer_api.patch(
         detail_url(slug),
         {"chapters": rewritten, "caveats": []},
         format="json",
-        HTTP_IF_MATCH=current_tag(api, slug),
+        HTTP_IF_MATCH=current_tag(reviewer_api, slug),
     )
     assert changed.json()["url"].endswith("/working-copy/")
-    assert_answered_as_read(api, changed, f"{detail_url(slug)}working-copy/")
+    assert_answered_as_read(reviewer_api, changed, f"{detail_url(slug)}working-copy/")

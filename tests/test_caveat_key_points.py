@@ -21,9 +21,7 @@ from .factories import (
 )
 from .test_api_write import LIST_URL, detail_url, example_payload
 
-# The API tests' fixtures: a reviewer's token client and the example's catalogue.
-editor = test_api_write.editor
-api = test_api_write.api
+# The API tests' fixture: the example's catalogue.
 catalogue = test_api_write.catalogue
 
 pytestmark = pytest.mark.django_db
@@ -40,10 +38,10 @@ def test_a_caveat_qualifies_at_most_one_part():
         )
 
 
-def test_the_api_attaches_a_caveat_to_a_key_point_by_position(api, catalogue):
+def test_the_api_attaches_a_caveat_to_a_key_point_by_position(reviewer_api, catalogue):
     payload = example_payload()
     payload["caveats"] = [{"key_point": 2, "claim": "", "text": "Only one run."}]
-    response = api.post(LIST_URL, payload, format="json")
+    response = reviewer_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 201, response.json()
     (caveat,) = response.json()["caveats"]
     assert (caveat["key_point"], caveat["chapter"], caveat["takeaway"]) == (2, None, None)
@@ -51,26 +49,26 @@ def test_the_api_attaches_a_caveat_to_a_key_point_by_position(api, catalogue):
     assert stored.key_point.position == 2
 
 
-def test_the_api_refuses_a_missing_key_point_and_two_targets(api, catalogue):
+def test_the_api_refuses_a_missing_key_point_and_two_targets(reviewer_api, catalogue):
     payload = example_payload()
     count = len(payload["key_points"])
     payload["caveats"] = [
         {"key_point": count + 1, "text": "Nowhere."},
         {"key_point": 1, "chapter": 1, "text": "Both."},
     ]
-    response = api.post(LIST_URL, payload, format="json")
+    response = reviewer_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 400
     fields = response.json()["error"]["fields"]
     assert f"There is no key point {count + 1}." in fields["caveats[0].key_point"]
     assert "caveats[1]" in fields
 
 
-def test_replacing_key_points_keeps_their_caveats_only_when_sent(api, catalogue):
+def test_replacing_key_points_keeps_their_caveats_only_when_sent(reviewer_api, catalogue):
     payload = example_payload()
     payload["caveats"] = [{"key_point": 1, "text": "On the first point."}]
-    slug = api.post(LIST_URL, payload, format="json").json()["video"]["slug"]
-    detail = api.get(detail_url(slug))
-    response = api.patch(
+    slug = reviewer_api.post(LIST_URL, payload, format="json").json()["video"]["slug"]
+    detail = reviewer_api.get(detail_url(slug))
+    response = reviewer_api.patch(
         detail_url(slug),
         {"key_points": [{"title": "Only", "body": "New."}]},
         format="json",
@@ -116,13 +114,6 @@ def test_restoring_a_revision_keeps_a_key_points_caveat():
 # --- The admin -----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def reviewer(client):
-    user = ReviewerFactory()
-    client.force_login(user)
-    return user
-
-
 def change_url(summary):
     return reverse("admin:summaries_summary_change", args=[summary.pk])
 
@@ -131,10 +122,10 @@ def open_form(client, summary):
     return form_fields(client.get(change_url(summary)))
 
 
-def test_the_caveat_target_lists_key_points_and_the_new_rows(client, reviewer):
+def test_the_caveat_target_lists_key_points_and_the_new_rows(reviewer_client):
     summary = SummaryFactory()
     KeyPointFactory(summary=summary, title="Saved point", position=1)
-    content = client.get(change_url(summary)).content.decode()
+    content = reviewer_client.get(change_url(summary)).content.decode()
     target = content.split('name="caveats-0-target"')[1].split("</select>")[0]
     assert "Key point 1: Saved point" in target
     assert 'value="new:chapters:0"' in target  # the empty chapter row of the page
@@ -150,69 +141,69 @@ def test_the_caveat_target_lists_key_points_and_the_new_rows(client, reviewer):
     ],
 )
 def test_a_caveat_is_attached_to_a_part_added_in_the_same_save(
-    client, reviewer, target, model, fields
+    reviewer_client, target, model, fields
 ):
     summary = SummaryFactory()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     index = int(data[f"{target}-INITIAL_FORMS"])
     data.update({f"{target}-{index}-{name}": value for name, value in fields.items()})
     data["caveats-0-text"] = "Qualifies the new part."
     data["caveats-0-target"] = f"new:{target}:{index}"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302, response.content.decode()[:3000]
     caveat = summary.caveats.get()
     part = model.objects.get(summary=summary)
     assert getattr(caveat, f"{model._meta.model_name.replace('keypoint', 'key_point')}") == part
 
 
-def test_a_caveat_on_an_existing_key_point_is_saved_and_shown_again(client, reviewer):
+def test_a_caveat_on_an_existing_key_point_is_saved_and_shown_again(reviewer_client):
     summary = SummaryFactory()
     point = KeyPointFactory(summary=summary, title="Saved point")
     TakeawayFactory(summary=summary)
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["caveats-0-text"] = "On the point."
     data["caveats-0-target"] = f"key_point:{point.pk}"
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
     assert summary.caveats.get().key_point == point
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     assert data["caveats-0-target"] == f"key_point:{point.pk}"
     data["caveats-0-target"] = ""
-    assert client.post(change_url(summary), data).status_code == 302
+    assert reviewer_client.post(change_url(summary), data).status_code == 302
     caveat = summary.caveats.get()
     assert (caveat.key_point, caveat.chapter, caveat.takeaway) == (None, None, None)
 
 
-def test_a_target_of_another_summary_is_refused(client, reviewer):
+def test_a_target_of_another_summary_is_refused(reviewer_client):
     summary = SummaryFactory()
     other = KeyPointFactory(summary=SummaryFactory())
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["caveats-0-text"] = "Elsewhere."
     data["caveats-0-target"] = f"key_point:{other.pk}"
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 200
     assert not Summary.objects.get(pk=summary.pk).caveats.exists()
 
 
-def test_an_empty_new_target_row_leaves_the_caveat_on_the_summary(client, reviewer):
+def test_an_empty_new_target_row_leaves_the_caveat_on_the_summary(reviewer_client):
     summary = SummaryFactory()
-    data = open_form(client, summary)
+    data = open_form(reviewer_client, summary)
     data["caveats-0-text"] = "Its chapter row stayed empty."
     data["caveats-0-target"] = "new:chapters:0"
-    response = client.post(change_url(summary), data, follow=True)
+    response = reviewer_client.post(change_url(summary), data, follow=True)
     assert response.status_code == 200
     caveat = summary.caveats.get()
     assert caveat.chapter is None
     assert any("stayed empty" in str(m) for m in response.context["messages"])
 
 
-def test_editing_a_live_summarys_caveat_target_maps_it_onto_the_changes(client, reviewer):
+def test_editing_a_live_summarys_caveat_target_maps_it_onto_the_changes(reviewer_client):
     live = SummaryFactory(live=True)
     point = KeyPointFactory(summary=live, title="Live point", position=1)
     caveat = Caveat.objects.create(summary=live, key_point=point, position=1, text="Careful.")
-    data = open_form(client, live)
+    data = open_form(reviewer_client, live)
     assert data["caveats-0-target"] == f"key_point:{point.pk}"
     data["caveats-0-text"] = "More careful."
-    response = client.post(change_url(live), data)
+    response = reviewer_client.post(change_url(live), data)
     assert response.status_code == 302, response.content.decode()[:3000]
     copy = Summary.objects.get(working_copy_of=live)
     changed = copy.caveats.get()

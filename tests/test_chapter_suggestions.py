@@ -18,6 +18,7 @@ from summaries.editing import chapter_suggestions as suggesting
 from summaries.editing import copies, workflow
 from summaries.models import Chapter, Summary, Transcript
 
+from .clients import logged_in
 from .factories import (
     ChapterFactory,
     EditorFactory,
@@ -71,12 +72,6 @@ def live() -> Summary:
     summary.refresh_from_db()
     assert Transcript.objects.get(video=summary.video).state == Transcript.State.LIVE
     return summary
-
-
-@pytest.fixture
-def editor():
-    """In the Editors group only."""
-    return EditorFactory(username="eddie")
 
 
 @pytest.fixture
@@ -336,12 +331,6 @@ def reviewer_only():
 # --- The admin ----------------------------------------------------------------------------
 
 
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def change_url(summary: Summary) -> str:
     return reverse("admin:summaries_summary_change", args=[summary.pk])
 
@@ -376,7 +365,7 @@ def form_data(summary: Summary, **changes) -> dict[str, str]:
 def test_the_panel_offers_the_suggested_chapters_as_a_form_with_a_label_for_each_input(
     draft, editor
 ):
-    response = signed_in(editor).get(change_url(draft))
+    response = logged_in(editor).get(change_url(draft))
     assert response.status_code == 200
     html = response.content.decode()
     panel = html[html.index('id="receipts"') :]
@@ -398,13 +387,13 @@ def test_the_panel_offers_the_suggested_chapters_as_a_form_with_a_label_for_each
 def test_the_panel_offers_nothing_once_there_are_chapters_or_to_who_may_not_change(
     draft, editor, outsider
 ):
-    assert "Add these chapters" not in signed_in(outsider).get(change_url(draft)).content.decode()
+    assert "Add these chapters" not in logged_in(outsider).get(change_url(draft)).content.decode()
     ChapterFactory(summary=draft, start_time=0, title="Mine")
-    assert "Add these chapters" not in signed_in(editor).get(change_url(draft)).content.decode()
+    assert "Add these chapters" not in logged_in(editor).get(change_url(draft)).content.decode()
 
 
 def test_adding_the_chapters_in_the_admin_goes_back_with_a_message(draft, editor):
-    client = signed_in(editor)
+    client = logged_in(editor)
     data = form_data(draft, suggested_1_title="Local AI, who it is for", suggested_2_keep=None)
     response = client.post(suggestions_url(draft), data)
     assert response.status_code == 302
@@ -420,7 +409,7 @@ def test_adding_the_chapters_in_the_admin_goes_back_with_a_message(draft, editor
 
 
 def test_posting_the_form_twice_adds_the_chapters_once(draft, editor):
-    client = signed_in(editor)
+    client = logged_in(editor)
     data = form_data(draft)
     assert client.post(suggestions_url(draft), data).status_code == 302
     count = len(chapters_of(draft))
@@ -443,7 +432,7 @@ def test_posting_the_form_twice_adds_the_chapters_once(draft, editor):
 def test_a_wrong_field_is_shown_beside_it_and_nothing_is_written(
     draft, editor, changes, field, message
 ):
-    response = signed_in(editor).post(suggestions_url(draft), form_data(draft, **changes))
+    response = logged_in(editor).post(suggestions_url(draft), form_data(draft, **changes))
     assert response.status_code == 200
     html = response.content.decode()
     assert message in html
@@ -457,12 +446,12 @@ def test_a_wrong_field_is_shown_beside_it_and_nothing_is_written(
 
 def test_a_dropped_row_is_not_read(draft, editor):
     data = form_data(draft, suggested_1_keep=None, suggested_1_start="soon", suggested_1_title="")
-    assert signed_in(editor).post(suggestions_url(draft), data).status_code == 302
+    assert logged_in(editor).post(suggestions_url(draft), data).status_code == 302
     assert len(chapters_of(draft)) == len(suggesting._suggested(draft.video.transcripts.get())) - 1
 
 
 def test_a_form_without_its_management_fields_is_an_error_not_a_500(draft, editor):
-    response = signed_in(editor).post(suggestions_url(draft), {"suggested-0-title": "A"})
+    response = logged_in(editor).post(suggestions_url(draft), {"suggested-0-title": "A"})
     assert response.status_code == 200
     assert "errornote" in response.content.decode()
     assert chapters_of(draft) == []
@@ -472,17 +461,17 @@ def test_keeping_none_is_an_error(draft, editor):
     data = form_data(draft)
     for name in [key for key in data if key.endswith("-keep")]:
         del data[name]
-    response = signed_in(editor).post(suggestions_url(draft), data)
+    response = logged_in(editor).post(suggestions_url(draft), data)
     assert response.status_code == 200 and "Keep at least one chapter" in response.content.decode()
 
 
 def test_the_form_has_a_page_of_its_own(draft, editor):
-    response = signed_in(editor).get(suggestions_url(draft))
+    response = logged_in(editor).get(suggestions_url(draft))
     assert response.status_code == 200 and "Add these chapters" in response.content.decode()
 
 
 def test_in_the_admin_a_published_summarys_chapters_go_to_its_changes(live, editor):
-    client = signed_in(editor)
+    client = logged_in(editor)
     response = client.post(suggestions_url(live), form_data(live))
     assert response.status_code == 302
     copy = copies.working_copy_of(live)
@@ -501,7 +490,7 @@ def viewer():
 
 
 def test_who_may_only_read_the_summary_sees_no_form_and_is_refused(draft, viewer):
-    client = signed_in(viewer)
+    client = logged_in(viewer)
     page = client.get(change_url(draft))
     assert page.status_code == 200 and "Add these chapters" not in page.content.decode()
     assert client.get(suggestions_url(draft)).status_code == 403
@@ -510,7 +499,7 @@ def test_who_may_only_read_the_summary_sees_no_form_and_is_refused(draft, viewer
 
 
 def test_who_may_not_change_summaries_is_refused_in_the_admin(draft, outsider):
-    client = signed_in(outsider)
+    client = logged_in(outsider)
     assert client.get(suggestions_url(draft)).status_code == 403
     assert client.post(suggestions_url(draft), form_data(draft)).status_code == 403
     assert chapters_of(draft) == []

@@ -29,7 +29,7 @@ from summaries.linkcheck.limits import INCREASE_AFTER
 from summaries.models import Citation, Source, SourceCheck
 from summaries.pagecache.generation import current_generation
 from tests.admin_forms import form_fields
-from tests.factories import ChapterFactory, EditorFactory
+from tests.factories import ChapterFactory
 from tests.pdf_files import make_pdf
 from tests.test_linkcheck_fetch import Server, page, redirect, title_page
 
@@ -463,67 +463,60 @@ def test_confirm_records_the_fingerprint_and_later_changes_are_reported(
 # --- Admin ------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def editor(client):
-    user = EditorFactory(username="checker")
-    client.force_login(user)
-    return user
-
-
-def test_sources_report_opens_with_filters_and_search(client, editor):
+def test_sources_report_opens_with_filters_and_search(editor_client):
     summary, [citation] = cite(("It is fast", "https://e.test/a"))
     Source.objects.create(url="https://e.test/b", host="e.test", state="broken")
     changelist = reverse("admin:summaries_source_changelist")
     channel = summary.video.channel_id
     for query in ("", "?state=broken", f"?channel={channel}", "?q=e.test", "?ignored__exact=1"):
-        response = client.get(changelist + query)
+        response = editor_client.get(changelist + query)
         assert response.status_code == 200, query
-    response = client.get(f"{changelist}?channel={channel}")
+    response = editor_client.get(f"{changelist}?channel={channel}")
     assert list(response.context["cl"].result_list) == [citation.source]
-    response = client.get(f"{changelist}?last_checked_at__isnull=True")
+    response = editor_client.get(f"{changelist}?last_checked_at__isnull=True")
     assert response.status_code == 200
     change = reverse("admin:summaries_source_change", args=[citation.source_id])
-    assert client.get(change).status_code == 200
+    assert editor_client.get(change).status_code == 200
 
 
-def test_check_now_and_ignore_actions(client, editor, django_capture_on_commit_callbacks):
+def test_check_now_and_ignore_actions(editor_client, django_capture_on_commit_callbacks):
     source = Source.objects.create(url="https://e.test/a", host="e.test")
     changelist = reverse("admin:summaries_source_changelist")
     with django_capture_on_commit_callbacks() as callbacks:
-        response = client.post(
+        response = editor_client.post(
             changelist, {"action": "check_now", "_selected_action": [source.pk]}, follow=True
         )
     assert response.status_code == 200
     assert queued(callbacks) == [([source.pk], Source.objects.get().check_token)]
-    response = client.post(
+    response = editor_client.post(
         changelist, {"action": "ignore", "_selected_action": [source.pk]}, follow=True
     )
     assert Source.objects.get().ignored
-    client.post(changelist, {"action": "stop_ignoring", "_selected_action": [source.pk]})
+    editor_client.post(changelist, {"action": "stop_ignoring", "_selected_action": [source.pk]})
     assert not Source.objects.get().ignored
 
 
 def test_saving_a_summary_queues_checks_and_confirm_button_confirms(
-    client, editor, site, django_capture_on_commit_callbacks
+    editor_client, editor, site, django_capture_on_commit_callbacks
 ):
     link = url(site, "/a")
     site.routes["/a"] = page(body=title_page("A", "It is 2.5x faster."))
     summary, [citation] = cite(("It is 2.5 times faster", link), phrases={link: "2.5x faster"})
     change = reverse("admin:summaries_summary_change", args=[summary.pk])
-    response = client.get(change)
+    response = editor_client.get(change)
     data = form_fields(response)
     assert "Not checked yet" in response.content.decode()
     with django_capture_on_commit_callbacks() as callbacks:
-        response = client.post(change, data)
+        response = editor_client.post(change, data)
     assert response.status_code == 302
     run_batches(callbacks)
 
-    response = client.get(change)
+    response = editor_client.get(change)
     content = response.content.decode()
     assert "claim-verdict-supported" in content and "source-state-ok" in content
     assert f'name="_confirm_citation" value="{citation.pk}"' in content
     data = {**form_fields(response), "_confirm_citation": str(citation.pk)}
-    response = client.post(change, data)
+    response = editor_client.post(change, data)
     assert response.status_code == 302 and response.url == change  # stays on the page
     citation.refresh_from_db()
     assert citation.confirmed_by == editor

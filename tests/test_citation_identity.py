@@ -27,7 +27,7 @@ from summaries.models import (
 )
 
 from .admin_forms import form_fields
-from .factories import ChapterFactory, ReviewerFactory, SummaryFactory, publish_edit
+from .factories import ChapterFactory, SummaryFactory, publish_edit
 
 pytestmark = pytest.mark.django_db
 
@@ -59,11 +59,6 @@ def add_evidence(citation: Citation, kind: str, digest: str, at: datetime.dateti
         url=URL,
         captured_at=at,
     )
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rita")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from django.utils import timezone
 from summaries.editing import copies, corrections, save, workflow
 from summaries.models import Correction, Summary, WebhookEndpoint, WebhookEvent
 
-from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory
+from .factories import ChapterFactory, EditorFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -21,11 +21,6 @@ def live():
     summary = SummaryFactory(live=True, tldr="The model is fast on every benchmark.")
     ChapterFactory(summary=summary, position=1, title="One", body="First chapter.")
     return summary
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rita")
 
 
 @pytest.fixture

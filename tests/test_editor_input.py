@@ -6,13 +6,11 @@ and the like at the edges are dropped); cited links must be links readers can fo
 
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from summaries.models import Chapter, Person, Topic, Video
 
 from .admin_forms import add_inline_row, form_fields
-from .factories import ChannelFactory, ChapterFactory, EditorFactory, SummaryFactory
+from .factories import ChannelFactory, ChapterFactory, SummaryFactory
 from .test_api_write import LIST_URL, catalogue, detail_url, example_payload  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -31,24 +29,6 @@ INVISIBLE = [
 ]
 
 
-@pytest.fixture
-def editor():
-    return EditorFactory()
-
-
-@pytest.fixture
-def api(editor):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=editor).key}")
-    return client
-
-
-@pytest.fixture
-def admin_client(client, editor):
-    client.force_login(editor)
-    return client
-
-
 def error_fields(response) -> dict:
     assert response.status_code == 400, response.content
     return response.json()["error"]["fields"]
@@ -59,14 +39,14 @@ def error_fields(response) -> dict:
 
 @pytest.mark.parametrize("text", INVISIBLE)
 @pytest.mark.parametrize("kind", ["people", "topics", "channels", "organisations"])
-def test_the_api_refuses_a_name_with_no_visible_character(api, kind, text):
-    response = api.post(f"/api/v1/{kind}/", {"name": text, "slug": "x"}, format="json")
+def test_the_api_refuses_a_name_with_no_visible_character(editor_api, kind, text):
+    response = editor_api.post(f"/api/v1/{kind}/", {"name": text, "slug": "x"}, format="json")
     assert "no visible character" in " ".join(error_fields(response)["name"])
 
 
 @pytest.mark.parametrize("text", INVISIBLE)
-def test_the_admin_refuses_a_name_with_no_visible_character(admin_client, text):
-    response = admin_client.post(
+def test_the_admin_refuses_a_name_with_no_visible_character(editor_client, text):
+    response = editor_client.post(
         reverse("admin:summaries_person_add"), {"name": text, "slug": "nobody"}
     )
     assert response.status_code == 200
@@ -75,10 +55,10 @@ def test_the_admin_refuses_a_name_with_no_visible_character(admin_client, text):
 
 
 @pytest.mark.parametrize("slug", ["\u200b", "ab\u200bc", "\u202e"])
-def test_slugs_must_be_visible_letters_digits_and_dashes(api, admin_client, slug):
-    response = api.post("/api/v1/topics/", {"name": "Agents", "slug": slug}, format="json")
+def test_slugs_must_be_visible_letters_digits_and_dashes(editor_api, editor_client, slug):
+    response = editor_api.post("/api/v1/topics/", {"name": "Agents", "slug": slug}, format="json")
     assert "slug" in error_fields(response)
-    response = admin_client.post(reverse("admin:summaries_topic_add"), {"name": "A", "slug": slug})
+    response = editor_client.post(reverse("admin:summaries_topic_add"), {"name": "A", "slug": slug})
     assert response.status_code == 200 and not Topic.objects.exists()
 
 
@@ -91,72 +71,72 @@ def test_slugs_must_be_visible_letters_digits_and_dashes(api, admin_client, slug
         (("key_points", 0, "title"), "key_points[0].title"),
     ],
 )
-def test_the_api_refuses_summary_text_with_no_visible_character(api, catalogue, path, where):  # noqa: F811
+def test_the_api_refuses_summary_text_with_no_visible_character(editor_api, catalogue, path, where):  # noqa: F811
     payload = example_payload()
     target = payload
     for step in path[:-1]:
         target = target[step]
     target[path[-1]] = "\u200b\u202e"
-    fields = error_fields(api.post(LIST_URL, payload, format="json"))
+    fields = error_fields(editor_api.post(LIST_URL, payload, format="json"))
     assert "no visible character" in " ".join(fields[where])
     assert not Video.objects.exists()
 
 
-def test_invisible_edges_are_dropped_in_the_api(api, catalogue):  # noqa: F811
+def test_invisible_edges_are_dropped_in_the_api(editor_api, catalogue):  # noqa: F811
     payload = example_payload()
     payload["video"]["title"] = "\u202e\u200bFast Mode\u200b\u2066"
     payload["chapters"][0]["title"] = "\ufeffWhy speed matters\u200d"
-    response = api.post(LIST_URL, payload, format="json")
+    response = editor_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 201, response.content
     assert Video.objects.get().title == "Fast Mode"
     assert Chapter.objects.get(position=1).title == "Why speed matters"
-    response = api.post(
+    response = editor_api.post(
         "/api/v1/people/", {"name": "\u200bAda\u202c", "slug": "ada"}, format="json"
     )
     assert response.status_code == 201 and Person.objects.get(slug="ada").name == "Ada"
 
 
-def test_invisible_edges_are_dropped_in_the_admin(admin_client):
-    response = admin_client.post(
+def test_invisible_edges_are_dropped_in_the_admin(editor_client):
+    response = editor_client.post(
         reverse("admin:summaries_person_add"), {"name": "\u2066Ada\u200b", "slug": "ada"}
     )
     assert response.status_code == 302
     assert Person.objects.get().name == "Ada"
 
 
-def test_the_admin_refuses_a_chapter_title_with_no_visible_character(admin_client):
+def test_the_admin_refuses_a_chapter_title_with_no_visible_character(editor_client):
     summary = SummaryFactory()
     url = reverse("admin:summaries_summary_change", args=[summary.pk])
-    data = form_fields(admin_client.get(url))
+    data = form_fields(editor_client.get(url))
     add_inline_row(data, "chapters", title="\u200b\u200b", body="Some text.", position="1")
-    response = admin_client.post(url, data)
+    response = editor_client.post(url, data)
     assert response.status_code == 200
     assert "no visible character" in response.content.decode()
     assert not summary.chapters.exists()
 
 
-def test_text_that_only_looks_odd_is_kept(api):
+def test_text_that_only_looks_odd_is_kept(editor_api):
     """Right-to-left names, emoji sequences and accents written as combining marks."""
     for name, slug in [("سارة", "sara"), ("👩\u200d💻 Dev", "dev"), ("Cafe\u0301", "cafe")]:
-        response = api.post("/api/v1/people/", {"name": name, "slug": slug}, format="json")
+        response = editor_api.post("/api/v1/people/", {"name": name, "slug": slug}, format="json")
         assert response.status_code == 201, response.content
         assert Person.objects.get(slug=slug).name == name
 
 
-def test_an_existing_chapter_keeps_its_text_when_an_invisible_title_is_refused(admin_client):
+def test_an_existing_chapter_keeps_its_text_when_an_invisible_title_is_refused(editor_client):
     chapter = ChapterFactory(title="Kept title")
     url = reverse("admin:summaries_summary_change", args=[chapter.summary.pk])
-    data = form_fields(admin_client.get(url))
+    data = form_fields(editor_client.get(url))
     data["chapters-0-title"] = "\u202e"
-    assert admin_client.post(url, data).status_code == 200
+    assert editor_client.post(url, data).status_code == 200
     chapter.refresh_from_db()
     assert chapter.title == "Kept title"
 
 
-def test_channel_names_through_the_api_update(api):
+def test_channel_names_through_the_api_update(editor_api):
     channel = ChannelFactory(name="Old name")
-    detail = api.get(f"/api/v1/channels/{channel.slug}/")
-    response = api.patch(
+    detail = editor_api.get(f"/api/v1/channels/{channel.slug}/")
+    response = editor_api.patch(
         f"/api/v1/channels/{channel.slug}/",
         {"name": "\u200b"},
         format="json",
@@ -167,10 +147,10 @@ def test_channel_names_through_the_api_update(api):
     assert channel.name == "Old name"
 
 
-def test_summary_update_refuses_an_invisible_title(api, catalogue):  # noqa: F811
-    created = api.post(LIST_URL, example_payload(), format="json")
+def test_summary_update_refuses_an_invisible_title(editor_api, catalogue):  # noqa: F811
+    created = editor_api.post(LIST_URL, example_payload(), format="json")
     slug = created.json()["video"]["slug"]
-    response = api.patch(
+    response = editor_api.patch(
         detail_url(slug),
         {"video": {"title": "\u2800"}},
         format="json",
@@ -197,28 +177,33 @@ LINKS_READERS_CANNOT_FOLLOW = [
 
 
 @pytest.mark.parametrize(("link", "scheme"), LINKS_READERS_CANNOT_FOLLOW)
-def test_the_api_names_the_chapter_and_the_link_of_another_scheme(api, catalogue, link, scheme):  # noqa: F811
+def test_the_api_names_the_chapter_and_the_link_of_another_scheme(
+    editor_api,
+    catalogue,  # noqa: F811
+    link,
+    scheme,
+):
     payload = example_payload()
     payload["chapters"][1]["body"] = f"It is 2.5 times faster, says {link}"
-    fields = error_fields(api.post(LIST_URL, payload, format="json"))
+    fields = error_fields(editor_api.post(LIST_URL, payload, format="json"))
     message = " ".join(fields["chapters[1].body"])
     assert f"{scheme}: links cannot be cited" in message
     assert not Video.objects.exists()
 
 
 @pytest.mark.parametrize("where", ["key_points", "takeaways", "caveats"])
-def test_the_api_checks_links_in_every_markdown_text(api, catalogue, where):  # noqa: F811
+def test_the_api_checks_links_in_every_markdown_text(editor_api, catalogue, where):  # noqa: F811
     payload = example_payload()
     field = "body" if where == "key_points" else "text"
     payload[where][0][field] = "See [this](javascript:alert(1))."
-    fields = error_fields(api.post(LIST_URL, payload, format="json"))
+    fields = error_fields(editor_api.post(LIST_URL, payload, format="json"))
     assert "javascript:" in " ".join(fields[f"{where}[0].{field}"])
 
 
-def test_mailto_links_are_allowed_and_never_checked(api, catalogue):  # noqa: F811
+def test_mailto_links_are_allowed_and_never_checked(editor_api, catalogue):  # noqa: F811
     payload = example_payload()
     payload["chapters"][0]["body"] += " Write to [the editors](mailto:editors@example.com)."
-    response = api.post(LIST_URL, payload, format="json")
+    response = editor_api.post(LIST_URL, payload, format="json")
     assert response.status_code == 201, response.content
     cited = [c["source"]["url"] for c in response.json()["citations"]]
     assert not any(url.startswith("mailto:") for url in cited)
@@ -227,13 +212,13 @@ def test_mailto_links_are_allowed_and_never_checked(api, catalogue):  # noqa: F8
 @pytest.mark.parametrize(
     ("link", "scheme"), LINKS_READERS_CANNOT_FOLLOW[:3] + LINKS_READERS_CANNOT_FOLLOW[-2:]
 )
-def test_the_admin_names_the_chapter_and_the_link_of_another_scheme(admin_client, link, scheme):
+def test_the_admin_names_the_chapter_and_the_link_of_another_scheme(editor_client, link, scheme):
     summary = SummaryFactory()
     url = reverse("admin:summaries_summary_change", args=[summary.pk])
-    data = form_fields(admin_client.get(url))
+    data = form_fields(editor_client.get(url))
     body = f"Faster, says {link}"
     add_inline_row(data, "chapters", title="Speed claims", body=body, position="1")
-    response = admin_client.post(url, data)
+    response = editor_client.post(url, data)
     assert response.status_code == 200
     content = response.content.decode()
     assert "Chapter “Speed claims”: Link “" in content
@@ -241,23 +226,23 @@ def test_the_admin_names_the_chapter_and_the_link_of_another_scheme(admin_client
     assert not summary.chapters.exists()
 
 
-def test_the_admin_refuses_internal_addresses_as_the_api_does(admin_client):
+def test_the_admin_refuses_internal_addresses_as_the_api_does(editor_client):
     summary = SummaryFactory()
     url = reverse("admin:summaries_summary_change", args=[summary.pk])
-    data = form_fields(admin_client.get(url))
+    data = form_fields(editor_client.get(url))
     add_inline_row(data, "takeaways", text="See [it](http://127.0.0.1:8000/admin/).", position="1")
-    response = admin_client.post(url, data)
+    response = editor_client.post(url, data)
     assert response.status_code == 200
     assert "loopback" in response.content.decode()
     assert not summary.takeaways.exists()
 
 
-def test_the_admin_accepts_mailto_links(admin_client):
+def test_the_admin_accepts_mailto_links(editor_client):
     summary = SummaryFactory()
     url = reverse("admin:summaries_summary_change", args=[summary.pk])
-    data = form_fields(admin_client.get(url))
+    data = form_fields(editor_client.get(url))
     add_inline_row(
         data, "chapters", title="Contact", body="[Mail](mailto:a@example.com).", position="1"
     )
-    assert admin_client.post(url, data).status_code == 302
+    assert editor_client.post(url, data).status_code == 302
     assert summary.chapters.get().title == "Contact"

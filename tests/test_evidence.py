@@ -19,7 +19,6 @@ from summaries import checking, tasks
 from summaries.checking import evidence
 from summaries.linkcheck import CheckResult, State, warc
 from summaries.models import Citation, CitationEvidence, EvidenceRecord, Source, SourceCheck
-from tests.factories import EditorFactory
 from tests.pdf_files import make_pdf
 from tests.test_checking import cite, run_batches, start_server, url
 from tests.test_linkcheck_fetch import page, title_page
@@ -392,25 +391,20 @@ HOSTILE_PAGE = (
 )
 
 
-@pytest.fixture
-def editor(client):
-    user = EditorFactory(username="checker")
-    client.force_login(user)
-    return user
-
-
 def test_the_admin_shows_then_and_now_as_sanitised_text_with_differences_marked(
-    site, editor, client, django_capture_on_commit_callbacks
+    site, editor_client, django_capture_on_commit_callbacks
 ):
     citation = cited_page(site, "/a", body=HOSTILE_PAGE)
     check([citation.source], django_capture_on_commit_callbacks)
     site.routes["/a"] = page(body=title_page("Speed", "Opus is slower than before."))
     check([citation.source], django_capture_on_commit_callbacks)
 
-    source_page = client.get(reverse("admin:summaries_source_change", args=[citation.source_id]))
+    source_page = editor_client.get(
+        reverse("admin:summaries_source_change", args=[citation.source_id])
+    )
     link = reverse("admin:summaries_source_evidence", args=[citation.source_id, citation.pk])
     assert link in source_page.content.decode()
-    answer = client.get(link)
+    answer = editor_client.get(link)
     assert answer.status_code == 200
     html = answer.content.decode()
     assert "What the page said when you cited it" in html
@@ -424,16 +418,14 @@ def test_the_admin_shows_then_and_now_as_sanitised_text_with_differences_marked(
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-def test_the_admin_says_when_the_page_died(
-    site, editor, client, django_capture_on_commit_callbacks
-):
+def test_the_admin_says_when_the_page_died(site, editor_client, django_capture_on_commit_callbacks):
     citation = cited_page(site, "/a")
     check([citation.source], django_capture_on_commit_callbacks)
     site.routes["/a"] = page(status=404, body="<title>Gone</title>")
     check([citation.source], django_capture_on_commit_callbacks)
 
     link = reverse("admin:summaries_source_evidence", args=[citation.source_id, citation.pk])
-    html = client.get(link).content.decode()
+    html = editor_client.get(link).content.decode()
     assert "Our tests show Opus is 2.5x faster than before." in html
     assert "could not be read at the latest check: Broken (HTTP 404)" in html
 
@@ -445,21 +437,21 @@ def test_the_evidence_page_needs_a_staff_user(client, site, django_capture_on_co
     assert storages["evidence"]  # configured
 
 
-def test_an_unknown_citation_answers_404(editor, client, site):
+def test_an_unknown_citation_answers_404(editor_client, site):
     citation = cited_page(site, "/a")
     link = reverse("admin:summaries_source_evidence", args=[citation.source_id, 999999])
-    assert client.get(link).status_code == 404
+    assert editor_client.get(link).status_code == 404
 
 
 # --- The API --------------------------------------------------------------------------------
 
 
 def test_the_api_shows_a_citations_evidence(
-    site, editor, client, django_capture_on_commit_callbacks
+    site, editor_client, django_capture_on_commit_callbacks
 ):
     citation = cited_page(site, "/a")
     check([citation.source], django_capture_on_commit_callbacks)
-    answer = client.get(f"/api/v1/summaries/{citation.summary.video.slug}/")
+    answer = editor_client.get(f"/api/v1/summaries/{citation.summary.video.slug}/")
     assert answer.status_code == 200, answer.content
     [shown] = answer.json()["citations"]
     cited = evidence_of(citation)
@@ -471,9 +463,9 @@ def test_the_api_shows_a_citations_evidence(
     }
 
 
-def test_the_api_shows_null_evidence_before_any_capture(site, editor, client):
+def test_the_api_shows_null_evidence_before_any_capture(site, editor_client):
     citation = cited_page(site, "/a")
-    answer = client.get(f"/api/v1/summaries/{citation.summary.video.slug}/")
+    answer = editor_client.get(f"/api/v1/summaries/{citation.summary.video.slug}/")
     assert answer.json()["citations"][0]["evidence"] is None
 
 

@@ -24,8 +24,6 @@ from summaries.models import Citation, Summary, Video, WebhookEvent
 from .admin_forms import form_fields
 from .factories import (
     ChapterFactory,
-    EditorFactory,
-    ReviewerFactory,
     SummaryFactory,
     TopicFactory,
 )
@@ -45,16 +43,6 @@ def live():
     ChapterFactory(summary=summary, position=1, title="One", body=CITED, start_time=60)
     derived.refresh_derived_data(summary=summary)
     return summary
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="eve")
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rita")
 
 
 def reader_sees(summary) -> str:

@@ -12,7 +12,7 @@ from summaries.editing import restore, revisions
 from summaries.models import Summary
 
 from .admin_forms import add_inline_row, form_fields
-from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory
+from .factories import ChapterFactory, SummaryFactory
 from .test_api_working_copies import client_for, url
 
 pytestmark = pytest.mark.django_db
@@ -28,16 +28,6 @@ def admin_save(client, summary, **changes):
     response = client.post(change_url(summary), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     return response
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="erin")
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rex")
 
 
 def test_publish_changes_in_the_admin_records_the_changes_by_their_editor(client, editor, reviewer):

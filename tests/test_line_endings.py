@@ -23,13 +23,6 @@ SYNOPSIS = "Two sentences.\nOn two lines."
 TLDR = "What the video says.\n\nIn two paragraphs."
 
 
-@pytest.fixture
-def reviewer(client):
-    user = ReviewerFactory(username="rita")
-    client.force_login(user)
-    return user
-
-
 def change_url(summary):
     return reverse("admin:summaries_summary_change", args=[summary.pk])
 
@@ -62,13 +55,13 @@ def test_text_is_stored_with_lf_line_breaks_and_no_trailing_space_at_its_end():
     assert normalised_text("") == ""
 
 
-def test_a_browser_save_of_unchanged_text_records_no_edit_of_it(client, reviewer):
+def test_a_browser_save_of_unchanged_text_records_no_edit_of_it(reviewer_client, reviewer):
     summary = _summary()
     save.save_summary(summary=summary, parts={}, user=reviewer, comment="First save")
-    data = browser_form(client, summary)
+    data = browser_form(reviewer_client, summary)
     assert "\r\n" in data["chapters-0-body"]  # what the test is about
     data["tldr"] = "What the video says.\r\n\r\nIn two short paragraphs."
-    response = client.post(change_url(summary), data)
+    response = reviewer_client.post(change_url(summary), data)
     assert response.status_code == 302, response.content.decode()[:2000]
 
     chapter = Chapter.objects.get(summary=summary, position=1)
@@ -80,7 +73,7 @@ def test_a_browser_save_of_unchanged_text_records_no_edit_of_it(client, reviewer
     comparison = compare_revisions(older, newer)
     assert [c.name for c in comparison.changed_fields] == ["tldr"]
     assert not any(kind.changed for kind in comparison.parts)
-    compare = client.get(
+    compare = reviewer_client.get(
         reverse("admin:summaries_summary_compare", args=[summary.pk]),
         {"from": older.pk, "to": newer.pk},
     )
@@ -88,35 +81,35 @@ def test_a_browser_save_of_unchanged_text_records_no_edit_of_it(client, reviewer
     assert '<span class="badge">Edited</span>' not in compare.content.decode()
 
 
-def test_a_browser_save_of_a_live_summary_that_changes_nothing_leaves_no_changes(client, reviewer):
+def test_a_browser_save_of_a_live_summary_that_changes_nothing_leaves_no_changes(reviewer_client):
     live = _summary(live=True)
-    response = client.post(change_url(live), browser_form(client, live))
+    response = reviewer_client.post(change_url(live), browser_form(reviewer_client, live))
     assert response.status_code == 302, response.content.decode()[:2000]
     assert not Summary.objects.filter(working_copy_of=live).exists()
 
 
-def test_a_published_correction_lists_only_the_text_that_changed(client, reviewer):
+def test_a_published_correction_lists_only_the_text_that_changed(reviewer_client):
     live = _summary(live=True)
-    data = browser_form(client, live)
+    data = browser_form(reviewer_client, live)
     data["tldr"] = "What the video says.\r\n\r\nIn two corrected paragraphs."
-    assert client.post(change_url(live), data).status_code == 302
+    assert reviewer_client.post(change_url(live), data).status_code == 302
     copy = copies.working_copy_of(live)
     assert Chapter.objects.get(summary=copy, position=1).body == BODY
 
-    changes = client.get(reverse("admin:summaries_summary_changes", args=[live.pk]))
+    changes = reviewer_client.get(reverse("admin:summaries_summary_changes", args=[live.pk]))
     content = changes.content.decode()  # the reviewer's "What changed"
     assert "0 edited, 2 unchanged" in content
     assert '<span class="badge">Edited</span>' not in content
 
-    data = browser_form(client, live)  # the page now shows the changes
+    data = browser_form(reviewer_client, live)  # the page now shows the changes
     data.update({"_publish": "1", "change_kind": "correction", "change_note": "Fixed it."})
-    response = client.post(change_url(live), data)
+    response = reviewer_client.post(change_url(live), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     correction = Correction.objects.get(summary=live)
     assert [item["label"] for item in correction.changes] == ["In 30 seconds"]
-    page = client.get(reverse("summaries:corrections")).content.decode()
+    page = reviewer_client.get(reverse("summaries:corrections")).content.decode()
     assert "Fixed it." in page and "Opening" not in page
-    reader = client.get(live.get_absolute_url()).content.decode()
+    reader = reviewer_client.get(live.get_absolute_url()).content.decode()
     assert "Chapter 1" not in reader.split("What changed", 1)[-1]
 
 

@@ -9,7 +9,7 @@ from reversion.models import Version
 from summaries.editing import pinning
 from summaries.models import Chapter, KeyPoint
 
-from .factories import ChapterFactory, EditorFactory, KeyPointFactory, SummaryFactory
+from .factories import ChapterFactory, KeyPointFactory, SummaryFactory
 from .receipts_factories import (
     OPENING,
     PARAPHRASED_POINT,
@@ -33,11 +33,6 @@ SHIFTED = [
     (0, 0.5, "Hello and welcome everyone here."),
     *[(a + 0.5, b + 0.5, t) for a, b, t in SPEECH],
 ]
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="eve")
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from reversion.models import Version
 from summaries.editing import copies, pinning, restore, revisions, save, workflow
 from summaries.models import Chapter, KeyPoint, Summary, Takeaway
 
-from .factories import EditorFactory, ReviewerFactory, SummaryFactory
+from .factories import ReviewerFactory, SummaryFactory
 from .receipts_factories import (
     PARAPHRASED_POINT,
     VERBATIM_POINT,
@@ -21,11 +21,6 @@ from .receipts_factories import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="eve")
 
 
 def summary_of(points: int, editor) -> Summary:

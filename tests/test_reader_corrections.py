@@ -13,18 +13,13 @@ from django.urls import reverse
 from summaries.editing import copies, corrections, save, workflow
 from summaries.models import Correction
 
-from .factories import ReviewerFactory, SummaryFactory
+from .factories import SummaryFactory
 
 pytestmark = pytest.mark.django_db
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 PUBLISHED = datetime.datetime(2026, 12, 1, 9, 0, tzinfo=datetime.UTC)
 CORRECTED = datetime.datetime(2026, 12, 3, 10, 30, tzinfo=datetime.UTC)
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rita")
 
 
 @pytest.fixture

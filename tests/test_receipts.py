@@ -19,9 +19,7 @@ from summaries.models import Chapter, KeyPoint, Summary, Transcript
 
 from .factories import (
     ChapterFactory,
-    EditorFactory,
     KeyPointFactory,
-    ReviewerFactory,
     SummaryFactory,
     UserFactory,
 )
@@ -45,16 +43,6 @@ from .receipts_factories import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="eve")
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rita")
 
 
 @pytest.fixture

@@ -24,9 +24,7 @@ from summaries.models import Caveat, Chapter, KeyPoint, Summary, Takeaway, Trans
 from .admin_forms import form_fields
 from .factories import (
     ChapterFactory,
-    EditorFactory,
     KeyPointFactory,
-    ReviewerFactory,
     SummaryFactory,
 )
 from .receipts_factories import (
@@ -51,16 +49,6 @@ SAYS = {
     "mis_timed": "is not said when the summary says",
     "paraphrase": "is not word for word and no editor approved it as a paraphrase",
 }
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="eve")
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rita")
 
 
 @pytest.fixture

@@ -23,9 +23,7 @@ from summaries.models import Chapter, KeyPoint, Summary, Transcript
 from .admin_forms import form_fields
 from .factories import (
     ChapterFactory,
-    EditorFactory,
     KeyPointFactory,
-    ReviewerFactory,
     SummaryFactory,
 )
 from .receipts_factories import (
@@ -43,16 +41,6 @@ from .receipts_factories import (
 pytestmark = pytest.mark.django_db
 
 REFUSED = "Key point “Price” (at 0:06) is contradicted by the transcript"
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="eve")
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rita")
 
 
 def make_summary(editor, *, body=CONTRADICTED_POINT, time=6, **fields):

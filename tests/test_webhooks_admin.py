@@ -53,11 +53,10 @@ def editors_with_webhooks():
 
 
 @pytest.fixture
-def editor(client):
+def editor(editor):
+    """The shared editor, the Editors group holding its webhook permissions."""
     editors_with_webhooks()
-    user = EditorFactory()
-    client.force_login(user)
-    return user
+    return editor
 
 
 @pytest.fixture
@@ -108,7 +107,7 @@ def disabled_endpoint(**values):
 # --- Endpoints -----------------------------------------------------------------------------
 
 
-def test_endpoint_list_shows_events_health_and_last_delivery(client, editor):
+def test_endpoint_list_shows_events_health_and_last_delivery(editor_client, editor):
     endpoint = disabled_endpoint(owner=editor)
     endpoint.events = [
         WebhookEventType.SUMMARY_PUBLISHED.value,
@@ -118,7 +117,7 @@ def test_endpoint_list_shows_events_health_and_last_delivery(client, editor):
     make_delivery(endpoint, state=State.FAILED, attempts=8, status_code=503)
     quiet = make_endpoint(url="https://quiet.example.org/", description="", owner=editor)
 
-    text = page(client, ENDPOINTS)
+    text = page(editor_client, ENDPOINTS)
 
     assert "https://hooks.example.org/in" in text
     assert "Partner site" in text
@@ -129,7 +128,7 @@ def test_endpoint_list_shows_events_health_and_last_delivery(client, editor):
     assert quiet.url in text
 
 
-def test_endpoint_page_shows_secret_health_and_latest_deliveries(client, editor):
+def test_endpoint_page_shows_secret_health_and_latest_deliveries(editor_client, editor):
     endpoint = disabled_endpoint(owner=editor)
     failed = make_delivery(
         endpoint, state=State.FAILED, attempts=8, status_code=503, error="HTTP 503"
@@ -143,7 +142,7 @@ def test_endpoint_page_shows_secret_health_and_latest_deliveries(client, editor)
         event_type=WebhookEventType.SUMMARY_UNPUBLISHED,
     )
 
-    text = page(client, endpoint_url(endpoint))
+    text = page(editor_client, endpoint_url(endpoint))
 
     assert f'<code class="webhook-secret">{endpoint.secret}</code>' in text
     assert "10 deliveries in a row failed; the last: HTTP 503" in text
@@ -155,10 +154,10 @@ def test_endpoint_page_shows_secret_health_and_latest_deliveries(client, editor)
     assert "Delivered" in text
 
 
-def test_endpoint_page_lists_only_the_latest_twenty_deliveries(client, editor):
+def test_endpoint_page_lists_only_the_latest_twenty_deliveries(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
     deliveries = [make_delivery(endpoint) for _ in range(22)]
-    text = page(client, endpoint_url(endpoint))
+    text = page(editor_client, endpoint_url(endpoint))
     assert f'href="{delivery_url(deliveries[-1])}"' in text
     assert f'href="{delivery_url(deliveries[0])}"' not in text
     assert f"{DELIVERIES}?endpoint__id__exact={endpoint.pk}" in text
@@ -172,8 +171,8 @@ def add_form_data(client):
     return data
 
 
-def test_adding_an_endpoint_stores_its_events_as_a_list_and_who_added_it(client, editor):
-    data = add_form_data(client)
+def test_adding_an_endpoint_stores_its_events_as_a_list_and_who_added_it(editor_client, editor):
+    data = add_form_data(editor_client)
     data.update(
         url="https://hooks.example.org/new",
         description="New partner",
@@ -184,7 +183,7 @@ def test_adding_an_endpoint_stores_its_events_as_a_list_and_who_added_it(client,
         is_active="on",
     )
 
-    response = client.post(reverse("admin:summaries_webhookendpoint_add"), data)
+    response = editor_client.post(reverse("admin:summaries_webhookendpoint_add"), data)
 
     assert response.status_code == 302, response.text
     endpoint = WebhookEndpoint.objects.get(url="https://hooks.example.org/new")
@@ -194,37 +193,37 @@ def test_adding_an_endpoint_stores_its_events_as_a_list_and_who_added_it(client,
     assert endpoint.secret.startswith("whsec_")
 
 
-def test_an_endpoint_needs_at_least_one_event(client, editor):
-    data = add_form_data(client)
+def test_an_endpoint_needs_at_least_one_event(editor_client):
+    data = add_form_data(editor_client)
     data.update(url="https://hooks.example.org/new", is_active="on")
 
-    response = client.post(reverse("admin:summaries_webhookendpoint_add"), data)
+    response = editor_client.post(reverse("admin:summaries_webhookendpoint_add"), data)
 
     assert response.status_code == 200
     assert "Choose at least one event to send to this endpoint." in response.text
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_the_form_shows_why_an_internal_url_is_refused(client, editor):
-    data = add_form_data(client)
+def test_the_form_shows_why_an_internal_url_is_refused(editor_client):
+    data = add_form_data(editor_client)
     data.update(url="https://127.0.0.1/hook", events=["summary.published"], is_active="on")
 
-    response = client.post(reverse("admin:summaries_webhookendpoint_add"), data)
+    response = editor_client.post(reverse("admin:summaries_webhookendpoint_add"), data)
 
     assert response.status_code == 200
     assert "Deliveries cannot be sent to this URL" in response.text
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_a_manager_editing_an_endpoint_keeps_its_owner(client, editor):
+def test_a_manager_editing_an_endpoint_keeps_its_owner(editor_client, editor):
     editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
     author = UserFactory()
     endpoint = make_endpoint(owner=author)
     secret = endpoint.secret
-    data = form_fields(client.get(endpoint_url(endpoint)), form_id="webhookendpoint_form")
+    data = form_fields(editor_client.get(endpoint_url(endpoint)), form_id="webhookendpoint_form")
     data.update(events=[WebhookEventType.SUMMARY_UPDATED.value], description="Renamed")
 
-    assert client.post(endpoint_url(endpoint), data).status_code == 302
+    assert editor_client.post(endpoint_url(endpoint), data).status_code == 302
 
     endpoint.refresh_from_db()
     assert endpoint.description == "Renamed"
@@ -233,12 +232,12 @@ def test_a_manager_editing_an_endpoint_keeps_its_owner(client, editor):
     assert endpoint.secret == secret
 
 
-def test_turning_on_a_disabled_endpoint_in_its_form_forgets_its_failures(client, editor):
+def test_turning_on_a_disabled_endpoint_in_its_form_forgets_its_failures(editor_client, editor):
     endpoint = disabled_endpoint(owner=editor)
-    data = form_fields(client.get(endpoint_url(endpoint)), form_id="webhookendpoint_form")
+    data = form_fields(editor_client.get(endpoint_url(endpoint)), form_id="webhookendpoint_form")
     data.update(events=endpoint.events, is_active="on")
 
-    assert client.post(endpoint_url(endpoint), data).status_code == 302
+    assert editor_client.post(endpoint_url(endpoint), data).status_code == 302
 
     endpoint.refresh_from_db()
     assert endpoint.is_active
@@ -257,11 +256,11 @@ def run_action(client, action, *endpoints):
     )
 
 
-def test_turn_on_again_action_resets_the_failures(client, editor):
+def test_turn_on_again_action_resets_the_failures(editor_client, editor):
     endpoint = disabled_endpoint(owner=editor)
     active = make_endpoint(url="https://other.example.org/", failures_in_a_row=2, owner=editor)
 
-    response = run_action(client, "turn_on", endpoint, active)
+    response = run_action(editor_client, "turn_on", endpoint, active)
 
     assert response.status_code == 200
     assert "Turned on 1 endpoint(s)." in response.text
@@ -274,24 +273,24 @@ def test_turn_on_again_action_resets_the_failures(client, editor):
     assert active.failures_in_a_row == 2  # untouched: it was not off
 
 
-def test_turn_off_action(client, editor):
+def test_turn_off_action(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
-    response = run_action(client, "turn_off", endpoint)
+    response = run_action(editor_client, "turn_off", endpoint)
     assert "Turned off 1 endpoint(s)." in response.text
     endpoint.refresh_from_db()
     assert not endpoint.is_active
     assert endpoint.disabled_at is None  # turned off by hand, not for failing
 
 
-def test_an_editor_may_delete_an_endpoint_with_its_deliveries(client, editor):
+def test_an_editor_may_delete_an_endpoint_with_its_deliveries(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
     make_delivery(endpoint, state=State.DELIVERED)
     url = reverse("admin:summaries_webhookendpoint_delete", args=[endpoint.pk])
 
-    confirm = page(client, url)
+    confirm = page(editor_client, url)
     assert "permission to delete" not in confirm
 
-    assert client.post(url, {"post": "yes"}).status_code == 302
+    assert editor_client.post(url, {"post": "yes"}).status_code == 302
     assert not WebhookEndpoint.objects.exists()
     assert not WebhookDelivery.objects.exists()
 
@@ -299,13 +298,13 @@ def test_an_editor_may_delete_an_endpoint_with_its_deliveries(client, editor):
 # --- Who may see what ----------------------------------------------------------------------
 
 
-def test_editors_see_endpoints_and_deliveries(client, editor):
+def test_editors_see_endpoints_and_deliveries(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
     delivery = make_delivery(endpoint)
-    assert client.get(ENDPOINTS).status_code == 200
-    assert client.get(reverse("admin:summaries_webhookendpoint_add")).status_code == 200
-    assert client.get(DELIVERIES).status_code == 200
-    assert client.get(delivery_url(delivery)).status_code == 200
+    assert editor_client.get(ENDPOINTS).status_code == 200
+    assert editor_client.get(reverse("admin:summaries_webhookendpoint_add")).status_code == 200
+    assert editor_client.get(DELIVERIES).status_code == 200
+    assert editor_client.get(delivery_url(delivery)).status_code == 200
 
 
 def test_staff_without_permissions_cannot_see_webhooks(client):
@@ -333,32 +332,32 @@ def test_the_secret_is_shown_only_to_those_who_may_change_the_endpoint(client):
 # --- Deliveries ----------------------------------------------------------------------------
 
 
-def test_delivery_list_and_filters(client, editor):
+def test_delivery_list_and_filters(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
     make_delivery(endpoint, state=State.FAILED, attempts=3, status_code=500, error="HTTP 500")
-    text = page(client, DELIVERIES + "?state__exact=failed")
+    text = page(editor_client, DELIVERIES + "?state__exact=failed")
     assert "A summary went live" in text
     assert "Partner site" in text
     assert "webhook-state-failed" in text
     assert "HTTP 500" in text
 
 
-def test_deliveries_are_found_by_event_id_and_endpoint_url(client, editor):
+def test_deliveries_are_found_by_event_id_and_endpoint_url(editor_client, editor):
     first = make_delivery(make_endpoint(description="First", owner=editor))
     second = make_delivery(
         make_endpoint(url="https://second.example.net/", description="Two", owner=editor)
     )
 
-    text = page(client, DELIVERIES + f"?q={first.event_id}")
+    text = page(editor_client, DELIVERIES + f"?q={first.event_id}")
     assert f'href="{delivery_url(first)}' in text
     assert f'href="{delivery_url(second)}' not in text
 
-    text = page(client, DELIVERIES + "?q=second.example.net")
+    text = page(editor_client, DELIVERIES + "?q=second.example.net")
     assert f'href="{delivery_url(second)}' in text
     assert f'href="{delivery_url(first)}' not in text
 
 
-def test_delivery_page_shows_the_body_and_every_attempt(client, editor):
+def test_delivery_page_shows_the_body_and_every_attempt(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
     delivery = make_delivery(
         endpoint,
@@ -385,7 +384,7 @@ def test_delivery_page_shows_the_body_and_every_attempt(client, editor):
         ],
     )
 
-    text = page(client, delivery_url(delivery))
+    text = page(editor_client, delivery_url(delivery))
 
     assert '<pre class="webhook-body">{\n  &quot;type&quot;: &quot;summary.published&quot;' in text
     assert "2026-12-04T10:00:00+00:00" in text
@@ -416,16 +415,16 @@ def test_deliveries_cannot_be_added_changed_or_deleted(client, superuser):
     assert "delete_selected" not in page(client, DELIVERIES)
 
 
-def test_events_are_read_only_with_their_deliveries(client, editor):
+def test_events_are_read_only_with_their_deliveries(editor_client, editor):
     delivery = make_delivery(make_endpoint(owner=editor))
     url = reverse("admin:summaries_webhookevent_change", args=[delivery.event_id])
-    text = page(client, url)
+    text = page(editor_client, url)
     assert "Partner site" in text
     assert 'name="_save"' not in text
-    assert client.get(reverse("admin:summaries_webhookevent_add")).status_code == 403
+    assert editor_client.get(reverse("admin:summaries_webhookevent_add")).status_code == 403
 
 
-def test_html_in_deliveries_is_escaped(client, editor):
+def test_html_in_deliveries_is_escaped(editor_client, editor):
     endpoint = make_endpoint(description="<script>alert('d')</script>", owner=editor)
     delivery = make_delivery(
         endpoint,
@@ -452,9 +451,9 @@ def test_html_in_deliveries_is_escaped(client, editor):
         ENDPOINTS,
         reverse("admin:summaries_webhookevent_change", args=[delivery.event_id]),
     ):
-        text = page(client, url)
+        text = page(editor_client, url)
         assert "<script>alert(" not in text, url
-    text = page(client, delivery_url(delivery))
+    text = page(editor_client, delivery_url(delivery))
     assert "&lt;script&gt;alert(" in text
 
 
@@ -471,23 +470,23 @@ def someone_elses():
     return endpoint, delivery
 
 
-def test_the_endpoint_list_hides_other_editors_endpoints(client, editor, someone_elses):
+def test_the_endpoint_list_hides_other_editors_endpoints(editor_client, editor, someone_elses):
     mine = make_endpoint(url="https://mine.example.org/", description="Mine", owner=editor)
-    text = page(client, ENDPOINTS)
+    text = page(editor_client, ENDPOINTS)
     assert mine.url in text
     assert "victim.example.org" not in text and "Victim's hook" not in text
 
 
-def test_another_editors_endpoint_page_and_secret_are_out_of_reach(client, editor, someone_elses):
+def test_another_editors_endpoint_page_and_secret_are_out_of_reach(editor_client, someone_elses):
     endpoint, _ = someone_elses
-    response = client.get(endpoint_url(endpoint), follow=True)
+    response = editor_client.get(endpoint_url(endpoint), follow=True)
     assert endpoint.secret not in response.text
     assert "victim.example.org" not in response.text
     history = reverse("admin:summaries_webhookendpoint_history", args=[endpoint.pk])
-    assert "Victim's hook" not in client.get(history, follow=True).text
+    assert "Victim's hook" not in editor_client.get(history, follow=True).text
 
 
-def test_another_editors_endpoint_cannot_be_re_pointed_in_the_admin(client, editor, someone_elses):
+def test_another_editors_endpoint_cannot_be_re_pointed_in_the_admin(editor_client, someone_elses):
     endpoint, _ = someone_elses
     data = {
         "url": "https://attacker.example.net/",
@@ -495,17 +494,17 @@ def test_another_editors_endpoint_cannot_be_re_pointed_in_the_admin(client, edit
         "events": ["summary.published"],
         "is_active": "on",
     }
-    client.post(endpoint_url(endpoint), data)
+    editor_client.post(endpoint_url(endpoint), data)
     endpoint.refresh_from_db()
     assert endpoint.url == "https://victim.example.org/hook"
     assert endpoint.description == "Victim's hook"
 
 
-def test_another_editors_endpoint_cannot_be_deleted_in_the_admin(client, editor, someone_elses):
+def test_another_editors_endpoint_cannot_be_deleted_in_the_admin(editor_client, someone_elses):
     endpoint, _ = someone_elses
     url = reverse("admin:summaries_webhookendpoint_delete", args=[endpoint.pk])
-    assert "Victim's hook" not in client.get(url, follow=True).text
-    client.post(url, {"post": "yes"})
+    assert "Victim's hook" not in editor_client.get(url, follow=True).text
+    editor_client.post(url, {"post": "yes"})
     assert WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
 
 
@@ -513,10 +512,10 @@ def test_another_editors_endpoint_cannot_be_deleted_in_the_admin(client, editor,
     ("action", "active"),
     [("turn_off", True), ("turn_on", False), ("delete_selected", True), ("send_test_events", True)],
 )
-def test_bulk_actions_skip_other_editors_endpoints(client, editor, someone_elses, action, active):
+def test_bulk_actions_skip_other_editors_endpoints(editor_client, someone_elses, action, active):
     endpoint, _ = someone_elses
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(is_active=active)
-    client.post(
+    editor_client.post(
         ENDPOINTS, {"action": action, "_selected_action": [str(endpoint.pk)], "post": "yes"}
     )
     endpoint.refresh_from_db()  # still there, as it was, sent nothing
@@ -524,22 +523,24 @@ def test_bulk_actions_skip_other_editors_endpoints(client, editor, someone_elses
 
 
 def test_the_delivery_log_hides_deliveries_to_other_editors_endpoints(
-    client, editor, someone_elses
+    editor_client, editor, someone_elses
 ):
     endpoint, delivery = someone_elses
     mine = make_delivery(make_endpoint(url="https://mine.example.org/", owner=editor))
-    text = page(client, DELIVERIES)
+    text = page(editor_client, DELIVERIES)
     assert f'href="{delivery_url(mine)}' in text
     assert f'href="{delivery_url(delivery)}' not in text
     assert "Victim's hook" not in text  # not even in the endpoint filter
-    filtered = client.get(DELIVERIES + f"?endpoint__id__exact={endpoint.pk}", follow=True).text
+    filtered = editor_client.get(
+        DELIVERIES + f"?endpoint__id__exact={endpoint.pk}", follow=True
+    ).text
     assert "victim-error-text" not in filtered
-    response = client.get(delivery_url(delivery), follow=True)
+    response = editor_client.get(delivery_url(delivery), follow=True)
     assert "victim-error-text" not in response.text and str(delivery.event_id) not in response.text
 
 
 def test_an_events_page_lists_only_deliveries_to_the_editors_own_endpoints(
-    client, editor, someone_elses
+    editor_client, editor, someone_elses
 ):
     _, delivery = someone_elses
     WebhookDelivery.objects.create(
@@ -548,34 +549,34 @@ def test_an_events_page_lists_only_deliveries_to_the_editors_own_endpoints(
         created_at=timezone.now(),
     )
     url = reverse("admin:summaries_webhookevent_change", args=[delivery.event_id])
-    text = page(client, url)
+    text = page(editor_client, url)
     assert "Mine" in text
     assert "Victim's hook" not in text and "victim-error-text" not in text
 
 
-def test_events_sent_only_to_other_editors_endpoints_are_not_listed(client, editor, someone_elses):
+def test_events_sent_only_to_other_editors_endpoints_are_not_listed(editor_client, someone_elses):
     _, delivery = someone_elses
     events = reverse("admin:summaries_webhookevent_changelist")
-    assert str(delivery.event_id) not in page(client, events)
+    assert str(delivery.event_id) not in page(editor_client, events)
     url = reverse("admin:summaries_webhookevent_change", args=[delivery.event_id])
-    assert client.get(url).status_code == 302  # "does not exist", back to the list
+    assert editor_client.get(url).status_code == 302  # "does not exist", back to the list
 
 
-def test_an_endpoint_without_an_owner_is_only_for_those_who_manage_all(client, editor):
+def test_an_endpoint_without_an_owner_is_only_for_those_who_manage_all(editor_client):
     unowned = make_endpoint(url="https://orphan.example.org/", description="Orphan")
-    assert "orphan.example.org" not in page(client, ENDPOINTS)
-    assert client.get(endpoint_url(unowned)).status_code == 302
+    assert "orphan.example.org" not in page(editor_client, ENDPOINTS)
+    assert editor_client.get(endpoint_url(unowned)).status_code == 302
 
 
-def test_the_manage_all_permission_reaches_every_endpoint(client, editor, someone_elses):
+def test_the_manage_all_permission_reaches_every_endpoint(editor_client, editor, someone_elses):
     endpoint, delivery = someone_elses
     unowned = make_endpoint(url="https://orphan.example.org/")
     editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
-    text = page(client, ENDPOINTS)
+    text = page(editor_client, ENDPOINTS)
     assert "victim.example.org" in text and "orphan.example.org" in text
-    assert endpoint.secret in page(client, endpoint_url(endpoint))
-    assert unowned.secret in page(client, endpoint_url(unowned))
-    assert "victim-error-text" in page(client, delivery_url(delivery))
+    assert endpoint.secret in page(editor_client, endpoint_url(endpoint))
+    assert unowned.secret in page(editor_client, endpoint_url(unowned))
+    assert "victim-error-text" in page(editor_client, delivery_url(delivery))
 
 
 def test_superusers_manage_every_endpoint(client, superuser, someone_elses):
@@ -595,35 +596,35 @@ def queued(callbacks) -> list[tuple[str, tuple]]:
 
 
 def test_send_a_test_event_button_queues_a_ping_after_commit(
-    client, editor, django_capture_on_commit_callbacks
+    editor_client, editor, django_capture_on_commit_callbacks
 ):
     endpoint = make_endpoint(owner=editor)
     send = tool_url("webhookendpoint_send_test", endpoint)
-    assert f'formaction="{send}"' in page(client, endpoint_url(endpoint))
+    assert f'formaction="{send}"' in page(editor_client, endpoint_url(endpoint))
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client.post(send, follow=True)
+        response = editor_client.post(send, follow=True)
     assert "A test event is on its way" in response.text
     (delivery,) = endpoint.deliveries.select_related("event")
     assert delivery.event.type == "ping" and delivery.state == State.PENDING
     assert queued(callbacks) == [("summaries.tasks.deliver_webhook", (delivery.pk,))]
-    assert client.get(send).status_code == 405  # a link followed sends nothing
+    assert editor_client.get(send).status_code == 405  # a link followed sends nothing
 
 
-def test_send_a_test_event_action(client, editor):
+def test_send_a_test_event_action(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
     off = make_endpoint(url="https://off.example.org/", owner=editor, is_active=False)
-    response = run_action(client, "send_test_events", endpoint, off)
+    response = run_action(editor_client, "send_test_events", endpoint, off)
     assert "Sent a test event to 1 endpoint(s)." in response.text
     assert "Skipped 1 turned-off endpoint(s)." in response.text
     assert endpoint.deliveries.get().event.type == "ping"
     assert not off.deliveries.exists()
 
 
-def test_rotate_the_secret_button(client, editor, settings):
+def test_rotate_the_secret_button(editor_client, editor, settings):
     settings.WEBHOOK_SECRET_OVERLAP = 3600
     endpoint = make_endpoint(owner=editor)
     old = endpoint.secret
-    response = client.post(tool_url("webhookendpoint_rotate_secret", endpoint), follow=True)
+    response = editor_client.post(tool_url("webhookendpoint_rotate_secret", endpoint), follow=True)
     endpoint.refresh_from_db()
     assert endpoint.secret != old and endpoint.previous_secret == old
     assert "New secret made" in response.text
@@ -632,22 +633,22 @@ def test_rotate_the_secret_button(client, editor, settings):
     assert old not in response.text
 
 
-def test_redeliver_button_and_action(client, editor, django_capture_on_commit_callbacks):
+def test_redeliver_button_and_action(editor_client, editor, django_capture_on_commit_callbacks):
     endpoint = make_endpoint(owner=editor)
     failed = make_delivery(endpoint, state=State.FAILED, attempts=8, error="HTTP 500")
     pending = make_delivery(endpoint, state=State.PENDING)
     redeliver = tool_url("webhookdelivery_redeliver", failed)
-    assert f'formaction="{redeliver}"' in page(client, delivery_url(failed))
-    assert "Redeliver" not in page(client, delivery_url(pending))  # on its way already
+    assert f'formaction="{redeliver}"' in page(editor_client, delivery_url(failed))
+    assert "Redeliver" not in page(editor_client, delivery_url(pending))  # on its way already
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client.post(redeliver, follow=True)
+        response = editor_client.post(redeliver, follow=True)
     assert "Sending 1 delivery(ies) again." in response.text
     assert queued(callbacks) == [("summaries.tasks.deliver_webhook", (failed.pk,))]
     failed.refresh_from_db()
     assert (failed.state, failed.attempts) == (State.PENDING, 0)
 
     WebhookDelivery.objects.filter(pk=failed.pk).update(state=State.DELIVERED)
-    response = client.post(
+    response = editor_client.post(
         DELIVERIES,
         {"action": "redeliver", "_selected_action": [str(failed.pk), str(pending.pk)]},
         follow=True,
@@ -656,15 +657,17 @@ def test_redeliver_button_and_action(client, editor, django_capture_on_commit_ca
     assert "1 delivery(ies) still on their way: left." in response.text
 
 
-def test_the_tools_do_not_reach_another_editors_endpoint(client, editor, someone_elses):
+def test_the_tools_do_not_reach_another_editors_endpoint(editor_client, someone_elses):
     endpoint, delivery = someone_elses
     WebhookDelivery.objects.filter(pk=delivery.pk).update(state=State.DELIVERED)
     secret = endpoint.secret
-    assert client.post(tool_url("webhookendpoint_send_test", endpoint)).status_code == 404
-    assert client.post(tool_url("webhookendpoint_rotate_secret", endpoint)).status_code == 404
-    assert client.post(tool_url("webhookdelivery_redeliver", delivery)).status_code == 404
-    run_action(client, "send_test_events", endpoint)
-    client.post(DELIVERIES, {"action": "redeliver", "_selected_action": [str(delivery.pk)]})
+    assert editor_client.post(tool_url("webhookendpoint_send_test", endpoint)).status_code == 404
+    assert (
+        editor_client.post(tool_url("webhookendpoint_rotate_secret", endpoint)).status_code == 404
+    )
+    assert editor_client.post(tool_url("webhookdelivery_redeliver", delivery)).status_code == 404
+    run_action(editor_client, "send_test_events", endpoint)
+    editor_client.post(DELIVERIES, {"action": "redeliver", "_selected_action": [str(delivery.pk)]})
     endpoint.refresh_from_db()
     delivery.refresh_from_db()
     assert endpoint.secret == secret and endpoint.deliveries.count() == 1
@@ -687,7 +690,7 @@ def test_viewers_have_no_tools(client):
     assert not endpoint.deliveries.exclude(pk=delivery.pk).exists()
 
 
-def test_the_delivery_log_names_the_summary(client, editor):
+def test_the_delivery_log_names_the_summary(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
     body = {
         "type": "summary.published",
@@ -695,47 +698,47 @@ def test_the_delivery_log_names_the_summary(client, editor):
     }
     delivery = make_delivery(endpoint, body=json.dumps(body))
     summary_link = reverse("admin:summaries_summary_change", args=[41])
-    assert f'<a href="{summary_link}">Talk</a>' in page(client, DELIVERIES)
-    assert f'<a href="{summary_link}">Talk</a>' in page(client, delivery_url(delivery))
+    assert f'<a href="{summary_link}">Talk</a>' in page(editor_client, DELIVERIES)
+    assert f'<a href="{summary_link}">Talk</a>' in page(editor_client, delivery_url(delivery))
 
 
-def test_a_manager_hands_an_endpoint_without_an_owner_to_an_editor(client, editor):
+def test_a_manager_hands_an_endpoint_without_an_owner_to_an_editor(editor_client, editor):
     editor.user_permissions.add(Permission.objects.get(codename="manage_all_webhookendpoints"))
     heir = EditorFactory()
     unowned = make_endpoint(url="https://orphan.example.org/")
-    data = form_fields(client.get(endpoint_url(unowned)), form_id="webhookendpoint_form")
+    data = form_fields(editor_client.get(endpoint_url(unowned)), form_id="webhookendpoint_form")
     data.update(events=unowned.events, owner=str(heir.pk))
-    assert client.post(endpoint_url(unowned), data).status_code == 302
+    assert editor_client.post(endpoint_url(unowned), data).status_code == 302
     unowned.refresh_from_db()
     assert unowned.owner == heir
 
 
-def test_an_owner_cannot_give_an_endpoint_away(client, editor):
+def test_an_owner_cannot_give_an_endpoint_away(editor_client, editor):
     endpoint = make_endpoint(owner=editor)
-    response = client.get(endpoint_url(endpoint))
+    response = editor_client.get(endpoint_url(endpoint))
     assert 'name="owner"' not in response.text
     data = form_fields(response, form_id="webhookendpoint_form")
     data.update(events=endpoint.events, owner=str(EditorFactory().pk))
-    assert client.post(endpoint_url(endpoint), data).status_code == 302
+    assert editor_client.post(endpoint_url(endpoint), data).status_code == 302
     endpoint.refresh_from_db()
     assert endpoint.owner == editor
 
 
 @pytest.mark.parametrize("url", ["http://localhost/hook", "http://metadata.google.internal/"])
-def test_the_form_refuses_local_and_cloud_metadata_names(client, editor, url):
-    data = add_form_data(client)
+def test_the_form_refuses_local_and_cloud_metadata_names(editor_client, url):
+    data = add_form_data(editor_client)
     data.update(url=url, events=["summary.published"], is_active="on")
 
-    response = client.post(reverse("admin:summaries_webhookendpoint_add"), data)
+    response = editor_client.post(reverse("admin:summaries_webhookendpoint_add"), data)
 
     assert response.status_code == 200
     assert "Deliveries cannot be sent to this URL" in response.text
     assert not WebhookEndpoint.objects.exists()
 
 
-def test_admin_pages_send_a_content_security_policy(client, editor):
+def test_admin_pages_send_a_content_security_policy(editor_client):
     for path in (reverse("admin:index"), reverse("admin:summaries_webhookendpoint_add")):
-        policy = client.get(path)["Content-Security-Policy"]
+        policy = editor_client.get(path)["Content-Security-Policy"]
         directives = dict(part.strip().split(" ", 1) for part in policy.split(";") if part.strip())
         assert directives["script-src"] == "'self'", path
         assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
