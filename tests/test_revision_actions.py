@@ -12,21 +12,11 @@ from summaries.editing import copies, restore, revisions, workflow
 from summaries.editing.save import save_summary
 from summaries.models import RevisionAction, Summary
 
-from .factories import ChapterFactory, EditorFactory, ReviewerFactory, SummaryFactory
+from .factories import ChapterFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
 
 Kind = RevisionAction.Kind
-
-
-@pytest.fixture
-def editor():
-    return EditorFactory(username="eve")
-
-
-@pytest.fixture
-def reviewer():
-    return ReviewerFactory(username="rita")
 
 
 @pytest.fixture
