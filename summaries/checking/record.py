@@ -224,106 +224,158 @@ def record_results(
     unchecked and is due again at once.
     """
     now = now or timezone.now()
-    # Rows are locked in the order editors' transactions lock them too
-    # (editing.derived.lock_citations): the sources, then their citations in id order,
-    # then the content generation row (checks_recorded). So this never holds a row an
-    # editor's transaction waits for while waiting for one that transaction holds. The
-    # sources are locked FOR NO KEY UPDATE: a save may add a citation of one of them (a
-    # row pointing at it) meanwhile.
-    row_locks = connection.features.has_select_for_update
-    locked = Source.objects.filter(pk__in=list(results), check_token=token)
-    if row_locks:
-        locked = locked.select_for_update(no_key=True)
-    sources = list(locked.order_by("id"))
+    sources, citations = _lock_claimed(results, token)
     if not sources:
         return []
-    healthy = timedelta(seconds=settings.CHECK_INTERVAL_HEALTHY)
-    problem = timedelta(seconds=settings.CHECK_INTERVAL_PROBLEM)
-
-    # Locked as they are read, so that a verdict is about the key phrase as it is now
-    # (an editor changing it meanwhile is waited for).
-    cited = Citation.objects.filter(source__in=sources).order_by("id")
-    citations = defaultdict(list)
-    for citation in cited.select_for_update() if row_locks else cited:
-        citations[citation.source_id].append(citation)
-    changed_citations = []
-    checks = []
     shown_before = _shown_on_pages(sources, citations)
     states_before = {source.pk: source.state for source in sources}
     verdicts_before = {c.pk: c.verdict for cited in citations.values() for c in cited}
+    changed_citations: list[Citation] = []
+    checks = []
     for source in sources:
         result = results[source.pk]
-        chain = [[url, status] for url, status in result.redirect_chain]
-        source.state = str(result.state)
-        source.status_code = result.status
-        source.final_url = _clip(result.final_url, Source, "final_url")
-        source.redirect_chain = chain
-        source.title = _clip(result.title, Source, "title")
-        source.description = _clip(result.description, Source, "description")
-        source.content_type = _clip(result.content_type, Source, "content_type")
-        source.response_ms = result.response_ms
-        source.fingerprint = result.fingerprint or ""
-        source.error_class = str(result.error_class or "")
-        source.error = _clip(result.error, Source, "error")
-        source.last_checked_at = result.checked_at
-        source.check_token, source.claimed_until = "", None
-        trouble = result.state in PROBLEM_STATES
-        again = False
-        for citation in citations[source.pk]:
-            if source.pk in unread and linkcheck.normalise_phrase(citation.key_phrase):
-                again = True
-                continue
-            citation.verdict, citation.verdict_excerpt = _citation_verdict(citation, result)
-            citation.verdict_checked_at = result.checked_at
-            changed_citations.append(citation)
-            trouble = trouble or citation.verdict in PROBLEM_VERDICTS
-        source.next_check_at = now if again else now + (problem if trouble else healthy)
-        source.updated_at = now
-        checks.append(
-            SourceCheck(
-                source=source,
-                token=token,
-                checked_at=result.checked_at,
-                state=source.state,
-                status_code=result.status,
-                final_url=source.final_url,
-                redirect_chain=chain,
-                title=source.title,
-                description=source.description,
-                content_type=source.content_type,
-                response_ms=result.response_ms,
-                fingerprint=source.fingerprint,
-                error_class=source.error_class,
-                error=source.error,
-                attempts=min(result.attempts, 32767),
-            )
-        )
-    _update_rows(
-        sources,
-        [
-            "state",
-            "status_code",
-            "final_url",
-            "redirect_chain",
-            "title",
-            "description",
-            "content_type",
-            "response_ms",
-            "fingerprint",
-            "error_class",
-            "error",
-            "last_checked_at",
-            "next_check_at",
-            "check_token",
-            "claimed_until",
-            "updated_at",
-        ],
-    )
+        judged = _apply_result(source, result, citations[source.pk], source.pk in unread, now)
+        changed_citations += judged
+        checks.append(_history_row(source, result, token))
+    _update_rows(sources, SOURCE_RESULT_FIELDS)
     SourceCheck.objects.bulk_create(checks, ignore_conflicts=True)
     _update_rows(changed_citations, ["verdict", "verdict_excerpt", "verdict_checked_at"])
     _trim_history([s.pk for s in sources])
     metrics.count_checks(s.state for s in sources)
     logger.info("check batch %s: %d results recorded", token, len(sources))
+    _checks_recorded(
+        sources=sources,
+        citations=citations,
+        changed_citations=changed_citations,
+        before=(shown_before, states_before, verdicts_before),
+        now=now,
+    )
+    return [s.pk for s in sources]
+
+
+# What a result writes on its Source (beside the history row).
+SOURCE_RESULT_FIELDS = [
+    "state",
+    "status_code",
+    "final_url",
+    "redirect_chain",
+    "title",
+    "description",
+    "content_type",
+    "response_ms",
+    "fingerprint",
+    "error_class",
+    "error",
+    "last_checked_at",
+    "next_check_at",
+    "check_token",
+    "claimed_until",
+    "updated_at",
+]
+
+
+def _lock_claimed(
+    results: dict[int, CheckResult], token: str
+) -> tuple[list[Source], dict[int, list[Citation]]]:
+    """The sources of `results` still claimed with `token`, and their citations, locked.
+
+    Rows are locked in the order editors' transactions lock them too
+    (editing.derived.lock_citations): the sources, then their citations in id order, then
+    the content generation row (checks_recorded). So this never holds a row an editor's
+    transaction waits for while waiting for one that transaction holds. The sources are
+    locked FOR NO KEY UPDATE: a save may add a citation of one of them (a row pointing at
+    it) meanwhile. Citations are locked as they are read, so that a verdict is about the
+    key phrase as it is now (an editor changing it meanwhile is waited for).
+    """
+    row_locks = connection.features.has_select_for_update
+    locked = Source.objects.filter(pk__in=list(results), check_token=token)
+    if row_locks:
+        locked = locked.select_for_update(no_key=True)
+    sources = list(locked.order_by("id"))
+    citations: dict[int, list[Citation]] = defaultdict(list)
+    if not sources:
+        return sources, citations
+    cited = Citation.objects.filter(source__in=sources).order_by("id")
+    for citation in cited.select_for_update() if row_locks else cited:
+        citations[citation.source_id].append(citation)
+    return sources, citations
+
+
+def _apply_result(
+    source: Source,
+    result: CheckResult,
+    citations: list[Citation],
+    unread: bool,
+    now: datetime,
+) -> list[Citation]:
+    """Set `result` on `source` (claim released, next check scheduled) and a verdict on
+    each of its citations; return the citations judged. With `unread` (the page was not
+    read for a phrase) a citation that has a phrase is left unchecked and the source is
+    due again at once."""
+    source.state = str(result.state)
+    source.status_code = result.status
+    source.final_url = _clip(result.final_url, Source, "final_url")
+    source.redirect_chain = [[url, status] for url, status in result.redirect_chain]
+    source.title = _clip(result.title, Source, "title")
+    source.description = _clip(result.description, Source, "description")
+    source.content_type = _clip(result.content_type, Source, "content_type")
+    source.response_ms = result.response_ms
+    source.fingerprint = result.fingerprint or ""
+    source.error_class = str(result.error_class or "")
+    source.error = _clip(result.error, Source, "error")
+    source.last_checked_at = result.checked_at
+    source.check_token, source.claimed_until = "", None
+    trouble = result.state in PROBLEM_STATES
+    again = False
+    judged = []
+    for citation in citations:
+        if unread and linkcheck.normalise_phrase(citation.key_phrase):
+            again = True
+            continue
+        citation.verdict, citation.verdict_excerpt = _citation_verdict(citation, result)
+        citation.verdict_checked_at = result.checked_at
+        judged.append(citation)
+        trouble = trouble or citation.verdict in PROBLEM_VERDICTS
+    interval = settings.CHECK_INTERVAL_PROBLEM if trouble else settings.CHECK_INTERVAL_HEALTHY
+    source.next_check_at = now if again else now + timedelta(seconds=interval)
+    source.updated_at = now
+    return judged
+
+
+def _history_row(source: Source, result: CheckResult, token: str) -> SourceCheck:
+    """The SourceCheck row of this result (unique per source and token)."""
+    return SourceCheck(
+        source=source,
+        token=token,
+        checked_at=result.checked_at,
+        state=source.state,
+        status_code=result.status,
+        final_url=source.final_url,
+        redirect_chain=source.redirect_chain,
+        title=source.title,
+        description=source.description,
+        content_type=source.content_type,
+        response_ms=result.response_ms,
+        fingerprint=source.fingerprint,
+        error_class=source.error_class,
+        error=source.error,
+        attempts=min(result.attempts, 32767),
+    )
+
+
+def _checks_recorded(
+    *,
+    sources: list[Source],
+    citations: dict[int, list[Citation]],
+    changed_citations: list[Citation],
+    before: tuple[Any, dict[int, str], dict[int, str]],
+    now: datetime,
+) -> None:
+    """Everything that follows a batch of results: cached API answers and (when a label
+    changed) pages made stale, webhooks, editors told of sources that went bad, archive
+    copies looked for. `before` is what pages showed, the sources' states and the
+    citations' verdicts before the batch."""
+    shown_before, states_before, verdicts_before = before
     checks_recorded()  # API responses show every check's details
     if _shown_on_pages(sources, citations) != shown_before:
         # Written in bulk, so no save signal tells the page cache; most checks find a
@@ -350,7 +402,6 @@ def record_results(
     )
     if settings.ARCHIVE_CAPTURE or settings.ARCHIVE_LOOKUP:
         queue_after_commit(ARCHIVE_REVIEW_TASK, [s.pk for s in sources])
-    return [s.pk for s in sources]
 
 
 def _shown_on_pages(
