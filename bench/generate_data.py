@@ -867,30 +867,30 @@ def generate(
     sources = SourceIds()
     connections.close_all()  # the workers never touch the database; share no socket
     context = multiprocessing.get_context("fork")
-    with context.Pool(workers, initializer=_init_worker, initargs=(catalogue,)) as pool:
-        with transaction.atomic():
-            if reset:
-                deleted = delete_generated()
-                if any(deleted.values()):
-                    print("deleted:", ", ".join(f"{k} {v}" for k, v in deleted.items() if v))
-            ids = create_catalogue(catalogue)
-            counts.update(
-                Channel=len(ids["channels"]),
-                Person=len(ids["people"]),
-                Organisation=len(ids["organisations"]),
-                Topic=len(ids["topics"]),
-            )
-            pending = []
-            for item in pool.imap(build_video, range(videos), chunksize=25):
-                pending.append(item)
-                if len(pending) >= batch:
-                    write_batch(pending, ids, sources, counts)
-                    pending = []
-                    done = counts["Video"]
-                    elapsed = time.perf_counter() - started
-                    print(f"  {done}/{videos} videos, {elapsed:.0f} s", flush=True)
-            if pending:
+    pool = context.Pool(workers, initializer=_init_worker, initargs=(catalogue,))
+    with pool, transaction.atomic():
+        if reset:
+            deleted = delete_generated()
+            if any(deleted.values()):
+                print("deleted:", ", ".join(f"{k} {v}" for k, v in deleted.items() if v))
+        ids = create_catalogue(catalogue)
+        counts.update(
+            Channel=len(ids["channels"]),
+            Person=len(ids["people"]),
+            Organisation=len(ids["organisations"]),
+            Topic=len(ids["topics"]),
+        )
+        pending = []
+        for item in pool.imap(build_video, range(videos), chunksize=25):
+            pending.append(item)
+            if len(pending) >= batch:
                 write_batch(pending, ids, sources, counts)
+                pending = []
+                done = counts["Video"]
+                elapsed = time.perf_counter() - started
+                print(f"  {done}/{videos} videos, {elapsed:.0f} s", flush=True)
+        if pending:
+            write_batch(pending, ids, sources, counts)
     counts["Source (new)"] = sources.created
     written = time.perf_counter() - started
     analyse()

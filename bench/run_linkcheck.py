@@ -1001,10 +1001,7 @@ def main() -> int:
         def measure(name: str, run: str, names: bool, go) -> None:
             urls = {case.url(run, ports, names=names): case for case in cases}
             before = stats()["internal_hits"]
-            if name.split()[0] in args.skip:
-                result = {"skipped": "--skip"}
-            else:
-                result = go(urls)
+            result = {"skipped": "--skip"} if name.split()[0] in args.skip else go(urls)
             time.sleep(1.0)  # let stragglers (a hang, a drip) arrive before counting
             rows.append((name, result, run, stats()["internal_hits"] - before, urls))
 

@@ -69,6 +69,7 @@ When a target is missed, bench/profile_page.py profiles the uncached pages in-pr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -242,10 +243,8 @@ class OtherLoad:
         pids = {os.getpid(), self.redis_pid, *self.gunicorn_pids}
         for master in self.gunicorn_pids:
             children = Path(f"/proc/{master}/task/{master}/children")
-            try:
+            with contextlib.suppress(OSError):
                 pids |= {int(pid) for pid in children.read_text().split()}
-            except OSError:
-                pass
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
                 continue
@@ -634,9 +633,8 @@ def report(args, targets, measurements: Measurements, page_info: dict) -> list[s
             p99 = measurements.median(target, "p99_ms")
             ok = p99 < TARGET_P99_MS
             parts.append(f"{page} {p99:.1f} ms {'met' if ok else 'MISSED'}")
-            if not ok:
-                if connections == 1:  # at 32 connections p99 is mostly queueing
-                    missed.append(f"{page}-c{connections}")
+            if not ok and connections == 1:  # at 32 connections p99 is mostly queueing
+                missed.append(f"{page}-c{connections}")
         lines.append(
             f"uncached p99 at {connections} connection{'s' if connections > 1 else ''} "
             f"({note}; target < {TARGET_P99_MS:.0f} ms): " + ", ".join(parts)

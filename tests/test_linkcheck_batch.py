@@ -228,7 +228,7 @@ def test_a_failure_of_the_dispatcher_is_raised_in_the_calling_thread():
 
 
 def test_places_must_be_at_least_one():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must be at least 1"):
         make(A, per_host=0)
-    with pytest.raises(ValueError):
-        batch.check_many(A, max_in_flight=0)
+    with pytest.raises(ValueError, match="must be at least 1"):
+        batch.check_many(dict.fromkeys(A, False), max_in_flight=0)

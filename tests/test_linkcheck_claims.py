@@ -112,7 +112,7 @@ def test_verdict(text, confirmed, current, expected):
 
 
 def test_verdict_needs_a_phrase():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="non-blank phrase"):
         verdict(PAGE, " ", None, None)
 
 

@@ -914,7 +914,7 @@ def test_in_process_limiter_counts_slots_and_pauses():
     assert limiter.wait_time("a") == 5 and not limiter.acquire("a", timeout=0)
     now[0] = 5.0
     assert limiter.wait_time("a") == 0 and limiter.acquire("a", timeout=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="per_host must be at least 1"):
         InProcessHostLimiter(per_host=0)
 
 

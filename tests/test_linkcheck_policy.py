@@ -288,7 +288,7 @@ def test_parse_networks_reads_the_setting_form():
         ipaddress.ip_network("127.0.0.2/31"),
         ipaddress.ip_network("fd00::/8"),
     )
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="host bits set"):
         parse_networks("127.0.0.3/31")  # host bits set
 
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 import reversion
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -273,7 +273,7 @@ def test_the_same_event_recorded_twice_is_told_once(people):
 def test_the_database_refuses_a_second_notification_of_an_event_to_a_person(people):
     notifications.summary_submitted(summary=SummaryFactory(), by=people["rob"])
     first = Notification.objects.first()
-    with pytest.raises(Exception), transaction.atomic():  # noqa: B017 - IntegrityError
+    with pytest.raises(IntegrityError), transaction.atomic():
         Notification.objects.create(
             event=first.event, recipient=first.recipient, created_at=timezone.now()
         )

@@ -117,7 +117,7 @@ def stored_bytes(name: str) -> bytes:
 # --- The service ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt,content_type", [("JPEG", "image/jpeg"), ("PNG", "image/png")])
+@pytest.mark.parametrize(("fmt", "content_type"), [("JPEG", "image/jpeg"), ("PNG", "image/png")])
 def test_a_fetched_image_is_stored_as_two_webp_variants(site, fmt, content_type):  # noqa: F811
     original = picture((1280, 720), fmt)
     video = video_with_thumbnail(site, data=original, content_type=content_type)
@@ -175,7 +175,7 @@ def test_a_body_over_the_cap_is_refused(site, monkeypatch):  # noqa: F811
 
 
 @pytest.mark.parametrize(
-    "body,content_type",
+    ("body", "content_type"),
     [
         (b"<html><title>Not found</title></html>", "text/html"),
         (b"GIF89a but not really", "image/gif"),  # says it is an image, is not
@@ -604,7 +604,7 @@ def test_the_demo_has_drawn_thumbnails_and_leaves_the_worker_nothing_to_fetch():
 
 
 @pytest.mark.parametrize(
-    "backend,base_url",
+    ("backend", "base_url"),
     [
         ("django.core.files.storage.FileSystemStorage", "/media/"),
         ("django.core.files.storage.InMemoryStorage", "https://media.example.com/x/"),

@@ -16,6 +16,7 @@ shuts the socket down when it passes, so a slow-drip body cannot outlive it.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import random
 import ssl
@@ -117,10 +118,8 @@ def _fix_location(location: str) -> str:
 
     Control characters and backslashes are left for the policy to refuse.
     """
-    try:
+    with contextlib.suppress(UnicodeError):
         location = location.encode("latin-1").decode("utf-8")
-    except UnicodeError:
-        pass
     location = location.strip(" ")
     return "".join(
         quote(character, safe="") if character == " " or ord(character) > 127 else character

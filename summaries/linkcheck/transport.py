@@ -16,6 +16,7 @@ fetch), so a kept connection never reaches an address the policy would refuse no
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import http.client
 import ipaddress
@@ -91,10 +92,8 @@ class Watchdog:
                         callback = heapq.heappop(self._heap)[2]
                         break
                     self._condition.wait(delay)
-            try:
+            with contextlib.suppress(Exception):  # a failed shutdown must not stop the watchdog
                 callback()
-            except Exception:  # noqa: S110 - a failed shutdown must not stop the watchdog
-                pass
 
 
 WATCHDOG = Watchdog()
@@ -133,10 +132,8 @@ class Guard:
 
     @staticmethod
     def _shutdown(sock: socket.socket) -> None:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
     def disarm(self, *, abort: bool = False) -> None:
         """Stop watching the exchange's sockets.
@@ -160,10 +157,8 @@ class Guard:
 def _reset_on_close(sock: socket.socket) -> None:
     """Make the socket's last close send a RST and drop what is still unsent (the option
     belongs to the shared socket, so setting it on a duplicate is enough)."""
-    try:
+    with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError:
-        pass
 
 
 class GuardedHTTPConnection(HTTPConnection):
@@ -484,10 +479,8 @@ def quick_ack(connection: HTTPConnection) -> None:
     option = getattr(socket, "TCP_QUICKACK", None)
     if option is None or connection.sock is None:
         return
-    try:
+    with contextlib.suppress(OSError):
         connection.sock.setsockopt(socket.IPPROTO_TCP, option, 1)
-    except OSError:
-        pass
 
 
 def read_body(response: urllib3.BaseHTTPResponse, limit: int) -> tuple[bytes, bool]:

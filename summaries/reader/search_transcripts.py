@@ -207,10 +207,7 @@ def said_snippets(rows: list[dict], query: str) -> dict[int, SafeString]:
 
 def said_snippet(line: SaidLine, query: str) -> SafeString:
     """ "Said: ▶ 12:40 … words …", the matched words in <mark>."""
-    if START in line.text:
-        words = marked_html(line.text)
-    else:
-        words = excerpt(line.text, query_words(query))
+    words = marked_html(line.text) if START in line.text else excerpt(line.text, query_words(query))
     link = Moment(line.seconds, line.url).link()
     return mark_safe(  # noqa: S308 - link and words are escaped HTML
         f'<span class="said">Said in the video</span> {link} “{words}”'

@@ -19,6 +19,7 @@ broker must not hold).
 """
 
 import base64
+import contextlib
 import json
 import os
 import secrets
@@ -304,10 +305,8 @@ class SlowSites:
 
     def page(self, handler) -> None:
         time.sleep(self.delay)
-        try:
+        with contextlib.suppress(OSError):  # the fetch gave up (its deadline) meanwhile
             send(handler, 200, f"<title>Page {handler.path}</title>".encode())
-        except OSError:
-            pass  # the fetch gave up (its deadline) meanwhile
 
     def add_pages(self, per_host: int) -> list[str]:
         urls = []

@@ -94,4 +94,4 @@ def test_gunicorn_writes_json_lines_only_with_log_format_json(gunicorn_json_log)
     messages = [entry["message"] for entry in entries]
     for expected in ("Listening at", "Booting worker", "WORKER TIMEOUT", "Invalid request"):
         assert any(expected in message for message in messages), (expected, messages)
-    assert any(STARTED == message for message in messages)
+    assert any(message == STARTED for message in messages)

@@ -7,6 +7,7 @@ whitenoise; the demo editor signs in over plain HTTP on this machine. `DEBUG=1 m
 is the documented way to get Django's debug pages.
 """
 
+import contextlib
 import os
 import re
 import shutil
@@ -110,10 +111,8 @@ def make_run(tmp_path):
             os.killpg(with_group, signal.SIGKILL)
             process.wait(timeout=10)
         # honcho's children are in the same group; none may outlive the test.
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(with_group, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _sign_in(port: int, log: Path) -> tuple[int, dict]:

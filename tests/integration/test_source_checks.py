@@ -6,6 +6,7 @@ address that must never be reached.
 """
 
 import collections
+import contextlib
 import os
 import re
 import shutil
@@ -223,10 +224,8 @@ class Gate:
             hold = self.requests > self.answered
         while hold and not self.opened.wait(0.1) and not self.server.stopping.is_set():
             pass
-        try:
+        with contextlib.suppress(OSError):  # the worker that asked was killed meanwhile
             send(handler, 200, b"<title>Held</title>")
-        except OSError:
-            pass  # the worker that asked was killed meanwhile
 
 
 def received(worker: Worker, task_id: str) -> int:
