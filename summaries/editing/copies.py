@@ -20,7 +20,6 @@ from django.utils import timezone
 from reversion.models import Version
 
 from summaries import checking, notifications
-from summaries.background import queue_after_commit
 from summaries.models import (
     Caveat,
     Chapter,
@@ -31,11 +30,10 @@ from summaries.models import (
     Transcript,
 )
 from summaries.pagecache import tags as cache_tags
-from summaries.pagecache.generation import content_changed
 from summaries.text.line_endings import normalised_text
 from summaries.webhooks import events as webhook_events
 
-from . import citation_rows, corrections, gate, publishable, receipts, versions, video_changes
+from . import citation_rows, corrections, events, gate, publishable, receipts, video_changes
 from .derived import lock_citations, refresh_derived_data
 from .derived import set_key_phrase as _set_key_phrase
 from .items import PART_MODELS, Part, PartModel, make_room_for_reorder
@@ -386,15 +384,11 @@ def _go_live(
             reversion.set_user(user)
         reversion.set_comment("Published changes")
         record_action(Action.PUBLISHED)
-    versions.record_live_version(summary=live, now=now)
     kind, note = change
     corrections.record_change(
         live=live, kind=kind, note=note, user=user, now=now, comparison=comparison
     )
-    content_changed(purge=shown_before | cache_tags.of_summary_change(live))
-    queue_after_commit("summaries.tasks.refresh_related_around", live.video_id)
-    webhook_events.summary_updated(live, now=now)
-    webhook_events.pins_changed(live, pins_before, now=now)
+    events.changes_published(live, shown_before=shown_before, pins_before=pins_before, now=now)
     return live
 
 

@@ -8,17 +8,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from summaries import notifications
-from summaries.background import queue_after_commit
 from summaries.models import (
     ReviewMessage,
     Summary,
 )
-from summaries.pagecache import tags as cache_tags
-from summaries.pagecache.generation import content_changed
-from summaries.pagecache.purge import purge_after_commit
-from summaries.webhooks import events as webhook_events
 
-from . import copies, gate, publishable, receipts, review, versions
+from . import copies, events, gate, publishable, receipts, review
 from .revisions import Action, record_action
 
 # A reviewer's note is a few sentences, not a second summary.
@@ -26,8 +21,7 @@ REVIEW_NOTE_CHARS = 2000
 
 
 def _record(summary: Summary, user: gate.Actor, action: Action, comment: str) -> None:
-    """Save the summary's workflow fields inside a revision, so history shows who did it,
-    and make cached pages stale (what is live changed)."""
+    """Save the summary's workflow fields inside a revision, so history shows who did it."""
     with reversion.create_revision():
         summary.updated_by = user if user and user.is_authenticated else None
         summary.save(
@@ -43,11 +37,6 @@ def _record(summary: Summary, user: gate.Actor, action: Action, comment: str) ->
             reversion.set_user(user)
         reversion.set_comment(comment)
         record_action(action)
-    shown = cache_tags.of_summary_change(summary)
-    content_changed(purge=shown)
-    if summary.publish_at is not None and summary.publish_at > timezone.now():
-        # Scheduled: its pages and lists change again when it goes live, with no write.
-        purge_after_commit(shown, at=summary.publish_at)
 
 
 @transaction.atomic
@@ -91,11 +80,7 @@ def publish_summary(
     scheduled = summary.publish_at > now
     comment = f"Scheduled for {summary.publish_at:%Y-%m-%d %H:%M %Z}" if scheduled else "Published"
     _record(summary, user, Action.SCHEDULED if scheduled else Action.PUBLISHED, comment)
-    versions.record_live_version(summary=summary, now=now)
-    if not scheduled:  # a scheduled one is picked up by the beat refresh once live
-        queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
-        webhook_events.summary_published(summary, now=now)
-    notifications.summary_published(summary=summary, by=user)
+    events.published(summary, by=user, now=now)
     return summary
 
 
@@ -115,9 +100,7 @@ def unpublish_summary(*, summary: Summary, user: gate.Actor = None) -> Summary:
     summary.status = Summary.Status.DRAFT
     summary.publish_at = None
     _record(summary, user, Action.UNPUBLISHED, "Unpublished")
-    versions.forget_versions_never_live(summary=summary, now=timezone.now())
-    queue_after_commit("summaries.tasks.refresh_related_around", summary.video_id)
-    webhook_events.summary_unpublished(summary, was_live=was_live)
+    events.unpublished(summary, was_live=was_live)
     return summary
 
 
@@ -142,6 +125,7 @@ def submit_for_review(*, summary: Summary, user: gate.Actor = None, message: str
         summary = copy
     summary.status = Summary.Status.IN_REVIEW
     _record(summary, user, Action.SUBMITTED, "Sent for review")
+    events.workflow_moved(summary)
     review.record(summary=summary, user=user, kind=ReviewMessage.Kind.SUBMITTED, text=message)
     notifications.summary_submitted(summary=summary, by=user, message=message)
     return summary
