@@ -12,8 +12,10 @@ import io
 import logging
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pypdf import PdfReader
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +35,10 @@ class PdfDocument:
 
 def read_pdf(body: bytes) -> PdfDocument:
     """The title (document information, else XMP) and text of a PDF's first MAX_PAGES pages."""
+    # Imported when a PDF is met: most processes (web workers, commands) never read one,
+    # and pypdf costs about 0.1 s to import.
+    from pypdf import PdfReader
+
     try:
         reader = PdfReader(io.BytesIO(body))
         if reader.is_encrypted and not reader.decrypt(""):
