@@ -14,7 +14,7 @@ from summaries.editing import workflow
 from summaries.models import Summary
 from summaries.reader import indexes
 from summaries.reader.related import refresh_related
-from summaries.reader.views import affiliations
+from summaries.reader.views_lists import affiliations
 
 from .factories import (
     AppearanceFactory,

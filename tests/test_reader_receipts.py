@@ -12,7 +12,7 @@ from summaries.editing import derived, pinning, receipts, workflow
 from summaries.models import Chapter, Summary, SummaryPage, Transcript, segments_digest
 from summaries.pagecache.generation import content_changed
 from summaries.reader import receipts as reader_receipts
-from summaries.reader import views
+from summaries.reader import views_summary
 
 from .factories import (
     ChapterFactory,
@@ -277,7 +277,7 @@ def test_the_summary_page_reads_no_transcript_text(client, live, django_assert_m
         sql = query["sql"] or ""  # None for a compiled query on PostgreSQL: checked below
         if "summaries_transcript" in sql:
             assert '"segments"' not in sql and '"original"' not in sql, sql
-    compiled = str(views.summary_page_query(Summary.objects.all()).query)
+    compiled = str(views_summary.summary_page_query(Summary.objects.all()).query)
     assert "summaries_transcript" in compiled
     assert '"segments"' not in compiled and '"original"' not in compiled
 

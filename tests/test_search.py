@@ -10,6 +10,7 @@ from django.utils import timezone
 from summaries.editing import derived
 from summaries.models import Summary
 from summaries.reader import search, search_suggest
+from summaries.reader.marks import START, STOP, excerpt, highlight, marked_html
 from summaries.reader.search import (
     MAX_QUERY_CHARS,
     SEARCH_CONFIG,
@@ -17,7 +18,6 @@ from summaries.reader.search import (
     clean_query,
     search_summaries,
 )
-from summaries.reader.search_results import START, STOP, excerpt, highlight, marked_html
 
 from .factories import (
     AppearanceFactory,

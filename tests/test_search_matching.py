@@ -248,7 +248,7 @@ def test_a_said_line_is_shown_for_an_apostrophe_only_in_the_transcript(client):
 def test_a_word_is_marked_in_snippets_whichever_apostrophe_either_side_has(typed, written):
     from django.utils.html import escape
 
-    from summaries.reader.search_results import excerpt, highlight
+    from summaries.reader.marks import excerpt, highlight
 
     marked = f"<mark>{escape(written)}</mark>"
     assert f"{marked} IPO" in highlight(f"{written} IPO filing", [typed])

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from summaries.models import Summary, Video
 from summaries.reader import article, seo
-from summaries.reader.views import SummaryDetailView
+from summaries.reader.views_summary import SummaryDetailView
 
 from .factories import (
     AppearanceFactory,

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from summaries.editing import copies
 from summaries.models import Caveat, Chapter, Citation, KeyPoint, Summary, Takeaway
-from summaries.reader.views import SummaryPreviewView
+from summaries.reader.views_summary import SummaryPreviewView
 
 from .forms import CAVEAT_TARGET_FIELDS
 

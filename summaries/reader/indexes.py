@@ -11,7 +11,7 @@ from summaries.models import Channel, Person, Topic, Video
 
 from . import seo
 from .navigation import SectionMixin, breadcrumbs, section_crumb
-from .views import CachedListMixin
+from .views_lists import CachedListMixin
 
 INDEX_PAGE_SIZE = 50
 

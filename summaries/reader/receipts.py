@@ -39,7 +39,7 @@ from summaries.text.paragraphs import Paragraph, paragraphs
 from summaries.text.pins import Status
 from summaries.text.transcripts import Segment
 
-from .search_results import highlight
+from .marks import highlight
 
 # A score the pins text layer gives only to words said exactly as written.
 WORD_FOR_WORD = 100.0

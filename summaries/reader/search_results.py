@@ -12,36 +12,29 @@ characters that are removed from the text first (so no stored text can forge one
 text is escaped, then the markers become <mark> and </mark>.
 """
 
-import re
 from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchHeadline, SearchVector, SearchVectorExact
 from django.db import connections
 from django.db.models import Case, F, Func, TextField, Value, When
 from django.db.models.functions import Length, StrIndex, Substr
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from summaries.models import Summary
-from summaries.text.apostrophes import APOSTROPHES, fold_apostrophes
 
 from . import cards
+from .marks import (
+    HIDDEN,
+    SNIPPET_WORDS,
+    START,
+    STOP,
+    excerpt,
+    marked_html,
+    query_words,
+    word_pattern,
+)
 from .search import SEARCH_CONFIG, search_query
-
-# Private-use characters: ts_headline's StartSel and StopSel. Removed from the text
-# before ts_headline sees it, so a marker in the output is always one of ours.
-START, STOP = "\ue000", "\ue001"
-_MARKED = re.compile(f"{START}([^{START}{STOP}]*){STOP}")
-_MARKERS = re.compile(f"[{START}{STOP}]")
-# ts_headline leaves out whatever its parser reads as a tag ("use <b> for bold" would read
-# "use  for bold"): < > & are hidden from it as these characters, and put back after.
-HIDDEN = {"<": "\ue002", ">": "\ue003", "&": "\ue004"}
-_SHOWN = str.maketrans({hidden: char for char, hidden in HIDDEN.items()})
-# ts_headline: up to SNIPPET_WORDS words around the best match.
-SNIPPET_WORDS = 35
-# The fallback: about SNIPPET_CHARS characters, starting a little before the first match.
-SNIPPET_CHARS = 240
-LEAD_CHARS = 60
+from .search_transcripts import said_line_sql, said_snippets
 
 
 @dataclass(frozen=True)
@@ -80,9 +73,6 @@ def _rows(ids: list[int], query: str):
     markers) and `said_line` (search_transcripts.said_line_sql: the transcript line
     matched, for summaries found by their transcript only), elsewhere the stored search
     text for the fallback. One query."""
-    # Imported here: search_transcripts builds on this module (and on receipts, which does).
-    from .search_transcripts import said_line_sql
-
     summaries = Summary.objects.published().filter(pk__in=ids)
     extra: tuple[str, ...] = ("pk", "tldr")
     if connections[summaries.db].vendor != "postgresql":
@@ -125,9 +115,6 @@ def page_results(ids: list[int], query: str) -> list[Result]:
     Snippets are computed for the page only; a summary unpublished since its id was found
     is left out.
     """
-    # Imported here: search_transcripts builds on this module (and on receipts, which does).
-    from .search_transcripts import said_snippets
-
     by_pk = {row["pk"]: row for row in _rows(ids, query)}
     rows = [by_pk[pk] for pk in ids if pk in by_pk]
     videos = cards.add_people([cards.card(row) for row in rows])
@@ -139,68 +126,10 @@ def page_results(ids: list[int], query: str) -> list[Result]:
     ]
 
 
-def marked_html(text: str) -> SafeString:
-    """ts_headline's output as HTML: < > & shown again, the text escaped, START…STOP as
-    <mark>…</mark>."""
-    html = _MARKED.sub(r"<mark>\1</mark>", str(escape(text.translate(_SHOWN))))
-    return mark_safe(_MARKERS.sub("", html))  # noqa: S308 - escaped above; only <mark> added
-
-
-def query_words(query: str) -> list[str]:
-    """The words the fallback search matches (each anywhere, case-insensitively)."""
-    return [word for word in query.split() if word]
-
-
-def _pattern(words: list[str]) -> re.Pattern | None:
-    if not words:
-        return None
-    # Longest first, so that "robotics" wins over "robot" at the same place.
-    ordered = sorted({fold_apostrophes(word.lower()) for word in words}, key=len, reverse=True)
-    # An apostrophe typed one way marks the word written with any other.
-    any_apostrophe = f"['{re.escape(APOSTROPHES)}]"
-    return re.compile(
-        "|".join(re.escape(word).replace("'", any_apostrophe) for word in ordered),
-        re.IGNORECASE,
-    )
-
-
-def highlight(text: str, words: list[str]) -> SafeString:
-    """`text` escaped, with every occurrence of the words (any case) in <mark>; the
-    marker characters are removed, as for ts_headline."""
-    text = _MARKERS.sub("", text)
-    pattern = _pattern(words)
-    if pattern is None:
-        return escape(text)
-    pieces, last = [], 0
-    for match in pattern.finditer(text):
-        pieces += [escape(text[last : match.start()]), "<mark>", escape(match.group()), "</mark>"]
-        last = match.end()
-    pieces.append(escape(text[last:]))
-    return mark_safe("".join(pieces))  # noqa: S308 - every piece of text is escaped
-
-
-def excerpt(text: str, words: list[str]) -> SafeString:
-    """About SNIPPET_CHARS characters of `text` from a little before the first match (or
-    from its start), cut at spaces, with the words marked."""
-    text = " ".join(text.split())
-    pattern = _pattern(words)
-    match = pattern.search(text) if pattern else None
-    start = max(0, match.start() - LEAD_CHARS) if match else 0
-    if start:
-        start = text.find(" ", start) + 1 or start
-    end = start + SNIPPET_CHARS
-    if end < len(text):
-        end = text.rfind(" ", start, end) if " " in text[start:end] else end
-    piece = highlight(text[start:end].strip(), words)
-    lead = "… " if start else ""
-    tail = " …" if end < len(text) else ""
-    return mark_safe(f"{lead}{piece}{tail}")  # noqa: S308 - piece is escaped
-
-
 def fallback_part(search_document: str, tldr: str, words: list[str]) -> str:
     """The line of the search text (after the title) with the most distinct query words,
     the first such line when several tie; the 30-second text when none has any."""
-    pattern = _pattern(words)
+    pattern = word_pattern(words)
     lines = search_document.split("\n")[1:] if pattern else []
     best, best_count = tldr, 0
     for line in lines:

@@ -21,9 +21,7 @@ from summaries.models import Summary, Transcript
 from summaries.text import platforms
 from summaries.text.links import http_url
 
-from .receipts import Moment
-from .search import SEARCH_CONFIG, fallback_words, fold_apostrophes, websearch_text
-from .search_results import (
+from .marks import (
     HIDDEN,
     SNIPPET_WORDS,
     START,
@@ -32,6 +30,8 @@ from .search_results import (
     marked_html,
     query_words,
 )
+from .receipts import Moment
+from .search import SEARCH_CONFIG, fallback_words, fold_apostrophes, websearch_text
 
 # Characters of the search text the database's vectors cover (migrations 0027, 0028).
 MAX_CHARS = 500_000

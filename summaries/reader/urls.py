@@ -3,7 +3,16 @@ from django.urls import path
 from summaries.pagecache import tags
 from summaries.pagecache.middleware import cached_page
 
-from . import feeds, following, indexes, versions, views
+from . import (
+    feeds,
+    following,
+    indexes,
+    versions,
+    views_lists,
+    views_search,
+    views_summary,
+    views_transcript,
+)
 
 app_name = "summaries"
 
@@ -15,9 +24,9 @@ def latest_feed(feed):
 
 
 urlpatterns = [
-    path("", views.HomeView.as_view(), name="home"),
-    path("search/", views.SearchView.as_view(), name="search"),
-    path("videos/<slug:slug>/", views.SummaryDetailView.as_view(), name="summary-detail"),
+    path("", views_lists.HomeView.as_view(), name="home"),
+    path("search/", views_search.SearchView.as_view(), name="search"),
+    path("videos/<slug:slug>/", views_summary.SummaryDetailView.as_view(), name="summary-detail"),
     path("videos/<slug:slug>/timemap/", versions.timemap_view, name="summary-timemap"),
     path(
         "videos/<slug:slug>/versions/<str:moment>/",
@@ -26,17 +35,21 @@ urlpatterns = [
     ),
     path(
         "videos/<slug:slug>/transcript/",
-        views.TranscriptView.as_view(),
+        views_transcript.TranscriptView.as_view(),
         name="summary-transcript",
     ),
     path(
         "videos/<slug:slug>/chapters.vtt",
-        cached_page(views.chapters_vtt),
+        cached_page(views_transcript.chapters_vtt),
         name="summary-chapters-vtt",
     ),
-    path("preview/<slug:slug>/", views.SummaryPreviewView.as_view(), name="summary-preview"),
+    path(
+        "preview/<slug:slug>/",
+        views_summary.SummaryPreviewView.as_view(),
+        name="summary-preview",
+    ),
     path("channels/", indexes.ChannelIndexView.as_view(), name="channel-list"),
-    path("channels/<slug:slug>/", views.ChannelDetailView.as_view(), name="channel-detail"),
+    path("channels/<slug:slug>/", views_lists.ChannelDetailView.as_view(), name="channel-detail"),
     path(
         "channels/<slug:slug>/rss/",
         latest_feed(feeds.ChannelFeed()),
@@ -48,16 +61,16 @@ urlpatterns = [
         name="channel-feed-atom",
     ),
     path("people/", indexes.PersonIndexView.as_view(), name="person-list"),
-    path("people/<slug:slug>/", views.PersonDetailView.as_view(), name="person-detail"),
+    path("people/<slug:slug>/", views_lists.PersonDetailView.as_view(), name="person-detail"),
     path("topics/", indexes.TopicIndexView.as_view(), name="topic-list"),
-    path("topics/<slug:slug>/", views.TopicDetailView.as_view(), name="topic-detail"),
+    path("topics/<slug:slug>/", views_lists.TopicDetailView.as_view(), name="topic-detail"),
     path("feeds/rss/", latest_feed(feeds.LatestSummariesFeed()), name="feed-rss"),
     path(
         "feeds/atom/",
         latest_feed(feeds.LatestSummariesAtomFeed()),
         name="feed-atom",
     ),
-    path("corrections/", views.CorrectionListView.as_view(), name="corrections"),
+    path("corrections/", views_lists.CorrectionListView.as_view(), name="corrections"),
     path("corrections/rss/", cached_page(feeds.CorrectionsFeed()), name="corrections-feed-rss"),
     path(
         "corrections/atom/", cached_page(feeds.CorrectionsAtomFeed()), name="corrections-feed-atom"

@@ -11,7 +11,7 @@ from summaries.models import PublishedVersion, Summary
 from summaries.pagecache.middleware import cached_page
 
 from . import article, memento
-from .views import summary_page_query
+from .views_summary import summary_page_query
 
 ROBOTS = "noindex, nofollow"
 
