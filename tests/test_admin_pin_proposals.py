@@ -1,5 +1,5 @@
 """The Receipts panel shows the span a new transcript proposes for a pin, with a button to
-pin there and one to keep the pin where it is (summaries/admin/receipts.py)."""
+pin there and one to keep the pin where it is (summaries/admin/receipts/)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Receipts in the admin (summaries/admin/receipts.py): importing a transcript from a video's
+"""Receipts in the admin (summaries/admin/receipts/): importing a transcript from a video's
 page or its summary's, the summary page's Receipts panel and a statement's page, the pin
 buttons, "Things to check" and the publish refusal, history, and the Transcript pages; each
 as an Editors-only user, a Reviewers-only user, and someone who may do neither."""
