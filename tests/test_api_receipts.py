@@ -314,7 +314,9 @@ def test_a_file_of_millions_of_words_is_a_400_naming_the_file_and_nothing_is_wri
     data = one_cue_of_words(9_500_000)  # 19 MB, under TRANSCRIPT_MAX_BYTES
     started = time.monotonic()
     response = put_vtt(editor_api, draft, data)
-    assert time.monotonic() - started < 5
+    # Answered long before gunicorn's worker timeout (30 s by default) would kill the
+    # worker; reading the file is linear (tests/test_transcript_parsing.py).
+    assert time.monotonic() - started < 15
     assert response.status_code == 400
     error = response.json()["error"]
     assert list(error["fields"]) == ["file"]
